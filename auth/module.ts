@@ -1,0 +1,12 @@
+// Auth as a module of the app: its routes and their part of the OpenAPI document.
+import type { Module } from '../engine/module.js';
+import { authOpenApi } from './openapi.js';
+import { registerAuthRoutes } from './routes.js';
+
+export const authModule: Module = {
+  name: 'auth',
+  register(router, engine) {
+    registerAuthRoutes(router, { db: engine.db, keys: engine.keys, roles: engine.roles });
+  },
+  openapi: () => authOpenApi(),
+};

@@ -1,0 +1,6 @@
+// STUB: replaced by the auth paths.
+import type { OpenApiPaths } from '../engine/module.js';
+
+export function authOpenApi(): OpenApiPaths {
+  return {};
+}

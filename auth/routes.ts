@@ -1,0 +1,153 @@
+// POST /api/auth/register and POST /api/auth/login.
+import type Router from '@koa/router';
+import type { Knex } from 'knex';
+import { badRequest, conflict, forbidden, unauthorized } from '../engine/errors.js';
+import { compileValidator } from '../engine/validation.js';
+import { createTenant, findLogin, fullName, primaryEmployee, roleId, userView } from './accounts.js';
+import { optionalCaller } from './authenticate.js';
+import { hashPassword, passwordProblems, verifyPassword } from './password.js';
+import { ADMIN_ROLES, ROLES, type RoleTable } from './roles.js';
+import { signAccessToken, signRefreshToken, type TokenKeys } from './tokens.js';
+
+const name = { type: 'string', minLength: 1, maxLength: 255 };
+const password = { type: 'string', minLength: 1, maxLength: 1024 };
+
+export const registerSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['user'],
+  properties: {
+    user: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['email'],
+      properties: {
+        firstName: name,
+        lastName: name,
+        email: { type: 'string', format: 'email', maxLength: 254 },
+        password,
+        imageUrl: { type: 'string', format: 'uri', maxLength: 2048 },
+        role: { type: 'string', enum: [...ROLES], description: 'needs an ADMIN or SUPER_ADMIN token' },
+        tenantId: { type: 'string', format: 'uuid', description: "needs an ADMIN or SUPER_ADMIN token; must be the caller's tenant" },
+      },
+    },
+    password,
+    confirmPassword: password,
+    tenantId: { type: 'string', format: 'uuid', description: "needs an ADMIN or SUPER_ADMIN token; must be the caller's tenant" },
+  },
+};
+
+export const loginSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['email', 'password'],
+  properties: { email: { type: 'string', minLength: 1, maxLength: 254 }, password },
+};
+
+interface RegisterBody {
+  user: { firstName?: string; lastName?: string; email: string; password?: string; imageUrl?: string; role?: string; tenantId?: string };
+  password?: string;
+  confirmPassword?: string;
+  tenantId?: string;
+}
+
+/** Fields a client may send but never sets: they are dropped before validation. */
+const NEVER_ASSIGNED = ['id', 'hash', 'isEmailVerified', 'isActive', 'roleId', 'createdAt', 'updatedAt'];
+
+function withoutNeverAssigned(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const copy: Record<string, unknown> = { ...(body as Record<string, unknown>) };
+  if (typeof copy.user === 'object' && copy.user !== null && !Array.isArray(copy.user)) {
+    const user = { ...(copy.user as Record<string, unknown>) };
+    for (const key of NEVER_ASSIGNED) delete user[key];
+    copy.user = user;
+  }
+  return copy;
+}
+
+function chosenPassword(body: RegisterBody): string {
+  const top = body.password;
+  const nested = body.user.password;
+  const problems: string[] = [];
+  if (top === undefined && nested === undefined) throw badRequest('password should not be empty');
+  if (top !== undefined && nested !== undefined && top !== nested) problems.push('user.password must match password');
+  const chosen = (top ?? nested)!;
+  if (body.confirmPassword !== undefined && body.confirmPassword !== chosen) problems.push('confirmPassword must match password');
+  problems.push(...passwordProblems(chosen));
+  if (problems.length) throw badRequest(problems);
+  return chosen;
+}
+
+export interface AuthDeps {
+  db: Knex;
+  keys: TokenKeys;
+  roles: RoleTable;
+}
+
+export function registerAuthRoutes(router: Router, { db, keys, roles }: AuthDeps) {
+  const validateRegister = compileValidator<RegisterBody>(registerSchema);
+  const validateLogin = compileValidator<{ email: string; password: string }>(loginSchema);
+
+  router.post('/api/auth/register', async (ctx) => {
+    const caller = optionalCaller(ctx, keys, roles);
+    const body = validateRegister(withoutNeverAssigned(ctx.request.body));
+    const requestedRole = body.user.role;
+    const requestedTenant = body.user.tenantId ?? body.tenantId;
+    const admin = caller && ADMIN_ROLES.has(caller.role) ? caller : undefined;
+    if ((requestedRole || requestedTenant) && !admin) throw forbidden();
+    if (admin && requestedTenant && requestedTenant.toLowerCase() !== admin.tenantId) throw forbidden();
+    // Only a SUPER_ADMIN may make another SUPER_ADMIN.
+    if (admin && requestedRole === 'SUPER_ADMIN' && admin.role !== 'SUPER_ADMIN') throw forbidden();
+
+    const secret = chosenPassword(body);
+    const email = body.user.email.trim().toLowerCase();
+    const hash = await hashPassword(secret);
+    const profile = {
+      email,
+      firstName: body.user.firstName ?? null,
+      lastName: body.user.lastName ?? null,
+      name: fullName(body.user.firstName, body.user.lastName),
+      imageUrl: body.user.imageUrl ?? null,
+      hash,
+    };
+    let userId: string;
+    try {
+      userId = await db.transaction(async (trx) => {
+        let tenantId: string;
+        let role: string;
+        if (admin) {
+          tenantId = admin.tenantId;
+          role = await roleId(trx, tenantId, requestedRole ?? 'EMPLOYEE');
+        } else {
+          const tenant = await createTenant(trx, profile.name ?? email);
+          tenantId = tenant.id;
+          role = tenant.roles.get('SUPER_ADMIN')!;
+        }
+        const [row] = await trx('user').insert({ ...profile, tenantId, roleId: role }).returning('id');
+        return row.id as string;
+      });
+    } catch (err: any) {
+      if (err?.code === '23505') throw conflict('This email is already registered');
+      throw err;
+    }
+    ctx.status = 201;
+    ctx.body = await userView(db, userId);
+  });
+
+  router.post('/api/auth/login', async (ctx) => {
+    const body = validateLogin(ctx.request.body);
+    const account = await findLogin(db, body.email.trim().toLowerCase());
+    const valid = await verifyPassword(account?.hash, body.password);
+    if (!account || !valid || !account.isActive) throw unauthorized();
+    const employee = await primaryEmployee(db, account.id, account.tenantId);
+    const token = signAccessToken(keys, {
+      sub: account.id,
+      tenantId: account.tenantId,
+      role: account.role,
+      employeeId: employee?.id,
+      organizationId: employee?.organizationId,
+    });
+    const refresh = signRefreshToken(keys, account.id, account.tenantId);
+    ctx.body = { user: await userView(db, account.id), token, refresh_token: refresh.token };
+  });
+}

@@ -1,0 +1,100 @@
+// The environment, read once into one typed object. A bad value stops start-up with a message
+// naming the variable, so a typo never becomes a surprising default at run time.
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+
+export interface Config {
+  env: string;
+  port: number;
+  host: string;
+  /** PostgreSQL connection string; undefined means the embedded PGlite database. */
+  databaseUrl?: string;
+  /** Folder of the embedded database (and, later, uploads). */
+  dataDir: string;
+  jwt: {
+    secret: string;
+    refreshSecret: string;
+    /** Access token lifetime in seconds. */
+    expiresIn: number;
+    /** Refresh token lifetime in seconds. */
+    refreshExpiresIn: number;
+    /** True when the secrets were generated for this process (development only). */
+    generated: boolean;
+  };
+  /** Largest JSON body accepted, in bytes. */
+  bodyLimit: number;
+  /** Milliseconds a health probe waits for the database. */
+  healthTimeoutMs: number;
+  logRequests: boolean;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function databaseUrl(env: Env): string | undefined {
+  const raw = env.DATABASE_URL;
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('DATABASE_URL must be a URL such as postgres://user@host:5432/db');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new ConfigError(`DATABASE_URL must use postgres:// or postgresql://, got "${url.protocol}"`);
+  }
+  return raw;
+}
+
+/** Secrets: required in production, generated per process (and announced once) elsewhere. */
+function secrets(env: Env, production: boolean) {
+  const secret = env.JWT_SECRET;
+  const refreshSecret = env.JWT_REFRESH_SECRET;
+  if (production && (!secret || !refreshSecret)) {
+    throw new ConfigError('JWT_SECRET and JWT_REFRESH_SECRET must be set when NODE_ENV=production');
+  }
+  for (const [name, value] of [['JWT_SECRET', secret], ['JWT_REFRESH_SECRET', refreshSecret]] as const) {
+    if (value !== undefined && value.length < 32) {
+      throw new ConfigError(`${name} must be at least 32 characters long`);
+    }
+  }
+  if (secret && refreshSecret && secret === refreshSecret) {
+    throw new ConfigError('JWT_SECRET and JWT_REFRESH_SECRET must differ');
+  }
+  const generated = !secret || !refreshSecret;
+  return {
+    secret: secret ?? randomBytes(32).toString('hex'),
+    refreshSecret: refreshSecret ?? randomBytes(32).toString('hex'),
+    generated,
+  };
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const nodeEnv = env.NODE_ENV ?? 'development';
+  const production = nodeEnv === 'production';
+  return {
+    env: nodeEnv,
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    host: env.HOST || '0.0.0.0',
+    databaseUrl: databaseUrl(env),
+    dataDir: path.resolve(env.DATA_DIR || './data'),
+    jwt: {
+      ...secrets(env, production),
+      expiresIn: integer(env, 'JWT_EXPIRES_IN', 86_400, 1),
+      refreshExpiresIn: integer(env, 'JWT_REFRESH_EXPIRES_IN', 7 * 86_400, 1),
+    },
+    bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1),
+    healthTimeoutMs: integer(env, 'HEALTH_TIMEOUT_MS', 2000, 1),
+    logRequests: env.LOG_REQUESTS === 'true',
+  };
+}

@@ -1,0 +1,48 @@
+// PostgreSQL (and PGlite, which speaks the same error codes) errors → client answers.
+// Only column and table names from the error reach the client, never the SQL or the values.
+import { HttpError } from './errors.js';
+
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '08000', '08001', '08003', '08006']);
+
+/** "Key (name, "organizationId")=(…) already exists." → ['name', 'organizationId'] */
+function keyColumns(detail: unknown): string[] {
+  const match = typeof detail === 'string' ? /^Key \(([^)]*)\)=/.exec(detail) : null;
+  return match ? match[1].split(',').map((c) => c.trim().replace(/^"|"$/g, '')) : [];
+}
+
+function referencedBy(detail: unknown): string | undefined {
+  const match = typeof detail === 'string' ? /referenced from table "([^"]+)"/.exec(detail) : null;
+  return match?.[1];
+}
+
+export function mapDatabaseError(err: any): HttpError | undefined {
+  const code: unknown = err?.code;
+  if (typeof code !== 'string') return undefined;
+  switch (code) {
+    case '23505': {
+      const columns = keyColumns(err.detail).filter((c) => c !== 'tenantId');
+      const what = columns.length ? `the same ${columns.join(' and ')}` : 'the same unique values';
+      return new HttpError(409, `A record with ${what} already exists`);
+    }
+    case '23503': {
+      const table = referencedBy(err.detail);
+      if (table) return new HttpError(400, [`The record is still referenced by ${table} records`]);
+      const [column] = keyColumns(err.detail);
+      return new HttpError(400, [`${column ?? 'a reference'} must reference an existing record`]);
+    }
+    case '23502':
+      return new HttpError(400, [`${err.column ?? 'a required field'} should not be empty`]);
+    case '23514':
+      return new HttpError(400, ['A value breaks a rule of the record']);
+    case '22P02':
+    case '22007':
+    case '22008':
+    case '22003':
+    case '22001':
+      return new HttpError(400, ['A value has the wrong type or is out of range']);
+    case '57014':
+      return new HttpError(503, 'The database took too long to answer');
+  }
+  if (CONNECTION_CODES.has(code)) return new HttpError(503, 'The database is not available');
+  return undefined;
+}

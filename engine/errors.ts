@@ -1,0 +1,63 @@
+// Every failure leaves the service as {statusCode, message, error}. Handlers throw HttpError;
+// anything else (driver errors, body-parser errors, bugs) is mapped here, and nothing a client
+// sees ever carries SQL, a stack or driver text.
+import { STATUS_CODES } from 'node:http';
+import type { Context, Next } from 'koa';
+import { mapDatabaseError } from './db-errors.js';
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly messages: string | string[],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(Array.isArray(messages) ? messages.join('; ') : messages);
+  }
+}
+
+export const badRequest = (messages: string[] | string) =>
+  new HttpError(400, Array.isArray(messages) ? messages : [messages]);
+export const unauthorized = () => new HttpError(401, 'Unauthorized', { 'WWW-Authenticate': 'Bearer' });
+export const forbidden = () => new HttpError(403, 'Forbidden resource');
+export const notFound = () => new HttpError(404, 'The requested record was not found');
+export const conflict = (message: string) => new HttpError(409, message);
+
+export function errorBody(status: number, message: string | string[]) {
+  return { statusCode: status, message, error: STATUS_CODES[status] ?? 'Error' };
+}
+
+/** Errors thrown by libraries we use (koa-bodyparser, koa-jwt, koa itself) carry a status. */
+function fromLibrary(err: any): HttpError | undefined {
+  const status = typeof err?.status === 'number' ? err.status : undefined;
+  if (!status || status < 400 || status >= 500) return undefined;
+  if (status === 401) return unauthorized();
+  if (status === 413) return new HttpError(413, 'Request body is larger than the limit');
+  if (status === 415) return new HttpError(415, 'Unsupported media type: send application/json');
+  if (err.type === 'entity.parse.failed' || status === 400) {
+    return badRequest(err.type === 'entity.parse.failed' ? 'Request body is not valid JSON' : String(err.expose ? err.message : 'Bad request'));
+  }
+  return new HttpError(status, err.expose ? String(err.message) : STATUS_CODES[status] ?? 'Error');
+}
+
+export function toHttpError(err: unknown): HttpError {
+  if (err instanceof HttpError) return err;
+  return fromLibrary(err) ?? mapDatabaseError(err) ?? new HttpError(500, 'Internal server error');
+}
+
+export function errorMiddleware(log: (err: unknown) => void = (err) => console.error(err)) {
+  return async function errors(ctx: Context, next: Next) {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        // No route matched: answer like NestJS does, inside the envelope.
+        throw new HttpError(404, `Cannot ${ctx.method} ${ctx.path}`);
+      }
+    } catch (err) {
+      const http = toHttpError(err);
+      if (http.status >= 500) log(err);
+      ctx.status = http.status;
+      ctx.set(http.headers);
+      ctx.body = errorBody(http.status, http.messages);
+    }
+  };
+}

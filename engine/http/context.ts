@@ -1,0 +1,49 @@
+// Small request helpers shared by generated routes and hand-written modules.
+import type { Context } from 'koa';
+import qs from 'qs';
+import { ANY_AUTHENTICATED, type Caller } from '../caller.js';
+import { badRequest, forbidden, unauthorized } from '../errors.js';
+
+/** The caller the authentication middleware attached; a route reached without one is a 401. */
+export function callerOf(ctx: Context): Caller {
+  const caller = ctx.state.caller as Caller | undefined;
+  if (!caller) throw unauthorized();
+  return caller;
+}
+
+/** The caller, if its role grants the permission; 403 otherwise. */
+export function authorize(ctx: Context, permission: string): Caller {
+  const caller = callerOf(ctx);
+  if (permission !== ANY_AUTHENTICATED && !caller.permissions.has(permission)) throw forbidden();
+  return caller;
+}
+
+/**
+ * Bracket syntax (where[user][id]=…, relations[]=…, order[name]=ASC) with tight limits, so a
+ * hostile query string cannot build deep or huge objects.
+ */
+export function parseQueryString(raw: string): Record<string, unknown> {
+  return qs.parse(raw, { depth: 3, arrayLimit: 100, parameterLimit: 200, allowPrototypes: false, plainObjects: true }) as Record<string, unknown>;
+}
+
+/** A search body may come plain or wrapped as {findInput: {...}} (the Ever Gauzy form). */
+export function searchInput(body: unknown): Record<string, unknown> {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('body must be an object');
+  const record = body as Record<string, unknown>;
+  const keys = Object.keys(record);
+  if (keys.length === 1 && keys[0] === 'findInput') {
+    const inner = record.findInput;
+    if (typeof inner !== 'object' || inner === null || Array.isArray(inner)) throw badRequest('findInput must be an object');
+    return inner as Record<string, unknown>;
+  }
+  return record;
+}
+
+/** Query parameters of a single-record read: relations only. */
+export function readParameters(ctx: Context): { relations: unknown } {
+  const query = parseQueryString(ctx.querystring);
+  const unknown = Object.keys(query).filter((k) => k !== 'relations');
+  if (unknown.length) throw badRequest(unknown.map((k) => `${k} is not a supported parameter when reading one record; supported: relations`));
+  return { relations: query.relations };
+}

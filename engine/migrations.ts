@@ -1,0 +1,62 @@
+// Migrations: knex migrations from one or more folders (the app's, and a test's fixtures),
+// loaded with import() so they can be TypeScript, plus the column helpers they share.
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Knex } from 'knex';
+
+interface MigrationFile {
+  name: string;
+  file: string;
+}
+
+/** Migrations of several folders, applied in file-name order (names start with a timestamp). */
+export class FolderMigrationSource implements Knex.MigrationSource<MigrationFile> {
+  constructor(private readonly folders: string[]) {}
+
+  async getMigrations(): Promise<MigrationFile[]> {
+    return this.folders
+      .flatMap((folder) =>
+        readdirSync(folder)
+          .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'))
+          .map((f) => ({ name: f.replace(/\.(ts|js)$/, ''), file: path.join(folder, f) })),
+      )
+      .sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  getMigrationName(migration: MigrationFile): string {
+    return migration.name;
+  }
+
+  async getMigration(migration: MigrationFile): Promise<Knex.Migration> {
+    return import(pathToFileURL(migration.file).href);
+  }
+}
+
+export async function migrate(db: Knex, folders: string[]): Promise<string[]> {
+  const [, applied] = await db.migrate.latest({ migrationSource: new FolderMigrationSource(folders) });
+  return applied as string[];
+}
+
+export type RecordScope = 'tenant' | 'organization';
+
+/** id, tenantId, (organizationId,) createdAt, updatedAt: the columns the engine adds to every record. */
+export function recordColumns(knex: Knex, t: Knex.CreateTableBuilder, scope: RecordScope) {
+  t.uuid('id').primary().defaultTo(knex.raw('gen_random_uuid()'));
+  t.uuid('tenantId').notNullable().references('id').inTable('tenant').onDelete('CASCADE');
+  if (scope === 'organization') t.uuid('organizationId').notNullable().references('id').inTable('organization').onDelete('RESTRICT');
+  t.timestamp('createdAt', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+  t.timestamp('updatedAt', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+  // The default list: a tenant's (or organization's) records, newest first.
+  t.index(scope === 'organization' ? ['tenantId', 'organizationId', 'createdAt'] : ['tenantId', 'createdAt']);
+}
+
+/** A many-to-many join table; both sides cascade, so deleting either record unlinks it. */
+export function joinTable(knex: Knex, name: string, from: [column: string, table: string], to: [column: string, table: string]) {
+  return knex.schema.createTable(name, (t) => {
+    t.uuid(from[0]).notNullable().references('id').inTable(from[1]).onDelete('CASCADE');
+    t.uuid(to[0]).notNullable().references('id').inTable(to[1]).onDelete('CASCADE');
+    t.primary([from[0], to[0]]);
+    t.index([to[0]]);
+  });
+}

@@ -1,0 +1,30 @@
+// What the app hands to each part that adds routes: generated resources, auth, and
+// hand-written modules (resources/*/index.ts) all see the same compiled engine.
+import type Router from '@koa/router';
+import type { Knex } from 'knex';
+import type { RoleTable } from '../auth/roles.js';
+import type { TokenKeys } from '../auth/tokens.js';
+import type { Config } from './config.js';
+import type { Registry } from './resource/compiled.js';
+import type { ResourceService } from './resource/service.js';
+
+export interface Engine {
+  config: Config;
+  db: Knex;
+  registry: Registry;
+  /** One service per compiled resource, by resource name. */
+  services: Map<string, ResourceService>;
+  roles: RoleTable;
+  keys: TokenKeys;
+}
+
+/** OpenAPI path items keyed by path (`/api/event-type/{id}`). */
+export type OpenApiPaths = Record<string, Record<string, unknown>>;
+
+export interface Module {
+  name: string;
+  /** Definition files compiled with resources/*.yaml; mark them `routes: false` to write the routes here. */
+  definitions?: string[];
+  register(router: Router, engine: Engine): void;
+  openapi?(engine: Engine): OpenApiPaths;
+}

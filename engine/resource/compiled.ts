@@ -1,0 +1,73 @@
+// What a definition becomes at start-up: everything a request needs, looked up, never re-derived.
+import type { Model, ModelClass } from 'objection';
+import type { Validator } from '../validation.js';
+import type { Coerced } from './fields.js';
+import type { FieldDefinition, ResourceDefinition } from './types.js';
+
+export interface CompiledField {
+  name: string;
+  definition: FieldDefinition;
+  /** One of the columns every record of the scope has (id, tenantId, organizationId, createdAt, updatedAt). */
+  base: boolean;
+  /** A client may set it in a create, replace or patch body. */
+  writable: boolean;
+  hidden: boolean;
+}
+
+export interface CompiledRelation {
+  name: string;
+  kind: 'belongsTo' | 'hasMany' | 'manyToMany';
+  target: CompiledResource;
+  via?: string;
+  through?: { table: string; from: string; to: string };
+  writable: boolean;
+  /** Body key that takes plain ids for a writable many-to-many relation (tags → tagIds). */
+  idsKey?: string;
+}
+
+export type Operation = 'read' | 'create' | 'update' | 'delete';
+
+export interface CompiledResource {
+  name: string;
+  definition: ResourceDefinition;
+  file: string;
+  table: string;
+  /** Canonical path under /api first, then its aliases. */
+  paths: string[];
+  scope: 'tenant' | 'organization';
+  routes: boolean;
+  fields: Map<string, CompiledField>;
+  /** Columns that may leave the service (every field but the hidden ones). */
+  visibleColumns: string[];
+  hiddenFields: string[];
+  readOnlyFields: string[];
+  writableFields: CompiledField[];
+  defaults: Record<string, unknown>;
+  references: Array<{ field: string; target: CompiledResource }>;
+  relations: Map<string, CompiledRelation>;
+  writableRelations: CompiledRelation[];
+  /** Every relations[] path this resource accepts (dot notation, depth ≤ 3). */
+  relationPaths: Set<string>;
+  filters: Map<string, (raw: unknown) => Coerced>;
+  sortable: Set<string>;
+  search: string[];
+  dateRange?: string;
+  tagRelation?: CompiledRelation;
+  maxTake: number;
+  owner?: string;
+  permissions: Record<Operation, string>;
+  uniqueMessages: Array<{ fields: string[]; message: string }>;
+  validators: {
+    create: Validator<Record<string, unknown>>;
+    replace: Validator<Record<string, unknown>>;
+    patch: Validator<Record<string, unknown>>;
+  };
+  schemas: { record: object; create: object; replace: object; patch: object };
+  model: ModelClass<Model>;
+}
+
+export type Registry = Map<string, CompiledResource>;
+
+export const MAX_RELATION_DEPTH = 3;
+export const DEFAULT_MAX_TAKE = 50;
+export const DEFAULT_TAKE = 10;

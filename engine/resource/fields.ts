@@ -1,0 +1,129 @@
+// One place that knows what each field type means: its JSON Schema (validation and OpenAPI),
+// how a query-string value becomes a typed value, and how a written value is normalised.
+import type { FieldDefinition, FieldType } from './types.js';
+
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const DATE_PATTERN = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}(?::?\d{2})?))?$/i;
+
+/** A calendar date (2026-01-05) or a date-time with a zone; a real day, not 2026-02-31. */
+export function isDateString(value: string): boolean {
+  const m = DATE_PATTERN.exec(value);
+  if (!m) return false;
+  const [, y, mo, d, h, mi, s] = m;
+  const time = new Date(Date.UTC(+y, +mo - 1, +d));
+  if (time.getUTCFullYear() !== +y || time.getUTCMonth() !== +mo - 1 || time.getUTCDate() !== +d) return false;
+  if (h !== undefined && (+h > 23 || +mi > 59 || (s !== undefined && +s > 59))) return false;
+  if (h !== undefined && m[7] === undefined) return false;
+  return !Number.isNaN(Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value));
+}
+
+export const isDateOnly = (value: string) => value.length === 10;
+
+/** Dates are stored as timestamptz; a date-only value means midnight UTC that day. */
+export function toTimestamp(value: string): string {
+  return new Date(isDateOnly(value) ? `${value}T00:00:00.000Z` : value).toISOString();
+}
+
+const isDateType = (t: FieldType) => t === 'date' || t === 'timestamp';
+
+/** The JSON Schema of one field's value, for a request body. */
+export function valueSchema(field: FieldDefinition, nullable: boolean): Record<string, unknown> {
+  const schema: Record<string, unknown> = {};
+  switch (field.type) {
+    case 'string':
+    case 'text':
+      schema.type = 'string';
+      if (field.minLength !== undefined) schema.minLength = field.minLength;
+      if (field.maxLength !== undefined) schema.maxLength = field.maxLength;
+      if (field.format) schema.format = field.format;
+      if (field.enum) schema.enum = nullable ? [...field.enum, null] : field.enum;
+      break;
+    case 'uuid':
+      schema.type = 'string';
+      schema.format = 'uuid';
+      break;
+    case 'date':
+    case 'timestamp':
+      schema.type = 'string';
+      schema.format = 'iso-date';
+      break;
+    case 'integer':
+    case 'number':
+      schema.type = field.type;
+      for (const k of ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'] as const) {
+        if (field[k] !== undefined) schema[k] = field[k];
+      }
+      break;
+    case 'boolean':
+      schema.type = 'boolean';
+      break;
+  }
+  if (nullable) schema.type = [schema.type, 'null'];
+  if (field.description) schema.description = field.description;
+  return schema;
+}
+
+export type Coerced = { ok: true; value: string | number | boolean } | { ok: false; message: string };
+
+const messages: Record<FieldType, string> = {
+  string: 'must be a string',
+  text: 'must be a string',
+  uuid: 'must be a UUID',
+  integer: 'must be an integer number',
+  number: 'must be a number',
+  boolean: 'must be a boolean value',
+  date: 'must be a valid ISO 8601 date string',
+  timestamp: 'must be a valid ISO 8601 date string',
+};
+
+export const typeMessage = (type: FieldType) => messages[type];
+
+/**
+ * A filter value (from a query string, so a string, or from a search body, so already typed)
+ * coerced to the field's type. Built once per field at start-up.
+ */
+export function coercer(field: FieldDefinition, label: string): (raw: unknown) => Coerced {
+  const fail = (message: string): Coerced => ({ ok: false, message: `${label} ${message}` });
+  const typeFail = () => fail(messages[field.type]);
+  const allowed = field.enum ? new Set(field.enum) : undefined;
+  switch (field.type) {
+    case 'string':
+    case 'text':
+      return (raw) => {
+        if (typeof raw !== 'string') return typeFail();
+        if (allowed && !allowed.has(raw)) return fail(`must be one of the following values: ${field.enum!.join(', ')}`);
+        return { ok: true, value: raw };
+      };
+    case 'uuid':
+      return (raw) => (typeof raw === 'string' && UUID_PATTERN.test(raw) ? { ok: true, value: raw.toLowerCase() } : typeFail());
+    case 'integer':
+      return (raw) => {
+        if (typeof raw === 'number' && Number.isSafeInteger(raw)) return { ok: true, value: raw };
+        if (typeof raw === 'string' && /^-?\d{1,15}$/.test(raw)) return { ok: true, value: Number(raw) };
+        return typeFail();
+      };
+    case 'number':
+      return (raw) => {
+        const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
+        return Number.isFinite(n) ? { ok: true, value: n } : typeFail();
+      };
+    case 'boolean':
+      return (raw) => {
+        if (raw === true || raw === 'true' || raw === '1') return { ok: true, value: true };
+        if (raw === false || raw === 'false' || raw === '0') return { ok: true, value: false };
+        return typeFail();
+      };
+    case 'date':
+    case 'timestamp':
+      return (raw) => (typeof raw === 'string' && isDateString(raw) ? { ok: true, value: toTimestamp(raw) } : typeFail());
+  }
+}
+
+/** A validated body value as it is written to its column. */
+export function toColumnValue(field: FieldDefinition, value: unknown): unknown {
+  if (value === null || value === undefined) return value;
+  if (isDateType(field.type) && typeof value === 'string') return toTimestamp(value);
+  if (field.type === 'uuid' && typeof value === 'string') return value.toLowerCase();
+  return value;
+}

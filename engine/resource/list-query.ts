@@ -1,0 +1,246 @@
+// List parameters (query string or search body) → a typed ListQuery, checked against the
+// resource's compiled whitelists. Every problem is collected; any problem is a 400 naming it.
+import { badRequest, forbidden } from '../errors.js';
+import { DEFAULT_TAKE, MAX_RELATION_DEPTH, type CompiledRelation, type CompiledResource } from './compiled.js';
+import { isDateOnly, isDateString, toTimestamp, UUID_PATTERN } from './fields.js';
+
+export type Direction = 'ASC' | 'DESC';
+export type FilterValue = string | number | boolean;
+
+export interface NestedFilter {
+  relation: CompiledRelation;
+  conditions: Array<[string, FilterValue]>;
+}
+
+export interface ListQuery {
+  take: number;
+  skip: number;
+  order: Array<[string, Direction]>;
+  where: Array<[string, FilterValue]>;
+  nested: NestedFilter[];
+  relations: string[];
+  search?: string;
+  startDate?: string;
+  /** Exclusive when the client gave a date only: the whole day is included. */
+  endDate?: { at: string; exclusive: boolean };
+  tags?: string[];
+}
+
+const MAX_SEARCH_LENGTH = 200;
+const MAX_SKIP = 1_000_000_000;
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The parameters a resource accepts: always the base ones, the rest only when it supports them. */
+export function supportedParameters(resource: CompiledResource): string[] {
+  const names = ['take', 'skip', 'order', 'where', 'relations'];
+  if (resource.search.length) names.push('search');
+  if (resource.dateRange) names.push('startDate', 'endDate');
+  if (resource.tagRelation) names.push('tags');
+  return names;
+}
+
+/** relations[]=a, relations[0]=a, relations=a,b and a JSON array all become ['a', 'b']. */
+function relationNames(raw: unknown, problems: string[]): string[] {
+  let values: unknown[];
+  if (typeof raw === 'string') values = raw.split(',');
+  else if (Array.isArray(raw)) values = raw;
+  else if (isPlainObject(raw)) values = Object.values(raw);
+  else {
+    problems.push('relations must be an array of strings');
+    return [];
+  }
+  const names: string[] = [];
+  for (const value of values) {
+    if (typeof value !== 'string') {
+      problems.push('relations must be an array of strings');
+      return [];
+    }
+    for (const part of value.split(',')) {
+      const name = part.trim();
+      if (name && !names.includes(name)) names.push(name);
+    }
+  }
+  return names;
+}
+
+function allowedAfter(resource: CompiledResource, prefix: string): string {
+  const start = prefix.split('.').reduce<CompiledResource | undefined>((at, name) => at?.relations.get(name)?.target, resource);
+  const names = start ? [...start.relations.keys()] : [];
+  return names.length ? names.join(', ') : 'none';
+}
+
+/** Checks relation paths against the resource's whitelist (dot notation, depth ≤ 3). */
+export function parseRelations(resource: CompiledResource, raw: unknown, problems: string[]): string[] {
+  if (raw === undefined) return [];
+  const names = relationNames(raw, problems);
+  for (const name of names) {
+    const parts = name.split('.');
+    if (parts.length > MAX_RELATION_DEPTH) {
+      problems.push(`relations: '${name}' is deeper than ${MAX_RELATION_DEPTH} levels`);
+    } else if (!resource.relationPaths.has(name)) {
+      const known = parts.findIndex((_, i) => !resource.relationPaths.has(parts.slice(0, i + 1).join('.')));
+      const prefix = parts.slice(0, known).join('.');
+      problems.push(
+        prefix
+          ? `relations: '${name}' is not allowed; allowed after '${prefix}': ${allowedAfter(resource, prefix)}`
+          : `relations: '${name}' is not allowed; allowed: ${allowedAfter(resource, '') }`,
+      );
+    }
+  }
+  return names;
+}
+
+function integerParameter(name: string, raw: unknown, min: number, problems: string[]): number | undefined {
+  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^-?\d+$/.test(raw.trim()) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n)) {
+    problems.push(`${name} must be an integer number`);
+    return undefined;
+  }
+  if (n < min) {
+    problems.push(`${name} must not be less than ${min}`);
+    return undefined;
+  }
+  return n;
+}
+
+function parseOrder(resource: CompiledResource, raw: unknown, problems: string[]): Array<[string, Direction]> {
+  if (!isPlainObject(raw)) {
+    problems.push('order must be an object of field to ASC or DESC, e.g. order[createdAt]=DESC');
+    return [];
+  }
+  const order: Array<[string, Direction]> = [];
+  for (const [field, direction] of Object.entries(raw)) {
+    if (!resource.sortable.has(field)) {
+      problems.push(`order: '${field}' is not sortable; sortable: ${[...resource.sortable].join(', ')}`);
+      continue;
+    }
+    const upper = typeof direction === 'string' ? direction.toUpperCase() : '';
+    if (upper !== 'ASC' && upper !== 'DESC') problems.push(`order.${field} must be one of the following values: ASC, DESC`);
+    else order.push([field, upper]);
+  }
+  return order;
+}
+
+function single(label: string, raw: unknown, problems: string[]): unknown {
+  if (Array.isArray(raw) || isPlainObject(raw)) {
+    problems.push(`${label} must be a single value`);
+    return undefined;
+  }
+  return raw;
+}
+
+function parseWhere(resource: CompiledResource, raw: unknown, tenantId: string, problems: string[]) {
+  const where: Array<[string, FilterValue]> = [];
+  const nested: NestedFilter[] = [];
+  if (!isPlainObject(raw)) {
+    problems.push('where must be an object of field to value, e.g. where[isActive]=true');
+    return { where, nested };
+  }
+  for (const [key, value] of Object.entries(raw)) {
+    if (key === 'tenantId') {
+      // The tenant always comes from the token: the same value is redundant, another is forbidden.
+      if (value !== tenantId) throw forbidden();
+      continue;
+    }
+    const coerce = resource.filters.get(key);
+    if (coerce) {
+      const v = single(`where.${key}`, value, problems);
+      if (v === undefined) continue;
+      const result = coerce(v);
+      if (result.ok) where.push([key, result.value]);
+      else problems.push(result.message);
+      continue;
+    }
+    const relation = resource.relations.get(key);
+    if (relation) {
+      if (!isPlainObject(value)) {
+        problems.push(`where.${key} must be an object of ${relation.target.name} fields, e.g. where[${key}][id]=…`);
+        continue;
+      }
+      const conditions: Array<[string, FilterValue]> = [];
+      for (const [field, fieldValue] of Object.entries(value)) {
+        const nestedCoerce = relation.target.filters.get(field);
+        if (!nestedCoerce) {
+          problems.push(`where.${key}: '${field}' is not filterable; filterable: ${[...relation.target.filters.keys()].join(', ')}`);
+          continue;
+        }
+        const v = single(`where.${key}.${field}`, fieldValue, problems);
+        if (v === undefined) continue;
+        const result = nestedCoerce(v);
+        if (result.ok) conditions.push([field, result.value]);
+        else problems.push(result.message.replace(`where.${field}`, `where.${key}.${field}`));
+      }
+      if (conditions.length) nested.push({ relation, conditions });
+      continue;
+    }
+    const filterable = [...resource.filters.keys(), ...resource.relations.keys()];
+    problems.push(`where: '${key}' is not filterable; filterable: ${filterable.join(', ')}`);
+  }
+  return { where, nested };
+}
+
+function parseDate(name: string, raw: unknown, problems: string[]): string | undefined {
+  const v = single(name, raw, problems);
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !isDateString(v)) {
+    problems.push(`${name} must be a valid ISO 8601 date string`);
+    return undefined;
+  }
+  return v;
+}
+
+function parseTags(raw: unknown, problems: string[]): string[] {
+  const values = typeof raw === 'string' ? [raw] : Array.isArray(raw) ? raw : isPlainObject(raw) ? Object.values(raw) : [raw];
+  const ids: string[] = [];
+  values.forEach((v, i) => {
+    if (typeof v === 'string' && UUID_PATTERN.test(v)) ids.push(v.toLowerCase());
+    else problems.push(`tags.${i} must be a UUID`);
+  });
+  return ids;
+}
+
+/**
+ * @param input the parsed query string, or the search body (already unwrapped from findInput)
+ * @param tenantId the caller's tenant: a where[tenantId] naming another tenant is a 403
+ */
+export function parseListQuery(resource: CompiledResource, input: Record<string, unknown>, tenantId: string): ListQuery {
+  const problems: string[] = [];
+  const supported = supportedParameters(resource);
+  for (const key of Object.keys(input)) {
+    if (!supported.includes(key)) {
+      problems.push(`${key} is not a supported list parameter of ${resource.name}; supported: ${supported.join(', ')}`);
+    }
+  }
+  const query: ListQuery = { take: DEFAULT_TAKE, skip: 0, order: [], where: [], nested: [], relations: [] };
+  if (input.take !== undefined) {
+    const take = integerParameter('take', single('take', input.take, problems), 1, problems);
+    if (take !== undefined) query.take = Math.min(take, resource.maxTake);
+  }
+  if (input.skip !== undefined) {
+    const skip = integerParameter('skip', single('skip', input.skip, problems), 0, problems);
+    if (skip !== undefined) query.skip = Math.min(skip, MAX_SKIP);
+  }
+  if (input.order !== undefined) query.order = parseOrder(resource, input.order, problems);
+  if (input.where !== undefined) Object.assign(query, parseWhere(resource, input.where, tenantId, problems));
+  query.relations = parseRelations(resource, input.relations, problems);
+  if (input.search !== undefined && supported.includes('search')) {
+    const search = single('search', input.search, problems);
+    if (typeof search !== 'string' && search !== undefined) problems.push('search must be a string');
+    else if (typeof search === 'string' && search.length > MAX_SEARCH_LENGTH) problems.push(`search must be shorter than or equal to ${MAX_SEARCH_LENGTH} characters`);
+    else if (search?.trim()) query.search = search.trim();
+  }
+  if (supported.includes('startDate')) {
+    const start = input.startDate === undefined ? undefined : parseDate('startDate', input.startDate, problems);
+    const end = input.endDate === undefined ? undefined : parseDate('endDate', input.endDate, problems);
+    if (start) query.startDate = toTimestamp(start);
+    if (end) {
+      const at = toTimestamp(end);
+      query.endDate = isDateOnly(end) ? { at: new Date(Date.parse(at) + 86_400_000).toISOString(), exclusive: true } : { at, exclusive: false };
+    }
+    if (start && end && Date.parse(toTimestamp(start)) > Date.parse(toTimestamp(end))) problems.push('startDate must not be after endDate');
+  }
+  if (input.tags !== undefined && supported.includes('tags')) query.tags = parseTags(input.tags, problems);
+  if (problems.length) throw badRequest(problems);
+  return query;
+}

@@ -1,0 +1,58 @@
+// JSON Schemas of a resource's bodies and records, derived from its compiled fields. The same
+// objects feed Ajv (what the server enforces) and the OpenAPI document (what it promises).
+import type { CompiledResource } from './compiled.js';
+import { valueSchema } from './fields.js';
+
+/** Writable many-to-many relations may carry up to this many ids in one body. */
+export const MAX_RELATION_IDS = 1000;
+
+const uuidSchema = { type: 'string', format: 'uuid' };
+
+function bodySchema(resource: CompiledResource, requireRequired: boolean) {
+  const properties: Record<string, object> = {};
+  const required: string[] = [];
+  for (const field of resource.writableFields) {
+    const isRequired = Boolean(field.definition.required);
+    properties[field.name] = valueSchema(field.definition, !isRequired && field.name !== 'organizationId');
+    if (isRequired && requireRequired) required.push(field.name);
+  }
+  for (const relation of resource.writableRelations) {
+    properties[relation.name] = {
+      type: 'array',
+      maxItems: MAX_RELATION_IDS,
+      description: `${relation.target.name} records to link, by id`,
+      items: { type: 'object', required: ['id'], properties: { id: uuidSchema } },
+    };
+    properties[relation.idsKey!] = {
+      type: 'array',
+      maxItems: MAX_RELATION_IDS,
+      description: `ids of ${relation.target.name} records to link`,
+      items: uuidSchema,
+    };
+  }
+  return { type: 'object', additionalProperties: false, properties, ...(required.length ? { required } : {}) };
+}
+
+export function bodySchemas(resource: CompiledResource) {
+  return {
+    create: bodySchema(resource, true),
+    replace: bodySchema(resource, true),
+    patch: bodySchema(resource, false),
+  };
+}
+
+/** A record as the service returns it (relations are added by the OpenAPI builder). */
+export function recordSchema(resource: CompiledResource) {
+  const properties: Record<string, object> = {};
+  const required: string[] = [];
+  for (const field of resource.fields.values()) {
+    if (field.hidden) continue;
+    const nullable = !field.base && !field.definition.required && field.definition.default === undefined;
+    const schema: Record<string, unknown> = valueSchema(field.definition, nullable);
+    if (field.definition.type === 'date' || field.definition.type === 'timestamp') schema.format = 'date-time';
+    if (!field.writable) schema.readOnly = true;
+    properties[field.name] = schema;
+    if (!nullable) required.push(field.name);
+  }
+  return { type: 'object', properties, required };
+}

@@ -1,0 +1,124 @@
+// The seven operations of a resource, for any resource: generated routes and hand-written
+// modules both call these, so tenancy, validation and error mapping behave the same everywhere.
+import type { Knex } from 'knex';
+import type { Model } from 'objection';
+import type { Caller } from '../caller.js';
+import { badRequest, conflict, notFound } from '../errors.js';
+import type { CompiledResource } from './compiled.js';
+import { UUID_PATTERN } from './fields.js';
+import type { ListQuery } from './list-query.js';
+import { applyFilters, applyOrder, scope, withRelations } from './query.js';
+import { prepareWrite, type PreparedWrite, type WriteContext } from './write-body.js';
+
+export interface ListResult {
+  items: unknown[];
+  total: number;
+}
+
+export function checkId(id: string, label = 'id'): string {
+  if (!UUID_PATTERN.test(id)) throw badRequest(`${label} must be a UUID`);
+  return id.toLowerCase();
+}
+
+function columns(resource: CompiledResource) {
+  return resource.visibleColumns.map((c) => `${resource.table}.${c}`);
+}
+
+/** A unique violation answered with the definition's own sentence when one matches. */
+function uniqueConflict(resource: CompiledResource, err: any): never {
+  if (err?.code === '23505' && typeof err.detail === 'string') {
+    const match = /^Key \(([^)]*)\)=/.exec(err.detail);
+    const cols = match ? match[1].split(',').map((c) => c.trim().replace(/^"|"$/g, '')) : [];
+    const rule = resource.uniqueMessages.find((u) => u.fields.every((f) => cols.includes(f)));
+    if (rule) throw conflict(rule.message);
+  }
+  throw err;
+}
+
+export class ResourceService {
+  constructor(
+    readonly db: Knex,
+    readonly resource: CompiledResource,
+  ) {}
+
+  private query(trx?: Knex.Transaction) {
+    return this.resource.model.query(trx ?? this.db);
+  }
+
+  /** One page query and one count query, both with bound values; relations in batches. */
+  async list(caller: Caller, query: ListQuery): Promise<ListResult> {
+    const { db, resource } = this;
+    const page = this.query().select(columns(resource));
+    applyFilters(db, page, resource, caller, query);
+    applyOrder(page, resource, query);
+    page.limit(query.take).offset(query.skip);
+    withRelations(page, resource, caller, query.relations);
+    const count = applyFilters(db, db(resource.table).count({ total: '*' }), resource, caller, query);
+    const [items, [{ total }]] = await Promise.all([page, count]);
+    return { items, total: Number(total) };
+  }
+
+  async read(caller: Caller, id: string, relations: string[] = []): Promise<Model> {
+    const { resource } = this;
+    const q = this.query().select(columns(resource)).where(`${resource.table}.id`, checkId(id)).first();
+    scope(q, resource, caller);
+    withRelations(q, resource, caller, relations);
+    const found = await q;
+    if (!found) throw notFound();
+    return found;
+  }
+
+  async create(caller: Caller, body: unknown, context?: WriteContext) {
+    const prepared = await prepareWrite(this.db, this.resource, caller, 'create', body, context);
+    return this.write(prepared, async (trx) => {
+      const [row] = await trx(this.resource.table)
+        .insert({ ...prepared.row, tenantId: caller.tenantId })
+        .returning(this.resource.visibleColumns);
+      return row;
+    });
+  }
+
+  async replace(caller: Caller, id: string, body: unknown) {
+    return this.update(caller, id, body, 'replace');
+  }
+
+  async modify(caller: Caller, id: string, body: unknown) {
+    return this.update(caller, id, body, 'patch');
+  }
+
+  async remove(caller: Caller, id: string): Promise<void> {
+    const { db, resource } = this;
+    const deleted = await scope(db(resource.table).where(`${resource.table}.id`, checkId(id)), resource, caller).delete();
+    if (!deleted) throw notFound();
+  }
+
+  private async update(caller: Caller, id: string, body: unknown, mode: 'replace' | 'patch') {
+    const recordId = checkId(id);
+    const prepared = await prepareWrite(this.db, this.resource, caller, mode, body);
+    return this.write(prepared, async (trx) => {
+      const table = this.resource.table;
+      const [row] = await scope(trx(table).where(`${table}.id`, recordId), this.resource, caller)
+        .update({ ...prepared.row, updatedAt: trx.fn.now() })
+        .returning(this.resource.visibleColumns);
+      if (!row) throw notFound();
+      return row;
+    });
+  }
+
+  /** The row and its links land together or not at all. */
+  private async write(prepared: PreparedWrite, writeRow: (trx: Knex.Transaction) => Promise<Record<string, any>>) {
+    try {
+      return await this.db.transaction(async (trx) => {
+        const row = await writeRow(trx);
+        for (const { relation, ids } of prepared.links) {
+          const t = relation.through!;
+          await trx(t.table).where(t.from, row.id).delete();
+          if (ids.length) await trx(t.table).insert(ids.map((id) => ({ [t.from]: row.id, [t.to]: id })));
+        }
+        return row;
+      });
+    } catch (err) {
+      uniqueConflict(this.resource, err);
+    }
+  }
+}

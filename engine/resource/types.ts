@@ -1,0 +1,70 @@
+// The shape of a resource definition (resources/*.yaml), as its JSON Schema
+// (definition.schema.json beside this file) allows it.
+
+export type FieldType = 'string' | 'text' | 'integer' | 'number' | 'boolean' | 'uuid' | 'date' | 'timestamp';
+
+export interface FieldDefinition {
+  type: FieldType;
+  description?: string;
+  required?: boolean;
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  enum?: string[];
+  format?: 'email' | 'uri';
+  default?: string | number | boolean;
+  /** Returned, never written by a client (set by the server or a database default). */
+  readOnly?: boolean;
+  /** Never returned and never written by a client (hashes, secrets). */
+  hidden?: boolean;
+  /** Name of the resource this uuid points at; the value must exist in the caller's tenant. */
+  references?: string;
+}
+
+export interface RelationDefinition {
+  belongsTo?: string;
+  hasMany?: string;
+  manyToMany?: string;
+  /** belongsTo: the field of this resource holding the target id; hasMany: the target's field pointing here. */
+  via?: string;
+  /** manyToMany: the join table and its two columns. */
+  through?: { table: string; from: string; to: string };
+  /** manyToMany only: set on create/update as `rel: [{id}]` or `relIds: [...]`. */
+  writable?: boolean;
+  description?: string;
+}
+
+export type Permission = string;
+
+export interface PermissionsDefinition {
+  read: Permission;
+  write?: Permission;
+  create?: Permission;
+  update?: Permission;
+  delete?: Permission;
+}
+
+export interface ResourceDefinition {
+  name: string;
+  description?: string;
+  table?: string;
+  path?: string;
+  aliases?: string[];
+  scope: 'tenant' | 'organization';
+  /** false: the engine derives the model, validators and schemas but no routes (a module adds its own). */
+  routes?: boolean;
+  permissions: PermissionsDefinition;
+  owner?: string;
+  fields: Record<string, FieldDefinition>;
+  relations?: Record<string, RelationDefinition>;
+  filters?: string[];
+  sort?: string[];
+  search?: string[];
+  dateRange?: string;
+  tagFilter?: string;
+  maxTake?: number;
+  unique?: Array<{ fields: string[]; message?: string }>;
+}

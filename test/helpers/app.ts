@@ -1,0 +1,83 @@
+// A fresh app on a fresh database for one test file: in-memory PGlite by default, a new
+// PostgreSQL schema (dropped on close) when DATABASE_URL is set.
+import { randomBytes } from 'node:crypto';
+import knex, { type Knex } from 'knex';
+import request from 'supertest';
+import { createApp, type App, type AppOptions } from '../../engine/app.js';
+import { loadConfig, type Config } from '../../engine/config.js';
+import { openDatabase, type Database } from '../../engine/db.js';
+import { migrate } from '../../engine/migrations.js';
+import type { Module } from '../../engine/module.js';
+import { MIGRATIONS_DIR, RESOURCES_DIR } from '../../engine/paths.js';
+import { modules as projectModules } from '../../resources/modules.js';
+
+export const TEST_ENV = {
+  NODE_ENV: 'test',
+  JWT_SECRET: 'test-access-secret-0123456789abcdef0123456789',
+  JWT_REFRESH_SECRET: 'test-refresh-secret-0123456789abcdef012345678',
+};
+
+export interface TestAppOptions {
+  resourceDirs?: string[];
+  migrationDirs?: string[];
+  modules?: Module[];
+  env?: Record<string, string>;
+  appOptions?: Partial<AppOptions>;
+}
+
+export interface TestApp extends App {
+  db: Knex;
+  database: Database;
+  config: Config;
+  http: ReturnType<typeof request>;
+  close(): Promise<void>;
+}
+
+export const usingPostgres = () => Boolean(process.env.DATABASE_URL);
+
+async function freshDatabase(): Promise<{ database: Database; dropSchema?: () => Promise<void> }> {
+  const url = process.env.DATABASE_URL;
+  if (!url) return { database: await openDatabase({}) };
+  const schema = `test_${randomBytes(6).toString('hex')}`;
+  const admin = knex({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
+  await admin.raw('create schema ??', [schema]);
+  const database = await openDatabase({ databaseUrl: url, schema, poolMax: 5 });
+  return {
+    database,
+    dropSchema: async () => {
+      await admin.raw('drop schema ?? cascade', [schema]);
+      await admin.destroy();
+    },
+  };
+}
+
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const config = loadConfig({ ...TEST_ENV, ...options.env });
+  const { database, dropSchema } = await freshDatabase();
+  try {
+    await migrate(database.knex, [MIGRATIONS_DIR, ...(options.migrationDirs ?? [])]);
+    const app = createApp({
+      config,
+      db: database.knex,
+      resourceDirs: options.resourceDirs ?? [RESOURCES_DIR],
+      modules: options.modules ?? projectModules,
+      logError: () => {},
+      ...options.appOptions,
+    });
+    return {
+      ...app,
+      db: database.knex,
+      database,
+      config,
+      http: request(app.koa.callback()),
+      async close() {
+        await database.close();
+        await dropSchema?.();
+      },
+    };
+  } catch (err) {
+    await database.close();
+    await dropSchema?.();
+    throw err;
+  }
+}

@@ -1,6 +1,82 @@
-// STUB: replaced by the auth paths.
+// The auth module's part of the OpenAPI document: register and login, with the very schema
+// objects their routes validate with (auth/routes.ts), converted to OpenAPI.
 import type { OpenApiPaths } from '../engine/module.js';
+import { BEARER_SCHEME } from '../engine/openapi/components.js';
+import { errorResponses, jsonBody, jsonResponse } from '../engine/openapi/fragments.js';
+import { toOpenApiSchema } from '../engine/openapi/schema-conversion.js';
+import { loginSchema, registerSchema } from './routes.js';
+
+const uuid = { type: 'string', format: 'uuid' };
+const nullableString = { type: 'string', nullable: true };
+
+/** The user as auth/accounts.ts userView() returns it: no secrets, with its role and first employee. */
+const authUser = {
+  type: 'object',
+  required: ['id', 'tenantId', 'email', 'roleId', 'role', 'isActive', 'isEmailVerified', 'employeeId', 'createdAt', 'updatedAt'],
+  properties: {
+    id: uuid,
+    tenantId: uuid,
+    email: { type: 'string', format: 'email' },
+    firstName: nullableString,
+    lastName: nullableString,
+    name: { ...nullableString, description: 'First and last name' },
+    imageUrl: nullableString,
+    roleId: uuid,
+    role: { type: 'object', required: ['id', 'name'], properties: { id: uuid, name: { type: 'string' } } },
+    isActive: { type: 'boolean' },
+    isEmailVerified: { type: 'boolean' },
+    employeeId: { ...uuid, nullable: true, description: "The user's first employee record, if any" },
+    createdAt: { type: 'string', format: 'date-time' },
+    updatedAt: { type: 'string', format: 'date-time' },
+  },
+};
+
+const loginAnswer = {
+  type: 'object',
+  required: ['user', 'token', 'refresh_token'],
+  properties: {
+    user: authUser,
+    token: { type: 'string', description: 'JWT access token: send it as Authorization: Bearer <token>' },
+    refresh_token: { type: 'string', description: 'JWT refresh token (single use)' },
+  },
+};
 
 export function authOpenApi(): OpenApiPaths {
-  return {};
+  return {
+    '/api/auth/register': {
+      post: {
+        tags: ['auth'],
+        operationId: 'register',
+        summary: 'Register a user',
+        description: [
+          'Without a token: creates the user and a new tenant, with the user as its SUPER_ADMIN.',
+          "With an ADMIN or SUPER_ADMIN token: creates the user in the caller's tenant with user.role (default EMPLOYEE).",
+          'role and tenantId without such a token are a 403. The password may be sent at the top level, inside user, or both',
+          '(then equal): at least 8 characters with an upper-case letter, a lower-case letter, a digit and a special character;',
+          'confirmPassword, when sent, must match. Fields such as id, hash or isEmailVerified are ignored.',
+        ].join(' '),
+        // The bearer token is optional here: anonymous registration is the common case.
+        security: [{}, { [BEARER_SCHEME]: [] }],
+        requestBody: jsonBody(toOpenApiSchema(registerSchema)),
+        responses: {
+          '201': jsonResponse('The new user (no secrets)', authUser),
+          ...errorResponses(400, 401, 403, 409, 413, 415, 500),
+        },
+      },
+    },
+    '/api/auth/login': {
+      post: {
+        tags: ['auth'],
+        operationId: 'login',
+        summary: 'Sign in with email and password',
+        description: 'Unknown email, wrong password and inactive user all answer the same 401.',
+        security: [],
+        requestBody: jsonBody(toOpenApiSchema(loginSchema)),
+        responses: {
+          '200': jsonResponse('The user, an access token and a refresh token', loginAnswer),
+          ...errorResponses(400, 401, 413, 415, 500),
+        },
+      },
+    },
+  };
 }

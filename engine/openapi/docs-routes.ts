@@ -1,8 +1,98 @@
-// STUB: replaced by the Swagger UI routes.
+// GET /swg-json (the document built at start-up) and Swagger UI at /swg, entirely from local
+// files: koa2-swagger-ui renders the page, and swagger-ui-dist's files are served by our own
+// route under /swg/assets, so opening the docs never contacts a CDN (or anything but this host).
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { koaSwagger } from 'koa2-swagger-ui';
+
+export const DOCS_PATH = '/swg';
+export const DOCUMENT_PATH = '/swg-json';
+const ASSETS_PATH = `${DOCS_PATH}/assets`;
+
+const require = createRequire(import.meta.url);
+const distDir = path.dirname(require.resolve('swagger-ui-dist/package.json'));
+const distVersion: string = require('swagger-ui-dist/package.json').version;
+
+/** The only files served from swagger-ui-dist: what the page asks for, by the name it uses. */
+const ASSETS: Record<string, { file: string; type: string }> = {
+  'swagger-ui-bundle.js': { file: 'swagger-ui-bundle.js', type: 'application/javascript; charset=utf-8' },
+  'swagger-ui-standalone-preset.js': { file: 'swagger-ui-standalone-preset.js', type: 'application/javascript; charset=utf-8' },
+  // koa2-swagger-ui's page links swagger-ui.min.css, which the dist package does not have.
+  'swagger-ui.min.css': { file: 'swagger-ui.css', type: 'text/css; charset=utf-8' },
+  'swagger-ui.css': { file: 'swagger-ui.css', type: 'text/css; charset=utf-8' },
+  'favicon-32x32.png': { file: 'favicon-32x32.png', type: 'image/png' },
+  'favicon-16x16.png': { file: 'favicon-16x16.png', type: 'image/png' },
+};
+
+/**
+ * Only this host: even a remote URL that slipped into the page would not be fetched. Swagger UI
+ * itself needs the page's inline script, inline styles and data: images.
+ */
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self' 'unsafe-inline'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const REMOTE_LINK = /<link\b[^>]*\bhref="(?:https?:)?\/\/[^"]*"[^>]*>\s*/gi;
+const REMOTE_REFERENCE = /\b(?:src|href)="(?:https?:)?\/\//i;
+
+/** The page, rendered once by koa2-swagger-ui, without the web-font link its template hard-codes. */
+function renderPage(): string {
+  const render = koaSwagger({
+    title: 'Workforce Management API',
+    routePrefix: DOCS_PATH,
+    swaggerVersion: distVersion,
+    swaggerCdnUrl: ASSETS_PATH,
+    favicon: `${ASSETS_PATH}/${distVersion}/favicon-32x32.png`,
+    hideTopbar: true,
+    swaggerOptions: {
+      url: DOCUMENT_PATH,
+      // The default validator badge would send the document to a remote validator.
+      validatorUrl: null,
+      docExpansion: 'list',
+      persistAuthorization: true,
+    },
+  });
+  const page: { path: string; type?: string; body?: unknown } = { path: DOCS_PATH };
+  void render(page as unknown as Context, async () => {});
+  if (typeof page.body !== 'string') throw new Error('koa2-swagger-ui did not render the Swagger UI page');
+  const html = page.body.replace(REMOTE_LINK, '');
+  if (REMOTE_REFERENCE.test(html)) throw new Error('the Swagger UI page still references a remote asset');
+  return html;
+}
+
+async function serveAsset(ctx: Context, cache: Map<string, Buffer>) {
+  const asset = ASSETS[ctx.params.file];
+  if (ctx.params.version !== distVersion || !asset) return; // falls through to the envelope's 404
+  let content = cache.get(asset.file);
+  if (!content) {
+    content = await readFile(path.join(distDir, asset.file));
+    cache.set(asset.file, content);
+  }
+  ctx.type = asset.type;
+  // The version is in the path, so a cached copy never goes stale.
+  ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
+  ctx.body = content;
+}
 
 export function registerDocs(router: Router, document: Record<string, unknown>) {
-  router.get('/swg-json', (ctx) => {
+  const page = renderPage();
+  const cache = new Map<string, Buffer>();
+  router.get(DOCUMENT_PATH, (ctx) => {
     ctx.body = document;
   });
+  router.get([DOCS_PATH, `${DOCS_PATH}/`], (ctx) => {
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+    ctx.body = page;
+  });
+  router.get(`${ASSETS_PATH}/:version/:file`, (ctx) => serveAsset(ctx, cache));
 }

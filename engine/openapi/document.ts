@@ -1,9 +1,85 @@
-// STUB: replaced by the full generator.
-import type { Engine, Module } from '../module.js';
+// The OpenAPI 3.0 document, built once at start-up from the same compiled definitions that the
+// routes and validators come from: generated resource paths, health, and each module's paths.
 import pkg from '../../package.json' with { type: 'json' };
+import type { Engine, Module, OpenApiPaths } from '../module.js';
+import { BEARER_SCHEME, buildComponents } from './components.js';
+import { healthPaths } from './health-paths.js';
+import { resourcePaths } from './resource-paths.js';
 
-export function buildOpenApiDocument(engine: Engine, modules: Module[]): Record<string, unknown> {
-  const paths: Record<string, unknown> = {};
-  for (const m of modules) Object.assign(paths, m.openapi?.(engine) ?? {});
-  return { openapi: '3.0.3', info: { title: 'Workforce API', version: pkg.version }, paths, registry: engine.registry.size };
+export type OpenApiDocument = Record<string, unknown> & { paths: OpenApiPaths };
+
+const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+
+const DESCRIPTION = [
+  'Multi-tenant workforce and time-tracking API. Every resource is described by one definition that also',
+  'yields its validators and routes, so this document is what the server enforces.',
+  '',
+  '- Sign in with `POST /api/auth/login` and send `Authorization: Bearer <token>`; every record read or',
+  "  written belongs to the token's tenant.",
+  '- Lists take `take` (default 10), `skip`, `order[field]=ASC|DESC`, `where[field]=value`, `relations[]`',
+  '  and, where a resource supports them, `search`, `startDate`/`endDate` and `tags[]`; they answer',
+  '  `{items, total}`. `POST /api/{resource}/search` takes the same parameters as a JSON body.',
+  '- Errors are `{statusCode, message, error}`; on 400 `message` lists every broken rule.',
+].join('\n');
+
+/** Adds a part's path items; the same method on the same path twice is a start-up error. */
+function merge(into: OpenApiPaths, part: OpenApiPaths, owner: string, owners: Map<string, string>) {
+  for (const [path, item] of Object.entries(part)) {
+    const target = (into[path] ??= {});
+    for (const [method, operation] of Object.entries(item)) {
+      const key = `${method.toUpperCase()} ${path}`;
+      if (METHODS.has(method) && target[method]) throw new Error(`OpenAPI: ${key} is documented by both ${owners.get(key)} and ${owner}`);
+      target[method] = operation;
+      owners.set(key, owner);
+    }
+  }
+}
+
+function operations(paths: OpenApiPaths): Array<Record<string, unknown>> {
+  return Object.values(paths).flatMap((item) =>
+    Object.entries(item).filter(([method]) => METHODS.has(method)).map(([, op]) => op as Record<string, unknown>),
+  );
+}
+
+function checkOperationIds(paths: OpenApiPaths) {
+  const seen = new Set<string>();
+  for (const op of operations(paths)) {
+    const id = op.operationId;
+    if (typeof id !== 'string') continue;
+    if (seen.has(id)) throw new Error(`OpenAPI: operationId ${id} is used twice`);
+    seen.add(id);
+  }
+}
+
+/** Every tag an operation uses, by name; a resource's carries its definition's description. */
+function tagsOf(engine: Engine, paths: OpenApiPaths) {
+  const tags = new Map<string, { name: string; description?: string }>();
+  for (const op of operations(paths)) {
+    for (const name of (op.tags as string[] | undefined) ?? []) {
+      if (tags.has(name)) continue;
+      const description = engine.registry.get(name)?.definition.description;
+      tags.set(name, description ? { name, description } : { name });
+    }
+  }
+  return [...tags.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+export function buildOpenApiDocument(engine: Engine, modules: Module[]): OpenApiDocument {
+  const paths: OpenApiPaths = {};
+  const owners = new Map<string, string>();
+  merge(paths, healthPaths(), 'health', owners);
+  for (const resource of engine.registry.values()) {
+    if (resource.routes) merge(paths, resourcePaths(resource), `resource ${resource.name}`, owners);
+  }
+  for (const module of modules) merge(paths, module.openapi?.(engine) ?? {}, `module ${module.name}`, owners);
+  checkOperationIds(paths);
+  return {
+    openapi: '3.0.3',
+    info: { title: 'Workforce Management API', version: pkg.version, description: DESCRIPTION },
+    servers: [{ url: '/' }],
+    security: [{ [BEARER_SCHEME]: [] }],
+    tags: tagsOf(engine, paths),
+    paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
+    components: buildComponents(engine.registry),
+  };
 }

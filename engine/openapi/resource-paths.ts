@@ -1,0 +1,101 @@
+// The paths of the generated CRUD routes (engine/resource/routes.ts), under a resource's path and
+// each of its aliases: the same seven operations, their parameters, bodies and errors.
+import { ANY_AUTHENTICATED, OWNER_SCOPED_ROLE } from '../caller.js';
+import type { OpenApiPaths } from '../module.js';
+import type { CompiledResource, Operation } from '../resource/compiled.js';
+import { findInputName } from './components.js';
+import { errorResponses, idParameter, jsonBody, jsonResponse, listParameters, pascalCase, ref, relationsParameter, schemaName } from './fragments.js';
+
+const ORGANIZATION_HEADER = {
+  name: 'Organization-Id',
+  in: 'header',
+  required: false,
+  description: "Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one)",
+  schema: { type: 'string', format: 'uuid' },
+};
+
+function permissionNote(resource: CompiledResource, operation: Operation): string {
+  const permission = resource.permissions[operation];
+  const who = permission === ANY_AUTHENTICATED ? 'Any signed-in user of the tenant.' : `Needs the ${permission} permission.`;
+  const owner = resource.owner ? ` The ${OWNER_SCOPED_ROLE} role reaches only records whose ${resource.owner} is its own employee.` : '';
+  return who + owner;
+}
+
+interface Names {
+  tag: string;
+  /** Appended to every operationId of an alias, so ids stay unique. */
+  idSuffix: string;
+  aliasNote: string;
+}
+
+function operation(resource: CompiledResource, names: Names, id: string, summary: string, op: Operation, rest: object): object {
+  return {
+    tags: [names.tag],
+    operationId: `${id}${pascalCase(resource.name)}${names.idSuffix}`,
+    summary,
+    description: `${permissionNote(resource, op)}${names.aliasNote}`,
+    deprecated: false,
+    ...rest,
+  };
+}
+
+/** Every path item of one resource with generated routes. */
+export function resourcePaths(resource: CompiledResource): OpenApiPaths {
+  const paths: OpenApiPaths = {};
+  const record = ref(schemaName(resource, 'record'));
+  const list = ref(schemaName(resource, 'list'));
+  const findInput = ref(findInputName(resource));
+  const [canonical] = resource.paths;
+  for (const path of resource.paths) {
+    const alias = path !== canonical;
+    const names: Names = {
+      tag: resource.name,
+      idSuffix: alias ? `Via${pascalCase(path)}` : '',
+      aliasNote: alias ? ` Alias of /api/${canonical}, kept for Ever Gauzy clients: it behaves the same.` : '',
+    };
+    const base = `/api/${path}`;
+    const n = resource.name;
+    paths[base] = {
+      get: operation(resource, names, 'list', `List ${n} records (one page and the total)`, 'read', {
+        parameters: listParameters(resource),
+        responses: { '200': jsonResponse(`A page of ${n} records`, list), ...errorResponses(400, 401, 403, 500) },
+      }),
+      post: operation(resource, names, 'create', `Create a ${n}`, 'create', {
+        ...(resource.scope === 'organization' ? { parameters: [ORGANIZATION_HEADER] } : {}),
+        requestBody: jsonBody(ref(schemaName(resource, 'create'))),
+        responses: { '201': jsonResponse(`The created ${n}`, record), ...errorResponses(400, 401, 403, 409, 413, 415, 500) },
+      }),
+    };
+    paths[`${base}/search`] = {
+      post: operation(resource, names, 'search', `Search ${n} records with the list parameters in the body`, 'read', {
+        requestBody: jsonBody(
+          { oneOf: [findInput, { type: 'object', required: ['findInput'], additionalProperties: false, properties: { findInput } }] },
+          'The list parameters, plain or wrapped as {findInput: {...}}',
+        ),
+        responses: { '200': jsonResponse(`A page of ${n} records`, list), ...errorResponses(400, 401, 403, 413, 415, 500) },
+      }),
+    };
+    paths[`${base}/{id}`] = {
+      get: operation(resource, names, 'get', `Read one ${n}`, 'read', {
+        parameters: [idParameter(), relationsParameter(resource)],
+        responses: { '200': jsonResponse(`The ${n}`, record), ...errorResponses(400, 401, 403, 404, 500) },
+      }),
+      put: operation(resource, names, 'replace', `Replace a ${n} (absent optional fields are reset)`, 'update', {
+        parameters: [idParameter()],
+        requestBody: jsonBody(ref(schemaName(resource, 'replace'))),
+        responses: { '200': jsonResponse(`The replaced ${n}`, record), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 500) },
+      }),
+      patch: operation(resource, names, 'update', `Change some fields of a ${n}`, 'update', {
+        parameters: [idParameter()],
+        requestBody: jsonBody(ref(schemaName(resource, 'patch'))),
+        responses: { '200': jsonResponse(`The updated ${n}`, record), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 500) },
+      }),
+      delete: operation(resource, names, 'delete', `Delete a ${n}`, 'delete', {
+        parameters: [idParameter()],
+        // 400 also when other records still reference it.
+        responses: { '204': { description: 'Deleted' }, ...errorResponses(400, 401, 403, 404, 500) },
+      }),
+    };
+  }
+  return paths;
+}

@@ -18,12 +18,31 @@ export function authorize(ctx: Context, permission: string): Caller {
   return caller;
 }
 
+const QUERY_LIMITS = { depth: 3, arrayLimit: 100, parameterLimit: 200 };
+
 /**
  * Bracket syntax (where[user][id]=…, relations[]=…, order[name]=ASC) with tight limits, so a
- * hostile query string cannot build deep or huge objects.
+ * hostile query string cannot build deep or huge objects. Going past a limit is a 400: qs would
+ * otherwise drop the extra parameters silently, and a dropped filter widens a list.
  */
 export function parseQueryString(raw: string): Record<string, unknown> {
-  return qs.parse(raw, { depth: 3, arrayLimit: 100, parameterLimit: 200, allowPrototypes: false, plainObjects: true }) as Record<string, unknown>;
+  try {
+    return qs.parse(raw, {
+      ...QUERY_LIMITS,
+      strictDepth: true,
+      throwOnLimitExceeded: true,
+      allowPrototypes: false,
+      plainObjects: true,
+    }) as Record<string, unknown>;
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    const message = /depth/i.test(err.message)
+      ? `query parameters must not be nested deeper than ${QUERY_LIMITS.depth} levels`
+      : /array/i.test(err.message)
+        ? `a query parameter must not have more than ${QUERY_LIMITS.arrayLimit} values`
+        : `the query string must not have more than ${QUERY_LIMITS.parameterLimit} parameters`;
+    throw badRequest(message);
+  }
 }
 
 /** A search body may come plain or wrapped as {findInput: {...}} (the Ever Gauzy form). */

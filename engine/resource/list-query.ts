@@ -28,6 +28,7 @@ export interface ListQuery {
 
 const MAX_SEARCH_LENGTH = 200;
 const MAX_SKIP = 1_000_000_000;
+const DAY_MS = 86_400_000;
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -64,8 +65,10 @@ function relationNames(raw: unknown, problems: string[]): string[] {
   return names;
 }
 
+/** The relation names allowed after a known path ('' is the resource itself). */
 function allowedAfter(resource: CompiledResource, prefix: string): string {
-  const start = prefix.split('.').reduce<CompiledResource | undefined>((at, name) => at?.relations.get(name)?.target, resource);
+  const steps = prefix ? prefix.split('.') : [];
+  const start = steps.reduce<CompiledResource | undefined>((at, name) => at?.relations.get(name)?.target, resource);
   const names = start ? [...start.relations.keys()] : [];
   return names.length ? names.join(', ') : 'none';
 }
@@ -84,15 +87,24 @@ export function parseRelations(resource: CompiledResource, raw: unknown, problem
       problems.push(
         prefix
           ? `relations: '${name}' is not allowed; allowed after '${prefix}': ${allowedAfter(resource, prefix)}`
-          : `relations: '${name}' is not allowed; allowed: ${allowedAfter(resource, '') }`,
+          : `relations: '${name}' is not allowed; allowed: ${allowedAfter(resource, '')}`,
       );
     }
   }
   return names;
 }
 
+/**
+ * take and skip: an integer (a digit string from a query, a number from a body). A huge digit
+ * string is still an integer, so it is clamped like any large value rather than refused.
+ */
 function integerParameter(name: string, raw: unknown, min: number, problems: string[]): number | undefined {
-  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^-?\d+$/.test(raw.trim()) ? Number(raw) : NaN;
+  const text = typeof raw === 'string' ? raw.trim() : '';
+  const n =
+    typeof raw === 'number' ? raw
+    : /^\d+$/.test(text) ? Math.min(Number(text), Number.MAX_SAFE_INTEGER)
+    : /^-\d+$/.test(text) ? Math.max(Number(text), Number.MIN_SAFE_INTEGER)
+    : NaN;
   if (!Number.isSafeInteger(n)) {
     problems.push(`${name} must be an integer number`);
     return undefined;
@@ -122,6 +134,7 @@ function parseOrder(resource: CompiledResource, raw: unknown, problems: string[]
   return order;
 }
 
+/** undefined when the parameter was repeated or nested (the problem is recorded once, here). */
 function single(label: string, raw: unknown, problems: string[]): unknown {
   if (Array.isArray(raw) || isPlainObject(raw)) {
     problems.push(`${label} must be a single value`);
@@ -140,7 +153,7 @@ function parseWhere(resource: CompiledResource, raw: unknown, tenantId: string, 
   for (const [key, value] of Object.entries(raw)) {
     if (key === 'tenantId') {
       // The tenant always comes from the token: the same value is redundant, another is forbidden.
-      if (value !== tenantId) throw forbidden();
+      if (typeof value !== 'string' || value.toLowerCase() !== tenantId.toLowerCase()) throw forbidden();
       continue;
     }
     const coerce = resource.filters.get(key);
@@ -174,8 +187,8 @@ function parseWhere(resource: CompiledResource, raw: unknown, tenantId: string, 
       if (conditions.length) nested.push({ relation, conditions });
       continue;
     }
-    const filterable = [...resource.filters.keys(), ...resource.relations.keys()];
-    problems.push(`where: '${key}' is not filterable; filterable: ${filterable.join(', ')}`);
+    const relations = resource.relations.size ? `; relations: ${[...resource.relations.keys()].join(', ')}` : '';
+    problems.push(`where: '${key}' is not filterable; filterable: ${[...resource.filters.keys()].join(', ')}${relations}`);
   }
   return { where, nested };
 }
@@ -212,14 +225,17 @@ export function parseListQuery(resource: CompiledResource, input: Record<string,
       problems.push(`${key} is not a supported list parameter of ${resource.name}; supported: ${supported.join(', ')}`);
     }
   }
-  const query: ListQuery = { take: DEFAULT_TAKE, skip: 0, order: [], where: [], nested: [], relations: [] };
-  if (input.take !== undefined) {
-    const take = integerParameter('take', single('take', input.take, problems), 1, problems);
-    if (take !== undefined) query.take = Math.min(take, resource.maxTake);
+  // A resource whose own maximum is below the default page size gets its maximum by default.
+  const query: ListQuery = { take: Math.min(DEFAULT_TAKE, resource.maxTake), skip: 0, order: [], where: [], nested: [], relations: [] };
+  const take = input.take === undefined ? undefined : single('take', input.take, problems);
+  if (take !== undefined) {
+    const n = integerParameter('take', take, 1, problems);
+    if (n !== undefined) query.take = Math.min(n, resource.maxTake);
   }
-  if (input.skip !== undefined) {
-    const skip = integerParameter('skip', single('skip', input.skip, problems), 0, problems);
-    if (skip !== undefined) query.skip = Math.min(skip, MAX_SKIP);
+  const skip = input.skip === undefined ? undefined : single('skip', input.skip, problems);
+  if (skip !== undefined) {
+    const n = integerParameter('skip', skip, 0, problems);
+    if (n !== undefined) query.skip = Math.min(n, MAX_SKIP);
   }
   if (input.order !== undefined) query.order = parseOrder(resource, input.order, problems);
   if (input.where !== undefined) Object.assign(query, parseWhere(resource, input.where, tenantId, problems));
@@ -236,9 +252,14 @@ export function parseListQuery(resource: CompiledResource, input: Record<string,
     if (start) query.startDate = toTimestamp(start);
     if (end) {
       const at = toTimestamp(end);
-      query.endDate = isDateOnly(end) ? { at: new Date(Date.parse(at) + 86_400_000).toISOString(), exclusive: true } : { at, exclusive: false };
+      query.endDate = isDateOnly(end) ? { at: new Date(Date.parse(at) + DAY_MS).toISOString(), exclusive: true } : { at, exclusive: false };
     }
-    if (start && end && Date.parse(toTimestamp(start)) > Date.parse(toTimestamp(end))) problems.push('startDate must not be after endDate');
+    // Compared with the effective bounds: startDate=…T12:00Z&endDate=<same day> is a valid half day.
+    if (query.startDate && query.endDate) {
+      const from = Date.parse(query.startDate);
+      const to = Date.parse(query.endDate.at);
+      if (query.endDate.exclusive ? from >= to : from > to) problems.push('startDate must not be after endDate');
+    }
   }
   if (input.tags !== undefined && supported.includes('tags')) query.tags = parseTags(input.tags, problems);
   if (problems.length) throw badRequest(problems);

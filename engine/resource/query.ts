@@ -58,8 +58,9 @@ export function applyFilters<B extends Builder>(db: Knex, builder: B, resource: 
     if (query.endDate) b.where(`${table}.${resource.dateRange}`, query.endDate.exclusive ? '<' : '<=', query.endDate.at);
   }
   if (query.tags?.length && resource.tagRelation) {
-    const t = resource.tagRelation.through!;
-    b.whereExists(db.select(db.raw('1')).from(`${t.table} as tag_j`).whereRaw('?? = ??', [`tag_j.${t.from}`, `${table}.id`]).whereIn(`tag_j.${t.to}`, query.tags));
+    // Same path as where[tags][id]: a link to another tenant's tag (a corrupt row) never matches.
+    const alias = `tags_${resource.tagRelation.name}`;
+    b.whereExists(relatedExists(db, resource, resource.tagRelation.name, caller, alias).whereIn(`${alias}.id`, query.tags));
   }
   return builder;
 }

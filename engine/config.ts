@@ -1,6 +1,7 @@
 // The environment, read once into one typed object. A bad value stops start-up with a message
 // naming the variable, so a typo never becomes a surprising default at run time.
 import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 
 export interface Config {
@@ -9,6 +10,8 @@ export interface Config {
   host: string;
   /** PostgreSQL connection string; undefined means the embedded PGlite database. */
   databaseUrl?: string;
+  /** PostgreSQL schema to work in (created if missing); undefined means the server's default search path. */
+  databaseSchema?: string;
   /** Folder of the embedded database (and, later, uploads). */
   dataDir: string;
   jwt: {
@@ -26,6 +29,11 @@ export interface Config {
   /** Milliseconds a health probe waits for the database. */
   healthTimeoutMs: number;
   logRequests: boolean;
+  /**
+   * Folders of further *.yaml definitions served beside resources/ (a deployment's own resources);
+   * each one's migrations/ subfolder, if it has one, is migrated after the project's.
+   */
+  extraResourceDirs: string[];
 }
 
 export class ConfigError extends Error {}
@@ -54,6 +62,44 @@ function databaseUrl(env: Env): string | undefined {
     throw new ConfigError(`DATABASE_URL must use postgres:// or postgresql://, got "${url.protocol}"`);
   }
   return raw;
+}
+
+function databaseSchema(env: Env, databaseUrl: string | undefined): string | undefined {
+  const raw = env.DATABASE_SCHEMA;
+  if (!raw) return undefined;
+  if (!databaseUrl) throw new ConfigError('DATABASE_SCHEMA applies to PostgreSQL only: set DATABASE_URL too, or unset DATABASE_SCHEMA');
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw)) {
+    throw new ConfigError(`DATABASE_SCHEMA must be a lower-case SQL name (letters, digits, _), got "${raw}"`);
+  }
+  return raw;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+/** A list of folders separated like PATH; each must exist, so a typo fails here, not later. */
+function folders(env: Env, name: string): string[] {
+  const raw = env[name];
+  if (!raw) return [];
+  return raw
+    .split(path.delimiter)
+    .filter(Boolean)
+    .map((entry) => {
+      const dir = path.resolve(entry);
+      let isDir = false;
+      try {
+        isDir = statSync(dir).isDirectory();
+      } catch {
+        // reported below
+      }
+      if (!isDir) throw new ConfigError(`${name}: "${entry}" is not a folder`);
+      return dir;
+    });
 }
 
 /** Secrets: required in production, generated per process (and announced once) elsewhere. */
@@ -87,6 +133,7 @@ export function loadConfig(env: Env = process.env): Config {
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: env.HOST || '0.0.0.0',
     databaseUrl: databaseUrl(env),
+    databaseSchema: databaseSchema(env, databaseUrl(env)),
     dataDir: path.resolve(env.DATA_DIR || './data'),
     jwt: {
       ...secrets(env, production),
@@ -95,6 +142,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1),
     healthTimeoutMs: integer(env, 'HEALTH_TIMEOUT_MS', 2000, 1),
-    logRequests: env.LOG_REQUESTS === 'true',
+    logRequests: boolean(env, 'LOG_REQUESTS', false),
+    extraResourceDirs: folders(env, 'EXTRA_RESOURCES_DIR'),
   };
 }

@@ -30,7 +30,11 @@ export class DataDirLockedError extends Error {}
 
 const LOCK_STALE_MS = 10_000;
 
-async function lockDataDir(dir: string): Promise<() => Promise<void>> {
+/**
+ * PGlite has no lock of its own: two processes on one folder silently lose writes. Hold a lock
+ * file (refreshed while we run, released on exit) so the second process stops with a clear message.
+ */
+export async function lockDataDir(dir: string): Promise<() => Promise<void>> {
   mkdirSync(dir, { recursive: true });
   try {
     return await lockfile.lock(dir, {
@@ -55,23 +59,36 @@ async function lockDataDir(dir: string): Promise<() => Promise<void>> {
   }
 }
 
-export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+/** The knex configuration of either database kind (shared by the app and the knex CLI's knexfile). */
+export function knexConfig(options: DatabaseOptions): Knex.Config {
   if (options.databaseUrl) {
-    const instance = knex({
+    return {
       client: 'pg',
       connection: options.databaseUrl,
       searchPath: options.schema ? [options.schema] : undefined,
       pool: { min: 0, max: options.poolMax ?? 10 },
       acquireConnectionTimeout: 5000,
-    });
-    return { knex: instance, kind: 'postgres', close: () => instance.destroy() };
+    };
   }
-  const release = options.dataDir ? await lockDataDir(options.dataDir) : undefined;
-  const instance = knex({
+  return {
     client: ClientPgLite as unknown as typeof Knex.Client,
     dialect: 'postgres',
     connection: options.dataDir ? { filename: options.dataDir } : {},
-  } as Knex.Config);
+  } as Knex.Config;
+}
+
+/** A schema named in the configuration is made on first use, like the embedded database's folder. */
+export async function ensureSchema(db: Knex, schema: string | undefined): Promise<void> {
+  if (schema) await db.raw('create schema if not exists ??', [schema]);
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  if (options.databaseUrl) {
+    const instance = knex(knexConfig(options));
+    return { knex: instance, kind: 'postgres', close: () => instance.destroy() };
+  }
+  const release = options.dataDir ? await lockDataDir(options.dataDir) : undefined;
+  const instance = knex(knexConfig(options));
   return {
     knex: instance,
     kind: 'pglite',

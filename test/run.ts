@@ -1,33 +1,169 @@
-// `npm test`: every test/**/*.test.ts through uvu in one process (ESM, top-level await), then a
-// closing line "N passed, N failed" that CI reads. Extra arguments filter test files by pattern.
+// `npm test [-- <regex>]`: every test/**/*.test.ts (those whose path matches the regex, if given)
+// through uvu in one child process, then a closing line "N passed, N failed" that CI reads.
+//
+// Why a child, and why not uvu's own CLI:
+// - uvu's CLI sets FORCE_COLOR=1 (colours, and a Node warning beside NO_COLOR); output here is plain.
+// - uvu's CLI stops at the first test file that fails to import, and a throwing `test.before` is
+//   swallowed (its tests just "don't pass", with no message). Here both count as failures, with the error.
+// - The parent prints the closing line whatever the child does: crash, exit early, or hang on an
+//   open handle (the child exits by itself a while after its last test, saying so).
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-const pattern = process.argv[2] ?? '\\.test\\.ts$';
-const child = spawn(process.execPath, ['--import', 'tsx', 'node_modules/uvu/bin.js', 'test', pattern], {
-  cwd: root,
-  env: (({ FORCE_COLOR, ...rest }) => ({ ...rest, NO_COLOR: '1', NODE_DISABLE_COLORS: '1' }))(process.env),
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
+const TEST_DIR = fileURLToPath(new URL('.', import.meta.url));
+const CHILD_FLAG = '--uvu-child';
+/** How long a finished test process may be kept alive by open handles before it is ended. */
+const LINGER_MS = 10_000;
 
-let output = '';
-child.stdout.on('data', (chunk: Buffer) => {
-  output += chunk.toString();
-  process.stdout.write(chunk);
-});
+interface Counts {
+  passed: number;
+  failed: number;
+  skipped: number;
+}
 
-child.on('close', (code) => {
-  const number = (label: string) => Number(new RegExp(`${label}:\\s+(\\d+)`).exec(output)?.[1] ?? NaN);
-  const total = number('Total');
-  const passed = number('Passed');
-  const skipped = number('Skipped') || 0;
-  if (Number.isNaN(total) || Number.isNaN(passed)) {
-    console.log('0 passed, 1 failed');
-    console.error('test run ended without a uvu summary');
-    process.exit(code || 1);
+/** Test files under test/, as paths relative to it, sorted; fixtures are data, never tests. */
+function testFiles(pattern: string | undefined): string[] {
+  const filter = pattern ? new RegExp(pattern, 'i') : undefined;
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      const name = path.relative(TEST_DIR, full);
+      if (entry.isDirectory()) {
+        if (entry.name !== 'fixtures' && entry.name !== 'node_modules') walk(full);
+      } else if (name.endsWith('.test.ts') && (!filter || filter.test(name))) {
+        found.push(name);
+      }
+    }
+  };
+  walk(TEST_DIR);
+  return found.sort();
+}
+
+function describeError(err: unknown): string {
+  const text = err instanceof Error ? err.stack ?? err.message : String(err);
+  return text.split('\n').map((line) => `    ${line}`).join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parent: spawn the child, keep its latest counts, print the closing line.
+
+function parent(pattern: string | undefined) {
+  const { FORCE_COLOR: _ignored, ...env } = process.env;
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), CHILD_FLAG, ...(pattern ? [pattern] : [])], {
+    cwd: path.dirname(TEST_DIR),
+    env: { ...env, NO_COLOR: '1', NODE_DISABLE_COLORS: '1' },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  let counts: Counts | undefined;
+  child.on('message', (message: Counts) => {
+    counts = message;
+  });
+  child.on('close', (code, signal) => {
+    const result = counts ?? { passed: 0, failed: 0, skipped: 0 };
+    // A child that ended badly without a counted failure (crash, kill) is still one failure.
+    if ((code !== 0 || signal) && result.failed === 0) {
+      result.failed = 1;
+      console.error(`\ntest process ended with ${signal ? `signal ${signal}` : `exit code ${code}`} outside any counted test`);
+    }
+    if (result.skipped) console.log(`\n${result.skipped} skipped`);
+    console.log(`\n${result.passed} passed, ${result.failed} failed`);
+    process.exit(result.failed === 0 ? 0 : 1);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child: import each test file into uvu's queue (import errors become failures), run the queue.
+
+type Runner = () => Promise<[errors: string | true, ran: number, skipped: number, total: number]>;
+
+async function child(pattern: string | undefined) {
+  // Before importing uvu: tells it the queue is run by us, not on the next tick by each file.
+  (globalThis as any).UVU_DEFER = 1;
+  const uvu = await import('uvu');
+  const queue: Array<[string | null, ...Runner[]]> = ((globalThis as any).UVU_QUEUE ??= []);
+  const counts: Counts = { passed: 0, failed: 0, skipped: 0 };
+
+  // uvu drops the error of a throwing before/after hook; keep it for the report.
+  const hookErrors: unknown[] = [];
+  const guard = (register: (fn: (state: any) => unknown) => void) =>
+    (fn: (state: any) => unknown) =>
+      register(async (state) => {
+        try {
+          await fn(state);
+        } catch (err) {
+          hookErrors.push(err);
+          throw err;
+        }
+      });
+  const test = uvu.test as any;
+  const before = Object.assign(guard(test.before), { each: test.before.each });
+  const after = Object.assign(guard(test.after), { each: test.after.each });
+  test.before = before;
+  test.after = after;
+
+  const files = testFiles(pattern);
+  if (files.length === 0) {
+    console.error(`No test file under test/ matches ${pattern ? `/${pattern}/i` : '*.test.ts'}`);
+    counts.failed = 1;
+    process.send?.(counts);
+    process.exitCode = 1;
+    return;
   }
-  const failed = Math.max(total - passed - skipped, code ? 1 : 0);
-  console.log(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
-  process.exit(code === 0 && failed === 0 ? 0 : 1);
-});
+
+  for (const [index, name] of files.entries()) {
+    (globalThis as any).UVU_INDEX = index;
+    queue.push([name]);
+    try {
+      await import(pathToFileURL(path.join(TEST_DIR, name)).href);
+    } catch (err) {
+      const message = `  FAIL  ${name} could not be loaded\n${describeError(err)}\n`;
+      queue[index].push(async () => [message, 0, 0, 1]);
+    }
+    if (queue[index].length === 1) {
+      queue[index].push(async () => [`  FAIL  ${name} defines no tests (is test.run() missing?)\n`, 0, 0, 1]);
+    }
+  }
+
+  // Count every suite as it ends, and turn a hook failure into a reported failure.
+  for (const group of queue) {
+    const name = group[0]; // uvu shifts the name off the group when it runs it
+    for (let i = 1; i < group.length; i++) {
+      const run = group[i] as Runner;
+      group[i] = async () => {
+        const seenHookErrors = hookErrors.length;
+        let result: Awaited<ReturnType<Runner>>;
+        try {
+          result = await run();
+        } catch (err) {
+          // A throwing after-hook escapes uvu's runner: the suite's own counts are lost with it.
+          result = [`  FAIL  ${name}: a hook failed\n${describeError(err)}\n`, 0, 0, 1];
+        }
+        let [errors, ran, skipped, total] = result;
+        if (errors === true && ran < total) {
+          const cause = hookErrors.slice(seenHookErrors).map(describeError).join('\n') || '    (the error was not reported)';
+          errors = `  FAIL  ${name}: ${total - ran} test(s) did not run because a before hook failed\n${cause}\n`;
+        }
+        counts.passed += ran;
+        counts.failed += total - ran;
+        counts.skipped += skipped;
+        process.send?.(counts);
+        return [errors, ran, skipped, total];
+      };
+    }
+  }
+
+  await uvu.exec();
+  process.exitCode = counts.failed ? 1 : 0;
+  process.disconnect?.();
+  setTimeout(() => {
+    console.error(`Open handles (a database pool or server not closed in test.after?) kept the test process alive ${LINGER_MS / 1000} s after the last test; ending it.`);
+    process.exit();
+  }, LINGER_MS).unref();
+}
+
+const args = process.argv.slice(2);
+if (args[0] === CHILD_FLAG) await child(args[1]);
+else parent(args[0]);

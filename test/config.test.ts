@@ -1,0 +1,161 @@
+// loadConfig: the default of every variable, and a message naming the variable for every bad value.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ConfigError, loadConfig } from '../engine/config.js';
+
+const SECRET = 'a'.repeat(32);
+const REFRESH = 'b'.repeat(32);
+const scratch = mkdtempSync(path.join(tmpdir(), 'config-test-'));
+test.after(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** The ConfigError loadConfig throws for this environment (fails the test if it throws none). */
+function refusal(env: Record<string, string>): string {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    assert.instance(err, ConfigError);
+    return (err as Error).message;
+  }
+  assert.unreachable(`loadConfig accepted ${JSON.stringify(env)}`);
+  return '';
+}
+
+test('an empty environment gives the documented defaults', () => {
+  const config = loadConfig({});
+  assert.is(config.env, 'development');
+  assert.is(config.port, 3000);
+  assert.is(config.host, '0.0.0.0');
+  assert.is(config.databaseUrl, undefined);
+  assert.is(config.databaseSchema, undefined);
+  assert.is(config.dataDir, path.resolve('data'), 'DATA_DIR defaults to ./data of the working directory');
+  assert.is(config.jwt.expiresIn, 86_400);
+  assert.is(config.jwt.refreshExpiresIn, 604_800);
+  assert.is(config.bodyLimit, 1024 * 1024);
+  assert.is(config.healthTimeoutMs, 2000);
+  assert.is(config.logRequests, false);
+  assert.equal(config.extraResourceDirs, []);
+});
+
+test('without secrets outside production, distinct secrets are generated per process and flagged', () => {
+  const a = loadConfig({});
+  const b = loadConfig({});
+  assert.ok(a.jwt.generated);
+  assert.ok(a.jwt.secret.length >= 32 && a.jwt.refreshSecret.length >= 32);
+  assert.is.not(a.jwt.secret, a.jwt.refreshSecret);
+  assert.is.not(a.jwt.secret, b.jwt.secret, 'each process makes its own');
+  // Only one of the two set still means generated secrets (the other one is made up).
+  assert.ok(loadConfig({ JWT_SECRET: SECRET }).jwt.generated);
+});
+
+test('every variable is read', () => {
+  const extra = mkdtempSync(path.join(scratch, 'extra-'));
+  const other = mkdtempSync(path.join(scratch, 'other-'));
+  const config = loadConfig({
+    NODE_ENV: 'production',
+    PORT: '8080',
+    HOST: '127.0.0.1',
+    DATABASE_URL: 'postgresql://app:pw@db.internal:5433/work',
+    DATABASE_SCHEMA: 'tenant_data',
+    DATA_DIR: 'var/db',
+    JWT_SECRET: SECRET,
+    JWT_REFRESH_SECRET: REFRESH,
+    JWT_EXPIRES_IN: '900',
+    JWT_REFRESH_EXPIRES_IN: '1209600',
+    BODY_LIMIT: '2048',
+    HEALTH_TIMEOUT_MS: '150',
+    LOG_REQUESTS: 'true',
+    EXTRA_RESOURCES_DIR: [extra, other].join(path.delimiter),
+  });
+  assert.is(config.env, 'production');
+  assert.is(config.port, 8080);
+  assert.is(config.host, '127.0.0.1');
+  assert.is(config.databaseUrl, 'postgresql://app:pw@db.internal:5433/work');
+  assert.is(config.databaseSchema, 'tenant_data');
+  assert.is(config.dataDir, path.resolve('var/db'));
+  assert.equal(config.jwt, { secret: SECRET, refreshSecret: REFRESH, generated: false, expiresIn: 900, refreshExpiresIn: 1_209_600 });
+  assert.is(config.bodyLimit, 2048);
+  assert.is(config.healthTimeoutMs, 150);
+  assert.is(config.logRequests, true);
+  assert.equal(config.extraResourceDirs, [extra, other]);
+});
+
+test('PORT=0 asks the system for a free port; an absolute DATA_DIR is kept as it is', () => {
+  assert.is(loadConfig({ PORT: '0' }).port, 0);
+  assert.is(loadConfig({ DATA_DIR: scratch }).dataDir, scratch);
+});
+
+test('empty values count as unset', () => {
+  const config = loadConfig({ PORT: '', DATABASE_URL: '', DATA_DIR: '', HEALTH_TIMEOUT_MS: '', LOG_REQUESTS: '', EXTRA_RESOURCES_DIR: '' });
+  assert.is(config.port, 3000);
+  assert.is(config.databaseUrl, undefined);
+  assert.is(config.dataDir, path.resolve('data'));
+  assert.is(config.healthTimeoutMs, 2000);
+  assert.is(config.logRequests, false);
+  assert.equal(config.extraResourceDirs, []);
+});
+
+test('whole-number settings refuse anything else, naming the variable and the value', () => {
+  for (const [name, value] of [
+    ['PORT', 'abc'],
+    ['PORT', '65536'],
+    ['PORT', '-1'],
+    ['PORT', '80.5'],
+    ['PORT', ' 80'],
+    ['JWT_EXPIRES_IN', '1d'],
+    ['JWT_EXPIRES_IN', '0'],
+    ['JWT_REFRESH_EXPIRES_IN', '7d'],
+    ['BODY_LIMIT', '1mb'],
+    ['BODY_LIMIT', '0'],
+    ['HEALTH_TIMEOUT_MS', '0'],
+    ['HEALTH_TIMEOUT_MS', 'soon'],
+  ]) {
+    const message = refusal({ [name]: value });
+    assert.ok(message.startsWith(`${name} must be a whole number`), message);
+    assert.ok(message.includes(`"${value}"`), message);
+  }
+});
+
+test('DATABASE_URL must be a postgres URL', () => {
+  assert.match(refusal({ DATABASE_URL: 'not a url' }), /^DATABASE_URL must be a URL/);
+  assert.match(refusal({ DATABASE_URL: 'mysql://root@localhost/db' }), /^DATABASE_URL must use postgres:\/\/ or postgresql:\/\/, got "mysql:"/);
+  assert.is(loadConfig({ DATABASE_URL: 'postgres://u@h/d' }).databaseUrl, 'postgres://u@h/d');
+});
+
+test('DATABASE_SCHEMA needs DATABASE_URL and a plain lower-case SQL name', () => {
+  assert.match(refusal({ DATABASE_SCHEMA: 'app' }), /^DATABASE_SCHEMA applies to PostgreSQL only/);
+  for (const bad of ['App', 'my-schema', '1st', 'a;drop', 'x'.repeat(64)]) {
+    assert.match(refusal({ DATABASE_URL: 'postgres://u@h/d', DATABASE_SCHEMA: bad }), /^DATABASE_SCHEMA must be a lower-case SQL name/);
+  }
+});
+
+test('production refuses to start without both JWT secrets', () => {
+  for (const env of [{}, { JWT_SECRET: SECRET }, { JWT_REFRESH_SECRET: REFRESH }]) {
+    const message = refusal({ NODE_ENV: 'production', ...env });
+    assert.ok(message.includes('JWT_SECRET') && message.includes('JWT_REFRESH_SECRET') && message.includes('NODE_ENV=production'), message);
+  }
+});
+
+test('JWT secrets must be long enough and differ from each other', () => {
+  assert.is(refusal({ JWT_SECRET: 'short', JWT_REFRESH_SECRET: REFRESH }), 'JWT_SECRET must be at least 32 characters long');
+  assert.is(refusal({ JWT_SECRET: SECRET, JWT_REFRESH_SECRET: 'short' }), 'JWT_REFRESH_SECRET must be at least 32 characters long');
+  assert.is(refusal({ JWT_SECRET: SECRET, JWT_REFRESH_SECRET: SECRET }), 'JWT_SECRET and JWT_REFRESH_SECRET must differ');
+});
+
+test('LOG_REQUESTS is true/false (or 1/0), never a silent false for a typo', () => {
+  assert.is(loadConfig({ LOG_REQUESTS: '1' }).logRequests, true);
+  assert.is(loadConfig({ LOG_REQUESTS: 'false' }).logRequests, false);
+  assert.is(loadConfig({ LOG_REQUESTS: '0' }).logRequests, false);
+  assert.is(refusal({ LOG_REQUESTS: 'yes' }), 'LOG_REQUESTS must be true or false, got "yes"');
+});
+
+test('EXTRA_RESOURCES_DIR names existing folders only', () => {
+  const file = path.join(scratch, 'a-file.yaml');
+  writeFileSync(file, 'name: x\n');
+  assert.is(refusal({ EXTRA_RESOURCES_DIR: path.join(scratch, 'missing') }), `EXTRA_RESOURCES_DIR: "${path.join(scratch, 'missing')}" is not a folder`);
+  assert.is(refusal({ EXTRA_RESOURCES_DIR: file }), `EXTRA_RESOURCES_DIR: "${file}" is not a folder`);
+});
+
+test.run();

@@ -10,8 +10,9 @@ function keyColumns(detail: unknown): string[] {
   return match ? match[1].split(',').map((c) => c.trim().replace(/^"|"$/g, '')) : [];
 }
 
+/** 'Key (id)=(…) is [still] referenced from table "employee".' → 'employee' (a delete blocked by a reference). */
 function referencedBy(detail: unknown): string | undefined {
-  const match = typeof detail === 'string' ? /referenced from table "([^"]+)"/.exec(detail) : null;
+  const match = typeof detail === 'string' ? /is (?:still )?referenced from table "([^"]+)"/.exec(detail) : null;
   return match?.[1];
 }
 
@@ -24,9 +25,11 @@ export function mapDatabaseError(err: any): HttpError | undefined {
       const what = columns.length ? `the same ${columns.join(' and ')}` : 'the same unique values';
       return new HttpError(409, `A record with ${what} already exists`);
     }
+    // 23001: a delete blocked by ON DELETE RESTRICT (newer PostgreSQL reports it apart from 23503).
+    case '23001':
     case '23503': {
       const table = referencedBy(err.detail);
-      if (table) return new HttpError(400, [`The record is still referenced by ${table} records`]);
+      if (table) return new HttpError(400, [`The record is still referenced by ${table.replace(/_/g, '-')} records; delete or move them first`]);
       const [column] = keyColumns(err.detail);
       return new HttpError(400, [`${column ?? 'a reference'} must reference an existing record`]);
     }

@@ -48,9 +48,11 @@ export function errorMiddleware(log: (err: unknown) => void = (err) => console.e
   return async function errors(ctx: Context, next: Next) {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
-        // No route matched: answer like NestJS does, inside the envelope.
-        throw new HttpError(404, `Cannot ${ctx.method} ${ctx.path}`);
+      if (ctx.status >= 400 && ctx.body == null) {
+        // Nothing answered (no route matched: 404, as NestJS words it), or a middleware set only a
+        // status (the router's 405 with its Allow header): the client still gets the envelope.
+        const message = ctx.status === 404 ? `Cannot ${ctx.method} ${ctx.path}` : STATUS_CODES[ctx.status] ?? 'Error';
+        throw new HttpError(ctx.status, ctx.status === 400 ? [message] : message);
       }
     } catch (err) {
       const http = toHttpError(err);

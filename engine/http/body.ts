@@ -2,20 +2,41 @@
 // a larger body a 413. Routes that take other media (uploads) opt out by path prefix.
 import type { Context, Next } from 'koa';
 import bodyParser from 'koa-bodyparser';
-import { HttpError } from '../errors.js';
+import { badRequest, HttpError } from '../errors.js';
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
+const JSON_TYPES = ['application/json', 'application/*+json'];
 
 function hasBody(ctx: Context): boolean {
   const length = ctx.request.length;
   return (length !== undefined && length > 0) || ctx.get('transfer-encoding') !== '';
 }
 
+/** The parser's own errors (raw-body, co-body) → our envelope, with sentences instead of library text. */
+function parseFailure(err: any): HttpError {
+  const status = typeof err?.status === 'number' ? err.status : 400;
+  if (status === 413) return new HttpError(413, 'Request body is larger than the limit');
+  if (status === 415) return new HttpError(415, 'Unsupported content encoding');
+  // co-body's strict mode refuses a bare string, number, true, false or null at the top level.
+  if (err instanceof SyntaxError && /only supports object and array/.test(err.message)) return badRequest('body must be an object');
+  return badRequest('Request body is not valid JSON');
+}
+
 export function jsonBody(limitBytes: number, rawPrefixes: string[] = []) {
-  const parse = bodyParser({ enableTypes: ['json'], jsonLimit: `${limitBytes}b`, strict: true });
+  const parse = bodyParser({
+    enableTypes: ['json'],
+    jsonLimit: `${limitBytes}b`,
+    strict: true,
+    // Every JSON media type accepted below is parsed too: without this, koa-bodyparser reads only
+    // its own short list, and an application/merge-patch+json body would silently become {}.
+    detectJSON: (ctx) => Boolean(ctx.is(JSON_TYPES)),
+    onerror: (err) => {
+      throw parseFailure(err);
+    },
+  });
   return async function body(ctx: Context, next: Next) {
     if (!METHODS_WITH_BODY.has(ctx.method) || rawPrefixes.some((p) => ctx.path.startsWith(p))) return next();
-    if (hasBody(ctx) && !ctx.is('application/json', 'application/*+json')) {
+    if (hasBody(ctx) && !ctx.is(JSON_TYPES)) {
       throw new HttpError(415, 'Unsupported media type: send application/json');
     }
     return parse(ctx, next);

@@ -88,8 +88,10 @@ export class ResourceService {
 
   async remove(caller: Caller, id: string): Promise<void> {
     const { db, resource } = this;
-    const deleted = await scope(db(resource.table).where(`${resource.table}.id`, checkId(id)), resource, caller).delete();
-    if (!deleted) throw notFound();
+    // returning(): knex-pglite answers a bare delete with a result object, not a count, so a
+    // count would read as "deleted" on the embedded database even when no row matched.
+    const deleted = await scope(db(resource.table).where(`${resource.table}.id`, checkId(id)), resource, caller).delete().returning('id');
+    if (!deleted.length) throw notFound();
   }
 
   private async update(caller: Caller, id: string, body: unknown, mode: 'replace' | 'patch') {

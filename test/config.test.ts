@@ -132,7 +132,7 @@ test('DATABASE_SCHEMA needs DATABASE_URL and a plain lower-case SQL name', () =>
 });
 
 test('production refuses to start without both JWT secrets', () => {
-  for (const env of [{}, { JWT_SECRET: SECRET }, { JWT_REFRESH_SECRET: REFRESH }]) {
+  for (const env of [{}, { JWT_SECRET: SECRET }, { JWT_REFRESH_SECRET: REFRESH }] as Array<Record<string, string>>) {
     const message = refusal({ NODE_ENV: 'production', ...env });
     assert.ok(message.includes('JWT_SECRET') && message.includes('JWT_REFRESH_SECRET') && message.includes('NODE_ENV=production'), message);
   }

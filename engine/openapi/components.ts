@@ -24,9 +24,11 @@ function recordSchema(resource: CompiledResource): Json {
     const target = ref(schemaName(relation.target, 'record'));
     const note = `Present only when requested with relations[]=${relation.name}`;
     if (relation.kind === 'belongsTo') {
-      // A belongsTo is null when its id field is empty.
-      const nullable = !required.has(relation.via!);
-      properties[relation.name] = nullable ? { allOf: [target], nullable: true, description: note } : { allOf: [target], description: note };
+      // A belongsTo is null when its id field is empty. OpenAPI 3.0 ignores nullable without a
+      // type, so null is its own branch.
+      properties[relation.name] = required.has(relation.via!)
+        ? { allOf: [target], description: note }
+        : { anyOf: [target, { type: 'object', nullable: true, enum: [null] }], description: `${note}; null when ${relation.via} is empty` };
     } else {
       properties[relation.name] = { type: 'array', items: target, description: note };
     }

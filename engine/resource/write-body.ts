@@ -25,10 +25,19 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
 
 /** Read-only fields are ignored; a tenantId other than the caller's is a 403. */
 function stripReadOnly(resource: CompiledResource, body: Record<string, unknown>, caller: Caller): Record<string, unknown> {
-  if ('tenantId' in body && body.tenantId !== caller.tenantId) throw forbidden();
+  const sameTenant = typeof body.tenantId === 'string' && body.tenantId.toLowerCase() === caller.tenantId;
+  if ('tenantId' in body && !sameTenant) throw forbidden();
   const copy = { ...body };
   for (const name of resource.readOnlyFields) delete copy[name];
   return copy;
+}
+
+/** The owner-scoped role writes only its own records, so a writable owner field it leaves out is its own. */
+function withOwnerDefault(resource: CompiledResource, body: Record<string, unknown>, caller: Caller, mode: WriteMode) {
+  const owner = resource.owner;
+  if (!owner || caller.role !== OWNER_SCOPED_ROLE || mode === 'patch' || !caller.employeeId) return body;
+  if (!resource.fields.get(owner)?.writable || body[owner] !== undefined) return body;
+  return { ...body, [owner]: caller.employeeId };
 }
 
 async function defaultOrganization(db: Knex, caller: Caller, context: WriteContext): Promise<string | undefined> {
@@ -68,7 +77,9 @@ export async function prepareWrite(
   rawBody: unknown,
   context: WriteContext = {},
 ): Promise<PreparedWrite> {
-  const body = resource.validators[mode](isPlainObject(rawBody) ? stripReadOnly(resource, rawBody, caller) : rawBody);
+  const body = resource.validators[mode](
+    isPlainObject(rawBody) ? withOwnerDefault(resource, stripReadOnly(resource, rawBody, caller), caller, mode) : rawBody,
+  );
   const row: Record<string, unknown> = {};
   for (const field of resource.writableFields) {
     if (field.name in body) row[field.name] = toColumnValue(field.definition, body[field.name]);
@@ -79,10 +90,9 @@ export async function prepareWrite(
     row.organizationId = await defaultOrganization(db, caller, context);
     if (!row.organizationId) throw badRequest('organizationId should not be empty');
   }
-  if (resource.owner && caller.role === OWNER_SCOPED_ROLE) {
-    const owner = resource.owner;
-    if (row[owner] === undefined && mode === 'create') row[owner] = caller.employeeId;
-    else if (row[owner] !== undefined && row[owner] !== caller.employeeId) throw forbidden();
+  // Writing a record for another employee is forbidden (reading one is a 404: see scope()).
+  if (resource.owner && caller.role === OWNER_SCOPED_ROLE && row[resource.owner] !== undefined && row[resource.owner] !== caller.employeeId) {
+    throw forbidden();
   }
 
   const links: PreparedWrite['links'] = [];

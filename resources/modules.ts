@@ -1,4 +1,5 @@
 // Hand-written modules: resources whose routes are not plain CRUD. Each lives in its own folder.
 import type { Module } from '../engine/module.js';
+import { eventTypeModule } from './event-type/index.js';
 
-export const modules: Module[] = [];
+export const modules: Module[] = [eventTypeModule];

@@ -193,14 +193,28 @@ function parseWhere(resource: CompiledResource, raw: unknown, tenantId: string, 
   return { where, nested };
 }
 
+/**
+ * The last instant PostgreSQL gets in a form it reads: past year 9999 toISOString() writes
+ * "+010000-…", which the database refuses (a 500 instead of a 400 or a match).
+ */
+const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+
 function parseDate(name: string, raw: unknown, problems: string[]): string | undefined {
   const v = single(name, raw, problems);
   if (v === undefined) return undefined;
-  if (typeof v !== 'string' || !isDateString(v)) {
+  if (typeof v !== 'string' || !isDateString(v) || Date.parse(toTimestamp(v)) > LAST_INSTANT) {
     problems.push(`${name} must be a valid ISO 8601 date string`);
     return undefined;
   }
   return v;
+}
+
+/** A date-only end means "to the end of that day": the next midnight, exclusive (none after 9999-12-31). */
+function endBound(end: string): ListQuery['endDate'] {
+  const at = toTimestamp(end);
+  if (!isDateOnly(end)) return { at, exclusive: false };
+  const next = Date.parse(at) + DAY_MS;
+  return next > LAST_INSTANT ? undefined : { at: new Date(next).toISOString(), exclusive: true };
 }
 
 function parseTags(raw: unknown, problems: string[]): string[] {
@@ -250,10 +264,7 @@ export function parseListQuery(resource: CompiledResource, input: Record<string,
     const start = input.startDate === undefined ? undefined : parseDate('startDate', input.startDate, problems);
     const end = input.endDate === undefined ? undefined : parseDate('endDate', input.endDate, problems);
     if (start) query.startDate = toTimestamp(start);
-    if (end) {
-      const at = toTimestamp(end);
-      query.endDate = isDateOnly(end) ? { at: new Date(Date.parse(at) + DAY_MS).toISOString(), exclusive: true } : { at, exclusive: false };
-    }
+    if (end) query.endDate = endBound(end);
     // Compared with the effective bounds: startDate=…T12:00Z&endDate=<same day> is a valid half day.
     if (query.startDate && query.endDate) {
       const from = Date.parse(query.startDate);

@@ -51,17 +51,20 @@ interface RegisterBody {
   tenantId?: string;
 }
 
-/** Fields a client may send but never sets: they are dropped before validation. */
-const NEVER_ASSIGNED = ['id', 'hash', 'isEmailVerified', 'isActive', 'roleId', 'createdAt', 'updatedAt'];
+/**
+ * Fields a client may send (at the top level or inside `user`) but never sets, the mass-assignment
+ * guard: they are dropped before validation, as read-only fields are everywhere else. `name` is
+ * computed from the first and last names.
+ */
+const NEVER_ASSIGNED = ['id', 'hash', 'isEmailVerified', 'isActive', 'roleId', 'name', 'createdAt', 'updatedAt'];
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function withoutNeverAssigned(body: unknown): unknown {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
-  const copy: Record<string, unknown> = { ...(body as Record<string, unknown>) };
-  if (typeof copy.user === 'object' && copy.user !== null && !Array.isArray(copy.user)) {
-    const user = { ...(copy.user as Record<string, unknown>) };
-    for (const key of NEVER_ASSIGNED) delete user[key];
-    copy.user = user;
-  }
+  if (!isPlainObject(body)) return body;
+  const drop = (record: Record<string, unknown>) => Object.fromEntries(Object.entries(record).filter(([key]) => !NEVER_ASSIGNED.includes(key)));
+  const copy = drop(body);
+  if (isPlainObject(copy.user)) copy.user = drop(copy.user);
   return copy;
 }
 

@@ -4,7 +4,7 @@
 import { STATUS_CODES } from 'node:http';
 import { DEFAULT_TAKE, type CompiledResource, type Registry } from '../resource/compiled.js';
 import { supportedParameters } from '../resource/list-query.js';
-import { ERROR_RESPONSES, ref, relationsSchema, orderSchema, schemaName, takeDescription, whereSchema } from './fragments.js';
+import { ERROR_RESPONSES, LIST_EXAMPLE, ref, relationsSchema, orderSchema, schemaName, takeDescription, whereSchema } from './fragments.js';
 import { toOpenApiSchema } from './schema-conversion.js';
 
 export const ERROR_SCHEMA = 'ErrorResponse';
@@ -42,7 +42,7 @@ function bodySchema(resource: CompiledResource, kind: 'create' | 'replace' | 'pa
   const ignored = resource.readOnlyFields.join(', ');
   const what = {
     create: `A new ${resource.name}.`,
-    replace: `Every field of a ${resource.name}: required fields must be present, absent optional fields are reset.`,
+    replace: `Every field of the ${resource.name}: required fields must be present, absent optional fields are reset.`,
     patch: `Only the ${resource.name} fields to change.`,
   }[kind];
   return { ...schema, description: `${what} Read-only fields (${ignored}) are ignored; any other unknown field is a 400.` };
@@ -74,7 +74,13 @@ function findInputSchema(resource: CompiledResource): Json {
     properties.endDate = toOpenApiSchema({ type: 'string', format: 'iso-date', description: `Latest ${resource.dateRange}; a date-only value includes that whole day` });
   }
   if (supported.has('tags')) properties.tags = { type: 'array', items: { type: 'string', format: 'uuid' }, description: 'Tag ids' };
-  return { type: 'object', additionalProperties: false, properties, description: `List parameters of ${resource.name}, as in the query string of the list route` };
+  return {
+    type: 'object',
+    additionalProperties: false,
+    properties,
+    description: `List parameters of ${resource.name}, as in the query string of the list route`,
+    example: LIST_EXAMPLE,
+  };
 }
 
 /** Every schema of one resource, by component name. */

@@ -72,6 +72,9 @@ export function orderSchema(resource: CompiledResource): object {
   return { type: 'object', additionalProperties: false, properties };
 }
 
+/** What "Try it out" starts from: the defaults, not a value for every filter. */
+export const LIST_EXAMPLE = { take: DEFAULT_TAKE, skip: 0, order: { createdAt: 'DESC' }, where: {} };
+
 export const takeDescription = (resource: CompiledResource) =>
   `Page size: default ${DEFAULT_TAKE}, at most ${resource.maxTake} (larger values are clamped to ${resource.maxTake}).`;
 
@@ -91,6 +94,8 @@ export function listParameters(resource: CompiledResource): object[] {
       explode: true,
       description: `order[field]=ASC|DESC, applied in the order given; default createdAt DESC, the id breaks ties. Sortable: ${[...resource.sortable].join(', ')}.`,
       schema: orderSchema(resource),
+      // Without an example Swagger UI pre-fills every sortable field.
+      example: LIST_EXAMPLE.order,
     },
     {
       name: 'where',
@@ -102,6 +107,8 @@ export function listParameters(resource: CompiledResource): object[] {
         `where[field]=value, exact match with the value coerced to the field's type. Filterable: ${filters.join(', ')}.` +
         (nested.length ? ` On related records: where[relation][field]=value for ${nested.join(', ')} (their id and filterable fields).` : ''),
       schema: whereSchema(resource),
+      // Without an example Swagger UI pre-fills every filter, which matches nothing.
+      example: LIST_EXAMPLE.where,
     },
     relationsParameter(resource),
   ];

@@ -14,6 +14,8 @@ const ORGANIZATION_HEADER = {
   schema: { type: 'string', format: 'uuid' },
 };
 
+const article = (noun: string) => (/^[aeiou]/i.test(noun) ? 'an' : 'a');
+
 function permissionNote(resource: CompiledResource, operation: Operation): string {
   const permission = resource.permissions[operation];
   const who = permission === ANY_AUTHENTICATED ? 'Any signed-in user of the tenant.' : `Needs the ${permission} permission.`;
@@ -60,7 +62,7 @@ export function resourcePaths(resource: CompiledResource): OpenApiPaths {
         parameters: listParameters(resource),
         responses: { '200': jsonResponse(`A page of ${n} records`, list), ...errorResponses(400, 401, 403, 500) },
       }),
-      post: operation(resource, names, 'create', `Create a ${n}`, 'create', {
+      post: operation(resource, names, 'create', `Create ${article(n)} ${n}`, 'create', {
         ...(resource.scope === 'organization' ? { parameters: [ORGANIZATION_HEADER] } : {}),
         requestBody: jsonBody(ref(schemaName(resource, 'create'))),
         responses: { '201': jsonResponse(`The created ${n}`, record), ...errorResponses(400, 401, 403, 409, 413, 415, 500) },
@@ -80,17 +82,17 @@ export function resourcePaths(resource: CompiledResource): OpenApiPaths {
         parameters: [idParameter(), relationsParameter(resource)],
         responses: { '200': jsonResponse(`The ${n}`, record), ...errorResponses(400, 401, 403, 404, 500) },
       }),
-      put: operation(resource, names, 'replace', `Replace a ${n} (absent optional fields are reset)`, 'update', {
+      put: operation(resource, names, 'replace', `Replace ${article(n)} ${n} (absent optional fields are reset)`, 'update', {
         parameters: [idParameter()],
         requestBody: jsonBody(ref(schemaName(resource, 'replace'))),
         responses: { '200': jsonResponse(`The replaced ${n}`, record), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 500) },
       }),
-      patch: operation(resource, names, 'update', `Change some fields of a ${n}`, 'update', {
+      patch: operation(resource, names, 'update', `Change some fields of ${article(n)} ${n}`, 'update', {
         parameters: [idParameter()],
         requestBody: jsonBody(ref(schemaName(resource, 'patch'))),
         responses: { '200': jsonResponse(`The updated ${n}`, record), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 500) },
       }),
-      delete: operation(resource, names, 'delete', `Delete a ${n}`, 'delete', {
+      delete: operation(resource, names, 'delete', `Delete ${article(n)} ${n}`, 'delete', {
         parameters: [idParameter()],
         // 400 also when other records still reference it.
         responses: { '204': { description: 'Deleted' }, ...errorResponses(400, 401, 403, 404, 500) },

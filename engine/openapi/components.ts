@@ -4,14 +4,14 @@
 import { STATUS_CODES } from 'node:http';
 import { DEFAULT_TAKE, type CompiledResource, type Registry } from '../resource/compiled.js';
 import { supportedParameters } from '../resource/list-query.js';
-import { ERROR_RESPONSES, LIST_EXAMPLE, ref, relationsSchema, orderSchema, schemaName, takeDescription, whereSchema } from './fragments.js';
+import { ERROR_RESPONSES, findInputName, LIST_EXAMPLE, ref, relationsSchema, orderSchema, schemaName, takeDescription, whereSchema } from './fragments.js';
 import { toOpenApiSchema } from './schema-conversion.js';
 
 export const ERROR_SCHEMA = 'ErrorResponse';
 export const BEARER_SCHEME = 'bearer';
 
-/** The body of POST /api/{resource}/search (also accepted wrapped as {findInput: …}). */
-export const findInputName = (resource: CompiledResource) => `${schemaName(resource, 'record')}FindInput`;
+// Re-exported: modules written before it moved to the fragments import it from here.
+export { findInputName };
 
 type Json = Record<string, any>;
 

@@ -85,9 +85,12 @@ async function serveAsset(ctx: Context, cache: Map<string, Buffer>) {
 
 export function registerDocs(router: Router, document: Record<string, unknown>) {
   const page = renderPage();
+  // Serialised once: the document never changes while the process runs.
+  const json = JSON.stringify(document);
   const cache = new Map<string, Buffer>();
   router.get(DOCUMENT_PATH, (ctx) => {
-    ctx.body = document;
+    ctx.type = 'application/json; charset=utf-8';
+    ctx.body = json;
   });
   router.get([DOCS_PATH, `${DOCS_PATH}/`], (ctx) => {
     ctx.type = 'text/html; charset=utf-8';

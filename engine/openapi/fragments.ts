@@ -22,6 +22,29 @@ export function ref(schemaName: string): { $ref: string } {
   return { $ref: `#/components/schemas/${schemaName}` };
 }
 
+/** The body of POST /api/{resource}/search (EmployeeFindInput). */
+export const findInputName = (resource: CompiledResource) => `${schemaName(resource, 'record')}FindInput`;
+
+/** requestBody of a search route: the list parameters, plain or wrapped as {findInput: {...}}. */
+export function searchBody(resource: CompiledResource): object {
+  const findInput = ref(findInputName(resource));
+  return jsonBody(
+    { oneOf: [findInput, { type: 'object', required: ['findInput'], additionalProperties: false, properties: { findInput } }] },
+    'The list parameters, plain or wrapped as {findInput: {...}}',
+  );
+}
+
+/** The Organization-Id header a create route of an organization-scoped resource accepts. */
+export function organizationHeaderParameter(): object {
+  return {
+    name: 'Organization-Id',
+    in: 'header',
+    required: false,
+    description: "Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one)",
+    schema: { type: 'string', format: 'uuid' },
+  };
+}
+
 export function idParameter(): object {
   return { name: 'id', in: 'path', required: true, description: 'Record id', schema: { type: 'string', format: 'uuid' } };
 }

@@ -3,16 +3,19 @@
 import { ANY_AUTHENTICATED, OWNER_SCOPED_ROLE } from '../caller.js';
 import type { OpenApiPaths } from '../module.js';
 import type { CompiledResource, Operation } from '../resource/compiled.js';
-import { findInputName } from './components.js';
-import { errorResponses, idParameter, jsonBody, jsonResponse, listParameters, pascalCase, ref, relationsParameter, schemaName } from './fragments.js';
-
-const ORGANIZATION_HEADER = {
-  name: 'Organization-Id',
-  in: 'header',
-  required: false,
-  description: "Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one)",
-  schema: { type: 'string', format: 'uuid' },
-};
+import {
+  errorResponses,
+  idParameter,
+  jsonBody,
+  jsonResponse,
+  listParameters,
+  organizationHeaderParameter,
+  pascalCase,
+  ref,
+  relationsParameter,
+  schemaName,
+  searchBody,
+} from './fragments.js';
 
 const article = (noun: string) => (/^[aeiou]/i.test(noun) ? 'an' : 'a');
 
@@ -46,7 +49,6 @@ export function resourcePaths(resource: CompiledResource): OpenApiPaths {
   const paths: OpenApiPaths = {};
   const record = ref(schemaName(resource, 'record'));
   const list = ref(schemaName(resource, 'list'));
-  const findInput = ref(findInputName(resource));
   const [canonical] = resource.paths;
   for (const path of resource.paths) {
     const alias = path !== canonical;
@@ -63,17 +65,14 @@ export function resourcePaths(resource: CompiledResource): OpenApiPaths {
         responses: { '200': jsonResponse(`A page of ${n} records`, list), ...errorResponses(400, 401, 403, 500) },
       }),
       post: operation(resource, names, 'create', `Create ${article(n)} ${n}`, 'create', {
-        ...(resource.scope === 'organization' ? { parameters: [ORGANIZATION_HEADER] } : {}),
+        ...(resource.scope === 'organization' ? { parameters: [organizationHeaderParameter()] } : {}),
         requestBody: jsonBody(ref(schemaName(resource, 'create'))),
         responses: { '201': jsonResponse(`The created ${n}`, record), ...errorResponses(400, 401, 403, 409, 413, 415, 500) },
       }),
     };
     paths[`${base}/search`] = {
       post: operation(resource, names, 'search', `Search ${n} records with the list parameters in the body`, 'read', {
-        requestBody: jsonBody(
-          { oneOf: [findInput, { type: 'object', required: ['findInput'], additionalProperties: false, properties: { findInput } }] },
-          'The list parameters, plain or wrapped as {findInput: {...}}',
-        ),
+        requestBody: searchBody(resource),
         responses: { '200': jsonResponse(`A page of ${n} records`, list), ...errorResponses(400, 401, 403, 413, 415, 500) },
       }),
     };

@@ -24,54 +24,58 @@ function findChromium(): string | undefined {
 const executablePath = findChromium();
 const NAME = 'Swagger UI renders from local assets and lists the employee operations';
 
+let t: TestApp;
+let server: Server;
+let browser: Browser | undefined;
+let origin: string;
+
+test.before(async () => {
+  t = await createTestApp();
+  server = t.koa.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+test.after(async () => {
+  await browser?.close();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await t.close();
+});
+
+test('the /swg page references only local assets, and they are served', async () => {
+  const page = await t.http.get('/swg');
+  assert.is(page.status, 200);
+  assert.match(page.headers['content-type'], /text\/html/);
+  assert.match(page.headers['content-security-policy'], /default-src 'self'/);
+  const references = [...page.text.matchAll(/\b(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+  assert.ok(references.length >= 3, JSON.stringify(references));
+  for (const ref of references) {
+    assert.ok(ref.startsWith('/') && !ref.startsWith('//'), `reference that leaves this host: ${ref}`);
+    const asset = await t.http.get(ref);
+    assert.is(asset.status, 200, ref);
+  }
+  assert.match(page.text, /"url":"\/swg-json"/);
+  const unknown = await t.http.get('/swg/assets/0.0.0/swagger-ui-bundle.js');
+  assert.is(unknown.status, 404);
+  // Only the listed files are served, never another file of the package or beyond.
+  const version = references.map((r) => /^\/swg\/assets\/([^/]+)\//.exec(r)?.[1]).find(Boolean);
+  assert.ok(version, 'assets are served under a versioned path');
+  for (const file of ['package.json', '..%2F..%2Fpackage.json', 'swagger-ui-bundle.js.map']) {
+    const outside = await t.http.get(`/swg/assets/${version}/${file}`);
+    assert.is(outside.status, 404, file);
+  }
+});
+
 if (!executablePath) {
   if (process.env.REQUIRE_BROWSER === '1') {
     test(NAME, () => {
       assert.unreachable('REQUIRE_BROWSER=1 but no Chromium was found: install it (Debian package "chromium") or set CHROMIUM_PATH');
     });
   } else {
-    console.log('swagger-ui.test.ts: SKIPPED, no Chromium found (install the "chromium" package or set CHROMIUM_PATH; REQUIRE_BROWSER=1 makes this a failure)');
+    console.log('swagger-ui.test.ts: browser test SKIPPED, no Chromium found (install the "chromium" package or set CHROMIUM_PATH; REQUIRE_BROWSER=1 makes this a failure)');
     test.skip(NAME, () => {});
   }
 } else {
-  let t: TestApp;
-  let server: Server;
-  let browser: Browser | undefined;
-  let origin: string;
-
-  test.before(async () => {
-    t = await createTestApp();
-    server = t.koa.listen(0, '127.0.0.1');
-    await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  });
-
-  test.after(async () => {
-    await browser?.close();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await t.close();
-  });
-
-  test('the /swg page references only local assets, and they are served', async () => {
-    const page = await t.http.get('/swg');
-    assert.is(page.status, 200);
-    assert.match(page.headers['content-type'], /text\/html/);
-    assert.match(page.headers['content-security-policy'], /default-src 'self'/);
-    const references = [...page.text.matchAll(/\b(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
-    assert.ok(references.length >= 3, JSON.stringify(references));
-    for (const ref of references) {
-      assert.ok(ref.startsWith('/'), `remote reference in the page: ${ref}`);
-      assert.ok(!ref.startsWith('//'), `protocol-relative reference in the page: ${ref}`);
-      const asset = await t.http.get(ref);
-      assert.is(asset.status, 200, ref);
-    }
-    assert.match(page.text, /"url":"\/swg-json"/);
-    const unknown = await t.http.get('/swg/assets/0.0.0/swagger-ui-bundle.js');
-    assert.is(unknown.status, 404);
-    const outside = await t.http.get('/swg/assets/x/..%2Fpackage.json');
-    assert.is(outside.status, 404);
-  });
-
   test(NAME, async () => {
     browser = await chromium.launch({
       executablePath,

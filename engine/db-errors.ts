@@ -16,7 +16,13 @@ function referencedBy(detail: unknown): string | undefined {
   return match?.[1];
 }
 
-export function mapDatabaseError(err: any): HttpError | undefined {
+/** The driver's error: Objection wraps it (UniqueViolationError, DataError, …) and keeps it as nativeError. */
+export function nativeError(err: any): any {
+  return err?.nativeError ?? err;
+}
+
+export function mapDatabaseError(wrapped: any): HttpError | undefined {
+  const err = nativeError(wrapped);
   const code: unknown = err?.code;
   if (typeof code !== 'string') return undefined;
   switch (code) {
@@ -37,15 +43,16 @@ export function mapDatabaseError(err: any): HttpError | undefined {
       return new HttpError(400, [`${err.column ?? 'a required field'} should not be empty`]);
     case '23514':
       return new HttpError(400, ['A value breaks a rule of the record']);
-    case '22P02':
-    case '22007':
-    case '22008':
-    case '22003':
-    case '22001':
-      return new HttpError(400, ['A value has the wrong type or is out of range']);
+    // PostgreSQL text cannot hold U+0000; any JSON string or query value may carry one.
+    case '22021':
+      return new HttpError(400, ['A text value contains a character that cannot be stored, such as \\u0000']);
     case '57014':
       return new HttpError(503, 'The database took too long to answer');
   }
+  // Class 22, data exception: a value the client sent does not fit its column (wrong type, out of
+  // range, too long, a date beyond what the database stores, …). Division by zero is our own
+  // arithmetic, not the client's value: it stays a 500 so that it gets fixed.
+  if (code.startsWith('22') && code !== '22012') return new HttpError(400, ['A value has the wrong type or is out of range']);
   if (CONNECTION_CODES.has(code)) return new HttpError(503, 'The database is not available');
   return undefined;
 }

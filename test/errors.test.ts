@@ -173,6 +173,19 @@ test('a number out of the column range is a 400, not a 500', async () => {
   assert.is((await t.db('employee').where({ id: employeeId }).first()).billRateValue, null);
 });
 
+test('a NUL character anywhere, or a date the database cannot hold, is a 400, not a 500', async () => {
+  const before = await count('tag');
+  assertError(await t.http.post('/api/tags').set(admin.auth).send({ name: 'a\u0000b', color: 'red' }), 400, /cannot be stored/);
+  assertError(await t.http.get('/api/tags?where[name]=a%00b').set(admin.auth), 400, /cannot be stored/);
+  assertError(await t.http.get('/api/tags?search=%00').set(admin.auth), 400, /cannot be stored/);
+  assertError(await t.http.post('/api/auth/login').send({ email: 'a\u0000@example.com', password: PASSWORD }), 400);
+  assertError(await t.http.post('/api/auth/register').send({ user: { email: uniqueEmail(), firstName: 'Nul\u0000' }, password: PASSWORD }), 400);
+  assert.is(await count('tag'), before);
+  const far = await t.http.patch(`/api/employee/${employeeId}`).set(admin.auth).send({ startedWorkOn: '9999-12-31T23:59:59-14:00' });
+  assertError(far, 400);
+  assert.is((await t.db('employee').where({ id: employeeId }).first()).startedWorkOn, null);
+});
+
 test('an unknown route is a 404 envelope; a known path with another method is a 405 envelope', async () => {
   assertError(await t.http.get('/api/no-such-resource').set(admin.auth), 404, 'Cannot GET /api/no-such-resource');
   assertError(await t.http.post('/api/employee/a/b/c').set(admin.auth).send({}), 404);
@@ -225,7 +238,14 @@ test('real database errors map to 4xx answers that name fields, never SQL', asyn
   assert.is(restrict.status, 400);
   assert.match(restrict.messages[0], /employee/);
 
-  for (const http of [fk, notNull, unique, text, restrict]) assertNoLeak({ status: http.status, body: http, headers: {} });
+  // Objection wraps the driver's error (DataError, UniqueViolationError…): mapped all the same.
+  const model = t.engine.registry.get('employee')!.model;
+  const wrapped = answer(await raised(() => model.query(t.db).where('id', 'not-a-uuid').first()));
+  assert.equal(wrapped, text);
+  const wrappedUnique = answer(await raised(() => model.query(t.db).insert({ ...base, userId: admin.userId })));
+  assert.equal(wrappedUnique, unique);
+
+  for (const http of [fk, notNull, unique, text, restrict, wrapped]) assertNoLeak({ status: http.status, body: http, headers: {} });
 });
 
 test('registration bodies follow the same envelope', async () => {

@@ -33,9 +33,23 @@ export class FolderMigrationSource implements Knex.MigrationSource<MigrationFile
   }
 }
 
+/** The database has applied migrations that none of the folders provides any more. */
+export class MissingMigrationsError extends Error {}
+
 export async function migrate(db: Knex, folders: string[]): Promise<string[]> {
-  const [, applied] = await db.migrate.latest({ migrationSource: new FolderMigrationSource(folders) });
-  return applied as string[];
+  try {
+    const [, applied] = await db.migrate.latest({ migrationSource: new FolderMigrationSource(folders) });
+    return applied as string[];
+  } catch (err) {
+    // knex's wording ("the migration directory is corrupt") points at the wrong cause: usually a
+    // folder of migrations (an EXTRA_RESOURCES_DIR) that was used before is no longer configured.
+    const missing = /the following files are missing: (.*)$/.exec((err as Error)?.message ?? '');
+    if (!missing) throw err;
+    throw new MissingMigrationsError(
+      `The database has migrations applied that no migration folder provides: ${missing[1]}. ` +
+        `Configure again the folder they came from (resources/migrations/, or the migrations/ of an EXTRA_RESOURCES_DIR folder).`,
+    );
+  }
 }
 
 export type RecordScope = 'tenant' | 'organization';

@@ -10,7 +10,7 @@ import { modules } from '../resources/modules.js';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { DataDirLockedError, ensureSchema, openDatabase, type Database } from './db.js';
-import { migrate } from './migrations.js';
+import { migrate, MissingMigrationsError } from './migrations.js';
 import { MIGRATIONS_DIR, RESOURCES_DIR } from './paths.js';
 import { DefinitionError } from './resource/load.js';
 
@@ -106,8 +106,8 @@ async function main() {
   try {
     running = await start(loadConfig());
   } catch (err) {
-    const known = err instanceof ConfigError || err instanceof DataDirLockedError || err instanceof DefinitionError || err instanceof StartupError;
-    console.error(known ? (err as Error).message : err);
+    const explained = [ConfigError, DataDirLockedError, DefinitionError, StartupError, MissingMigrationsError].some((kind) => err instanceof kind);
+    console.error(explained ? (err as Error).message : err);
     process.exit(1);
   }
   let stopping = false;

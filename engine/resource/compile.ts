@@ -82,11 +82,15 @@ function permissionsOf(check: Check, known: Set<string>): Record<Operation, stri
     update: p.update ?? p.write,
     delete: p.delete ?? p.write,
   };
+  // "write" stands for three operations: report a bad one once, where it is written.
+  const reported = new Set<string>();
   for (const [operation, permission] of Object.entries(resolved)) {
+    const key = operation in p ? operation : 'write';
     if (permission === undefined) {
       problem(check, ['permissions'], `needs "${operation}" or "write"`);
-    } else if (permission !== 'authenticated' && !known.has(permission)) {
-      problem(check, ['permissions', operation in p ? operation : 'write'], `"${permission}" is not a permission listed in roles.yaml`);
+    } else if (permission !== 'authenticated' && !known.has(permission) && !reported.has(key)) {
+      reported.add(key);
+      problem(check, ['permissions', key], `"${permission}" is not a permission listed in roles.yaml`);
     }
   }
   return resolved as Record<Operation, string>;
@@ -173,6 +177,8 @@ function compileOne(source: SourcedDefinition, known: Set<string>, problems: str
   };
 }
 
+const knownResources = (registry: Registry) => `known: ${[...registry.keys()].sort().join(', ')}`;
+
 /** Second pass: relations and references between resources. */
 function link(resource: CompiledResource, source: SourcedDefinition, registry: Registry, problems: string[]) {
   const check: Check = { problems, source };
@@ -180,7 +186,7 @@ function link(resource: CompiledResource, source: SourcedDefinition, registry: R
     const target = field.definition.references;
     if (!target) continue;
     const resolved = registry.get(target);
-    if (!resolved) problem(check, ['fields', field.name, 'references'], `references "${target}", which is not a resource`);
+    if (!resolved) problem(check, ['fields', field.name, 'references'], `references "${target}", which is not a resource (${knownResources(registry)})`);
     else resource.references.push({ field: field.name, target: resolved });
   }
   for (const [name, def] of Object.entries(source.definition.relations ?? {})) {
@@ -188,7 +194,7 @@ function link(resource: CompiledResource, source: SourcedDefinition, registry: R
     const targetName = (def.belongsTo ?? def.hasMany ?? def.manyToMany)!;
     const target = registry.get(targetName);
     if (!target) {
-      problem(check, ['relations', name, kind], `"${targetName}" is not a resource`);
+      problem(check, ['relations', name, kind], `"${targetName}" is not a resource (${knownResources(registry)})`);
       continue;
     }
     if (resource.fields.has(name)) problem(check, ['relations', name], `has the same name as a field`);
@@ -245,7 +251,7 @@ export interface CompileOptions {
 export function compileDefinitions(sources: SourcedDefinition[], options: CompileOptions): Registry {
   const problems: string[] = [];
   const registry: Registry = new Map();
-  const seenPaths = new Map<string, string>();
+  const seenPaths = new Map<string, { name: string; file: string }>();
   for (const source of sources) {
     const { name } = source.definition;
     if (registry.has(name)) {
@@ -255,8 +261,10 @@ export function compileDefinitions(sources: SourcedDefinition[], options: Compil
     const resource = compileOne(source, options.permissions, problems);
     resource.paths.forEach((path, i) => {
       const owner = seenPaths.get(path);
-      if (owner) problems.push(`${source.locate(i === 0 ? ['path'] : ['aliases', i - 1])}: path "/api/${path}" is already used by ${owner}`);
-      seenPaths.set(path, name);
+      // The canonical path comes from `path`, or from `name` when the definition has no `path`.
+      const at = i > 0 ? ['aliases', i - 1] : source.definition.path !== undefined ? ['path'] : ['name'];
+      if (owner) problems.push(`${source.locate(at)}: path "/api/${path}" is already used by ${owner.name} (${owner.file})`);
+      else seenPaths.set(path, { name, file: source.file });
     });
     registry.set(name, resource);
   }

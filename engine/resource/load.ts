@@ -4,7 +4,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject } from 'ajv';
-import { LineCounter, parseDocument, isNode } from 'yaml';
+import { LineCounter, parseDocument, isMap, isNode, isScalar, type Document } from 'yaml';
 import type { ResourceDefinition } from './types.js';
 
 export class DefinitionError extends Error {
@@ -17,7 +17,12 @@ export class DefinitionError extends Error {
 export interface SourcedDefinition {
   definition: ResourceDefinition;
   file: string;
-  locate(pathInFile: Array<string | number>): string;
+  /**
+   * "file:line:col path" of a place in the file: the value at that path, or with `key` the key
+   * itself (an unknown property is pointed at by its name). A path that is not in the file points
+   * at its nearest ancestor that is.
+   */
+  locate(pathInFile: Array<string | number>, options?: { key?: boolean }): string;
 }
 
 const schemaFile = fileURLToPath(new URL('./definition.schema.json', import.meta.url));
@@ -31,23 +36,47 @@ function segments(instancePath: string): string[] {
   return instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
-function describe(error: ErrorObject): { at: string[]; fault: string } {
+const RELATION_KINDS = ['belongsTo', 'hasMany', 'manyToMany'];
+
+function describe(error: ErrorObject, value: unknown): { at: string[]; key?: boolean; fault: string } {
   const at = segments(error.instancePath);
   const p = error.params as Record<string, any>;
   switch (error.keyword) {
     case 'additionalProperties':
-      return { at: [...at, p.additionalProperty], fault: 'is not a known property' };
+      return { at: [...at, p.additionalProperty], key: true, fault: 'is not a known property' };
     case 'required':
       return { at, fault: `is missing the required property "${p.missingProperty}"` };
     case 'enum':
       return { at, fault: `must be one of: ${p.allowedValues.join(', ')}` };
-    case 'oneOf':
-      return { at, fault: 'a relation needs exactly one of: belongsTo with via, hasMany with via, manyToMany with through' };
+    case 'oneOf': {
+      const relation = at.reduce<any>((node, segment) => node?.[segment], value);
+      const kinds = RELATION_KINDS.filter((kind) => relation && typeof relation === 'object' && kind in relation);
+      const has = kinds.length ? `this one has ${kinds.join(' and ')}` : 'this one has none';
+      return { at, fault: `a relation needs exactly one of: belongsTo with via, hasMany with via, manyToMany with through (${has})` };
+    }
     case 'propertyNames':
-      return { at: [...at, p.propertyName], fault: 'is not a valid name (letters and digits, starting with a letter)' };
+      return { at: [...at, p.propertyName], key: true, fault: 'is not a valid name (letters and digits, starting with a letter)' };
+    case 'type':
+      if (at.length === 0) return { at, fault: 'must be a YAML mapping with at least name, scope, permissions and fields' };
+      return { at, fault: error.message ?? 'is invalid' };
     default:
       return { at, fault: error.message ?? 'is invalid' };
   }
+}
+
+/** Offset of the node at a path (or of its key), or of its nearest ancestor present in the file. */
+function offsetOf(doc: Document, at: Array<string | number>, key: boolean): number {
+  if (key && at.length) {
+    const parent = doc.getIn(at.slice(0, -1), true);
+    const last = String(at[at.length - 1]);
+    const pair = isMap(parent) ? parent.items.find((item) => isScalar(item.key) && String(item.key.value) === last) : undefined;
+    if (pair && isNode(pair.key) && pair.key.range) return pair.key.range[0];
+  }
+  for (let up = at.length; up >= 0; up--) {
+    const node = up === 0 ? doc.contents : doc.getIn(at.slice(0, up), true);
+    if (isNode(node) && node.range) return node.range[0];
+  }
+  return 0;
 }
 
 /** Ajv reports every branch of a failed oneOf; keep the oneOf itself and drop the branch noise. */
@@ -65,11 +94,8 @@ function relevant(errors: ErrorObject[]): ErrorObject[] {
 export function parseDefinition(text: string, file: string): SourcedDefinition {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false });
-  const locate = (at: Array<string | number>) => {
-    let node: unknown = doc.getIn(at, true);
-    for (let up = at.length; !isNode(node) && up > 0; up--) node = doc.getIn(at.slice(0, up - 1), true);
-    const offset = isNode(node) && node.range ? node.range[0] : 0;
-    const { line, col } = lineCounter.linePos(offset);
+  const locate = (at: Array<string | number>, options: { key?: boolean } = {}) => {
+    const { line, col } = lineCounter.linePos(offsetOf(doc, at, Boolean(options.key)));
     return `${file}:${line}:${col} ${at.length ? at.join('.') : '(top level)'}`;
   };
   if (doc.errors.length) {
@@ -80,10 +106,11 @@ export function parseDefinition(text: string, file: string): SourcedDefinition {
   }
   const value = doc.toJS();
   if (!validateFormat(value)) {
-    throw new DefinitionError(relevant(validateFormat.errors ?? []).map((e) => {
-      const { at, fault } = describe(e);
-      return `${locate(at)}: ${fault}`;
-    }));
+    const problems = relevant(validateFormat.errors ?? []).map((e) => {
+      const { at, key, fault } = describe(e, value);
+      return `${locate(at, { key })}: ${fault}`;
+    });
+    throw new DefinitionError([...new Set(problems)]);
   }
   return { definition: value as ResourceDefinition, file, locate };
 }
@@ -92,10 +119,18 @@ export function loadDefinitionFile(file: string): SourcedDefinition {
   return parseDefinition(readFileSync(file, 'utf8'), path.relative(process.cwd(), file) || file);
 }
 
-/** Every *.yaml in a folder (not its subfolders), sorted by name. */
+/** Every *.yaml in a folder (not its subfolders), sorted by name; the problems of every file are reported together. */
 export function loadDefinitionDir(dir: string): SourcedDefinition[] {
-  return readdirSync(dir)
-    .filter((f) => f.endsWith('.yaml') && !NOT_DEFINITIONS.has(f))
-    .sort()
-    .map((f) => loadDefinitionFile(path.join(dir, f)));
+  const problems: string[] = [];
+  const sources: SourcedDefinition[] = [];
+  for (const f of readdirSync(dir).filter((f) => f.endsWith('.yaml') && !NOT_DEFINITIONS.has(f)).sort()) {
+    try {
+      sources.push(loadDefinitionFile(path.join(dir, f)));
+    } catch (err) {
+      if (!(err instanceof DefinitionError)) throw err;
+      problems.push(...err.problems);
+    }
+  }
+  if (problems.length) throw new DefinitionError(problems);
+  return sources;
 }

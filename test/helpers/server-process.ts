@@ -1,0 +1,123 @@
+// The real server (`engine/server.ts`, what `npm start` runs) in a child process, for the tests
+// that are about start-up, shutdown and the process around the app.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { TEST_ENV } from './app.js';
+
+const SERVER = fileURLToPath(new URL('../../engine/server.ts', import.meta.url));
+// Resolved here, so the child may run in any working directory (`--import tsx` resolves from the cwd).
+const TSX = import.meta.resolve('tsx');
+/** A guard against a hung child, not a timing assertion: a first PGlite start takes seconds. */
+const START_LIMIT_MS = 120_000;
+
+export interface ServerProcess {
+  child: ChildProcess;
+  port: number;
+  url: string;
+  /** The JSON log lines written so far. */
+  logs: Array<Record<string, any>>;
+  stderr(): string;
+  /** SIGTERM, then the exit code. */
+  stop(): Promise<number | null>;
+}
+
+export interface Exit {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const running = new Set<ChildProcess>();
+
+/**
+ * The environment of a server child: only what is given (plus PATH), so that the variables of the
+ * test run (DATABASE_URL, DATA_DIR, …) never leak into it by accident.
+ */
+export function serverEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const clean: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', ...TEST_ENV };
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) delete clean[name];
+    else clean[name] = value;
+  }
+  return clean;
+}
+
+function spawnServer(env: Record<string, string | undefined>, cwd?: string): ChildProcess {
+  const child = spawn(process.execPath, ['--import', TSX, SERVER], { cwd, env: serverEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
+}
+
+/** Starts a server and resolves once it logs "listening"; rejects with its stderr if it exits first. */
+export function startServer(env: Record<string, string | undefined>, cwd?: string): Promise<ServerProcess> {
+  const child = spawnServer(env, cwd);
+  const logs: Array<Record<string, any>> = [];
+  let stdout = '';
+  let stderr = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const guard = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start within ${START_LIMIT_MS} ms\n${stdout}\n${stderr}`));
+    }, START_LIMIT_MS);
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const lines = stdout.split('\n');
+      stdout = lines.pop()!;
+      for (const line of lines) {
+        let entry: Record<string, any>;
+        try {
+          entry = JSON.parse(line);
+        } catch {
+          continue; // not a log line
+        }
+        logs.push(entry);
+        if (entry.msg === 'listening') {
+          clearTimeout(guard);
+          const port = entry.port as number;
+          resolve({
+            child,
+            port,
+            url: `http://127.0.0.1:${port}`,
+            logs,
+            stderr: () => stderr,
+            stop: async () => {
+              child.kill('SIGTERM');
+              return exited;
+            },
+          });
+        }
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(guard);
+      reject(new Error(`server exited with code ${code} before listening\n${stdout}\n${stderr}`));
+    });
+  });
+}
+
+/** Runs a server that is expected to stop by itself (a start-up failure); resolves with its exit. */
+export function runServerToExit(env: Record<string, string | undefined>, cwd?: string): Promise<Exit> {
+  const child = spawnServer(env, cwd);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    const guard = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not stop within ${START_LIMIT_MS} ms\n${stdout}\n${stderr}`));
+    }, START_LIMIT_MS);
+    child.once('exit', (code) => {
+      clearTimeout(guard);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** For test.after: no server child outlives its test file. */
+export function killServers() {
+  for (const child of running) child.kill('SIGKILL');
+}

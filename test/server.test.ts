@@ -1,0 +1,175 @@
+// The real server process (`npm start` runs engine/server.ts): start-up on the embedded database
+// under ./data, the data-folder lock, graceful SIGTERM, data surviving a restart, PostgreSQL when
+// DATABASE_URL is set, and start-up failures that name what to fix.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import knex from 'knex';
+import request from 'supertest';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { PASSWORD, uniqueEmail } from './helpers/accounts.js';
+import { killServers, runServerToExit, startServer, type ServerProcess } from './helpers/server-process.js';
+
+const WIDGET_DIR = fileURLToPath(new URL('./fixtures/widget/', import.meta.url));
+const DATABASE_URL = process.env.DATABASE_URL;
+
+const cwd = mkdtempSync(path.join(tmpdir(), 'server-test-'));
+const dataDir = path.join(cwd, 'data');
+const email = uniqueEmail('restart');
+let first: ServerProcess | undefined;
+
+test.after(async () => {
+  killServers();
+  rmSync(cwd, { recursive: true, force: true });
+});
+
+/** Registers a user and a tenant through the running server; the token of its login. */
+async function signUp(server: ServerProcess, address: string): Promise<string> {
+  const http = request(server.url);
+  const reg = await http.post('/api/auth/register').send({ user: { firstName: 'Rae', lastName: 'Start', email: address }, password: PASSWORD, confirmPassword: PASSWORD });
+  assert.is(reg.status, 201, JSON.stringify(reg.body));
+  return login(server, address);
+}
+
+async function login(server: ServerProcess, address: string): Promise<string> {
+  const res = await request(server.url).post('/api/auth/login').send({ email: address, password: PASSWORD });
+  assert.is(res.status, 200, JSON.stringify(res.body));
+  return res.body.token;
+}
+
+test('embedded: starts in ./data of its working directory (DATA_DIR unset), migrated, answering /api/health', async () => {
+  // Also serves an extra folder of definitions: its migration runs on start like the project's.
+  first = await startServer({ DATA_DIR: undefined, EXTRA_RESOURCES_DIR: WIDGET_DIR }, cwd);
+  const listening = first.logs.find((l) => l.msg === 'listening')!;
+  assert.is(listening.database, `embedded (${dataDir})`);
+  assert.ok(listening.port > 0);
+  const migrated = first.logs.find((l) => l.msg === 'migrations applied');
+  assert.ok(migrated?.migrations.includes('20261121000000_initial'), JSON.stringify(first.logs));
+  assert.ok(migrated?.migrations.includes('20990101000000_widget'), JSON.stringify(first.logs));
+  assert.ok(existsSync(path.join(dataDir, 'engine.lock')), 'the data folder is locked');
+  assert.ok(existsSync(path.join(dataDir, 'PG_VERSION')), 'the database lives in ./data');
+
+  const health = await request(first.url).get('/api/health');
+  assert.is(health.status, 200, JSON.stringify(health.body));
+  assert.is(health.body.status, 'ok');
+
+  const token = await signUp(first, email);
+  const org = await request(first.url).post('/api/organization').set('Authorization', `Bearer ${token}`).send({ name: 'Kept', currency: 'EUR' });
+  assert.is(org.status, 201, JSON.stringify(org.body));
+  const widget = await request(first.url).post('/api/widget').set('Authorization', `Bearer ${token}`).send({ label: 'Survivor' });
+  assert.is(widget.status, 201, JSON.stringify(widget.body));
+});
+
+test('embedded: a second process on the same data folder stops with a clear message; the first keeps serving', async () => {
+  assert.ok(first, 'the first server runs');
+  const second = await runServerToExit({ DATA_DIR: undefined, EXTRA_RESOURCES_DIR: WIDGET_DIR }, cwd);
+  assert.is(second.code, 1, second.stderr);
+  assert.ok(second.stderr.startsWith(`The data folder ${dataDir} is in use by another process of this service.`), second.stderr);
+  assert.match(second.stderr, /set DATA_DIR to another folder/);
+  assert.not.match(second.stderr, /\n\s+at /, 'a message, not a stack trace');
+  assert.not.match(second.stdout, /"listening"/);
+
+  assert.is((await request(first!.url).get('/api/health')).status, 200);
+  await login(first!, email);
+  assert.ok(existsSync(path.join(dataDir, 'engine.lock')), "the second process left the first one's lock alone");
+});
+
+test('embedded: SIGTERM stops the server cleanly (exit 0, lock released); the data survives a restart; generated secrets are announced', async () => {
+  const code = await first!.stop();
+  assert.is(code, 0, first!.stderr());
+  assert.ok(first!.logs.some((l) => l.msg === 'shutting down' && l.signal === 'SIGTERM'));
+  assert.not.ok(existsSync(path.join(dataDir, 'engine.lock')), 'the lock is released');
+
+  // This time without JWT secrets (and NODE_ENV): it makes its own and says so, once.
+  const again = await startServer({ DATA_DIR: undefined, EXTRA_RESOURCES_DIR: WIDGET_DIR, JWT_SECRET: undefined, JWT_REFRESH_SECRET: undefined, NODE_ENV: undefined }, cwd);
+  try {
+    assert.not.ok(again.logs.some((l) => l.msg === 'migrations applied'), 'nothing left to migrate');
+    assert.is(again.logs.filter((l) => l.level === 'warn' && /JWT_SECRET/.test(l.msg)).length, 1, JSON.stringify(again.logs));
+    const token = await login(again, email);
+    const widgets = await request(again.url).get('/api/widget').set('Authorization', `Bearer ${token}`);
+    assert.is(widgets.status, 200, JSON.stringify(widgets.body));
+    assert.equal(widgets.body.items.map((w: { label: string }) => w.label), ['Survivor']);
+  } finally {
+    assert.is(await again.stop(), 0);
+  }
+});
+
+test('embedded: a busy port stops start-up with a message naming PORT, and frees the data folder', async () => {
+  const blocker = createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+  const port = (blocker.address() as { port: number }).port;
+  try {
+    const exit = await runServerToExit({ DATA_DIR: dataDir, EXTRA_RESOURCES_DIR: WIDGET_DIR, PORT: String(port) });
+    assert.is(exit.code, 1, exit.stderr);
+    assert.is(exit.stderr.trim(), `Port ${port} on 127.0.0.1 is already in use: stop what uses it or set PORT to another port.`);
+    assert.not.ok(existsSync(path.join(dataDir, 'engine.lock')), 'the lock is released on a failed start');
+  } finally {
+    await new Promise<void>((resolve) => blocker.close(() => resolve()));
+  }
+});
+
+test('a database migrated with a folder that is no longer configured stops start-up, saying which', async () => {
+  const exit = await runServerToExit({ DATA_DIR: dataDir });
+  assert.is(exit.code, 1, exit.stderr);
+  assert.is(
+    exit.stderr.trim(),
+    'The database has migrations applied that no migration folder provides: 20990101000000_widget. ' +
+      'Configure again the folder they came from (resources/migrations/, or the migrations/ of an EXTRA_RESOURCES_DIR folder).',
+  );
+});
+
+test('bad configuration stops start-up with a message naming the variable', async () => {
+  const cases: Array<[Record<string, string | undefined>, string]> = [
+    [{ PORT: 'abc' }, 'PORT must be a whole number from 0 to 65535, got "abc"'],
+    [{ NODE_ENV: 'production', JWT_SECRET: undefined, JWT_REFRESH_SECRET: undefined }, 'JWT_SECRET and JWT_REFRESH_SECRET must be set when NODE_ENV=production'],
+    [{ DATABASE_URL: 'mysql://root@localhost/db' }, 'DATABASE_URL must use postgres:// or postgresql://, got "mysql:"'],
+    [{ EXTRA_RESOURCES_DIR: path.join(cwd, 'nowhere') }, `EXTRA_RESOURCES_DIR: "${path.join(cwd, 'nowhere')}" is not a folder`],
+    [{ DATABASE_URL: 'postgres://postgres:secret@127.0.0.1:1/x' }, 'Cannot use the PostgreSQL database of DATABASE_URL (postgres://postgres:***@127.0.0.1:1/x): nothing accepts connections there.'],
+  ];
+  for (const [env, message] of cases) {
+    const exit = await runServerToExit({ DATA_DIR: path.join(cwd, 'unused'), ...env });
+    assert.is(exit.code, 1, `${JSON.stringify(env)}: ${exit.stderr}`);
+    assert.is(exit.stderr.trim(), message);
+    assert.not.match(exit.stdout, /"listening"/);
+  }
+  assert.not.ok(existsSync(path.join(cwd, 'unused', 'PG_VERSION')), 'no database was made on the way');
+});
+
+test('with DATABASE_URL: PostgreSQL, in the schema DATABASE_SCHEMA names (made if missing); data survives a restart', async () => {
+  if (!DATABASE_URL) {
+    console.log('  (skipped without DATABASE_URL: the PostgreSQL run covers it)');
+    return;
+  }
+  const schema = `server_test_${randomBytes(4).toString('hex')}`;
+  const admin = knex({ client: 'pg', connection: DATABASE_URL, pool: { min: 0, max: 1 } });
+  const env = { DATABASE_URL, DATABASE_SCHEMA: schema, DATA_DIR: path.join(cwd, 'not-used-with-postgres') };
+  try {
+    const server = await startServer(env, cwd);
+    const address = uniqueEmail('pg-restart');
+    try {
+      assert.is(server.logs.find((l) => l.msg === 'listening')!.database, `postgresql (schema ${schema})`);
+      assert.is((await request(server.url).get('/api/health')).status, 200);
+      await signUp(server, address);
+      const rows = await admin.withSchema(schema).table('user').where({ email: address });
+      assert.is(rows.length, 1, 'the user is in the configured schema');
+    } finally {
+      assert.is(await server.stop(), 0);
+    }
+    assert.not.ok(existsSync(env.DATA_DIR), 'no embedded database was made');
+    const again = await startServer(env, cwd);
+    try {
+      await login(again, address);
+    } finally {
+      assert.is(await again.stop(), 0);
+    }
+  } finally {
+    await admin.raw('drop schema if exists ?? cascade', [schema]);
+    await admin.destroy();
+  }
+});
+
+test.run();

@@ -1,9 +1,10 @@
 // Migrations: knex migrations from one or more folders (the app's, and a test's fixtures),
 // loaded with import() so they can be TypeScript, plus the column helpers they share.
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Knex } from 'knex';
+import { MIGRATIONS_DIR } from './paths.js';
 
 interface MigrationFile {
   name: string;
@@ -31,6 +32,11 @@ export class FolderMigrationSource implements Knex.MigrationSource<MigrationFile
   async getMigration(migration: MigrationFile): Promise<Knex.Migration> {
     return import(pathToFileURL(migration.file).href);
   }
+}
+
+/** The project's migrations, then those of each extra resources folder that has a migrations/ subfolder. */
+export function migrationFolders(extraResourceDirs: string[]): string[] {
+  return [MIGRATIONS_DIR, ...extraResourceDirs.map((dir) => path.join(dir, 'migrations')).filter((dir) => existsSync(dir))];
 }
 
 /** The database has applied migrations that none of the folders provides any more. */

@@ -2,16 +2,14 @@
 // DATABASE_URL is set), migrate, listen, and close everything on SIGTERM/SIGINT.
 // Every start-up failure a person can fix (configuration, a locked data folder, a bad definition,
 // a busy port, an unreachable database) ends the process with exit code 1 and one clear message.
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { modules } from '../resources/modules.js';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { DataDirLockedError, ensureSchema, openDatabase, type Database } from './db.js';
-import { migrate, MissingMigrationsError } from './migrations.js';
-import { MIGRATIONS_DIR, RESOURCES_DIR } from './paths.js';
+import { migrate, migrationFolders, MissingMigrationsError } from './migrations.js';
+import { RESOURCES_DIR } from './paths.js';
 import { DefinitionError } from './resource/load.js';
 
 /** How long open requests may take to finish after SIGTERM before their connections are cut. */
@@ -22,12 +20,6 @@ const log = (level: string, msg: string, extra: Record<string, unknown> = {}) =>
 
 /** A start-up failure whose message says all there is to say (no stack needed). */
 class StartupError extends Error {}
-
-/** The definition folders and migration folders of this configuration: the project's, then the extra ones. */
-export function sourceFolders(config: Config): { resourceDirs: string[]; migrationDirs: string[] } {
-  const extraMigrations = config.extraResourceDirs.map((dir) => path.join(dir, 'migrations')).filter((dir) => existsSync(dir));
-  return { resourceDirs: [RESOURCES_DIR, ...config.extraResourceDirs], migrationDirs: [MIGRATIONS_DIR, ...extraMigrations] };
-}
 
 /** Connection failures name the setting to check; the URL is shown without its password. */
 function databaseProblem(err: any, config: Config): StartupError | undefined {
@@ -60,7 +52,8 @@ async function listen(server: Server, config: Config): Promise<void> {
 
 export async function start(config: Config): Promise<{ server: Server; database: Database; stop(): Promise<void> }> {
   if (config.jwt.generated) log('warn', 'JWT_SECRET / JWT_REFRESH_SECRET not set: using secrets generated for this process (tokens die with it)');
-  const { resourceDirs, migrationDirs } = sourceFolders(config);
+  const resourceDirs = [RESOURCES_DIR, ...config.extraResourceDirs];
+  const migrationDirs = migrationFolders(config.extraResourceDirs);
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     schema: config.databaseSchema,

@@ -2,7 +2,7 @@
 // under ./data, the data-folder lock, graceful SIGTERM, data surviving a restart, PostgreSQL when
 // DATABASE_URL is set, and start-up failures that name what to fix.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,11 +11,14 @@ import knex from 'knex';
 import request from 'supertest';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { MIGRATIONS_DIR } from '../engine/paths.js';
 import { PASSWORD, uniqueEmail } from './helpers/accounts.js';
-import { killServers, runServerToExit, startServer, type ServerProcess } from './helpers/server-process.js';
+import { killServers, runNpmScript, runServerToExit, startServer, type ServerProcess } from './helpers/server-process.js';
 
 const WIDGET_DIR = fileURLToPath(new URL('./fixtures/widget/', import.meta.url));
 const DATABASE_URL = process.env.DATABASE_URL;
+/** Every migration the server should apply to a new database: the project's, then the widget's. */
+const MIGRATIONS = [...readdirSync(MIGRATIONS_DIR), '20990101000000_widget.ts'].filter((f) => /\.ts$/.test(f)).map((f) => f.replace(/\.ts$/, '')).sort();
 
 const cwd = mkdtempSync(path.join(tmpdir(), 'server-test-'));
 const dataDir = path.join(cwd, 'data');
@@ -48,8 +51,7 @@ test('embedded: starts in ./data of its working directory (DATA_DIR unset), migr
   assert.is(listening.database, `embedded (${dataDir})`);
   assert.ok(listening.port > 0);
   const migrated = first.logs.find((l) => l.msg === 'migrations applied');
-  assert.ok(migrated?.migrations.includes('20261121000000_initial'), JSON.stringify(first.logs));
-  assert.ok(migrated?.migrations.includes('20990101000000_widget'), JSON.stringify(first.logs));
+  assert.equal(migrated?.migrations, MIGRATIONS, JSON.stringify(first.logs));
   assert.ok(existsSync(path.join(dataDir, 'engine.lock')), 'the data folder is locked');
   assert.ok(existsSync(path.join(dataDir, 'PG_VERSION')), 'the database lives in ./data');
 
@@ -72,6 +74,11 @@ test('embedded: a second process on the same data folder stops with a clear mess
   assert.match(second.stderr, /set DATA_DIR to another folder/);
   assert.not.match(second.stderr, /\n\s+at /, 'a message, not a stack trace');
   assert.not.match(second.stdout, /"listening"/);
+
+  // The knex CLI (npm run db:migrate) takes the same lock.
+  const cli = await runNpmScript('db:migrate', [], { DATA_DIR: dataDir, EXTRA_RESOURCES_DIR: WIDGET_DIR });
+  assert.is.not(cli.code, 0, cli.stdout);
+  assert.match(cli.stderr, /The data folder .* is in use by another process of this service/);
 
   assert.is((await request(first!.url).get('/api/health')).status, 200);
   await login(first!, email);
@@ -96,6 +103,10 @@ test('embedded: SIGTERM stops the server cleanly (exit 0, lock released); the da
   } finally {
     assert.is(await again.stop(), 0);
   }
+  // The knex CLI sees the same database and migration folders as the server.
+  const status = await runNpmScript('knex', ['migrate:status'], { DATA_DIR: dataDir, EXTRA_RESOURCES_DIR: WIDGET_DIR });
+  assert.is(status.code, 0, status.stderr);
+  assert.ok(status.stdout.includes(`Found ${MIGRATIONS.length} Completed Migration file/files.\n${MIGRATIONS.join('\n')}\nNo Pending Migration files Found.`), status.stdout);
 });
 
 test('embedded: a busy port stops start-up with a message naming PORT, and frees the data folder', async () => {
@@ -139,18 +150,19 @@ test('bad configuration stops start-up with a message naming the variable', asyn
   assert.not.ok(existsSync(path.join(cwd, 'unused', 'PG_VERSION')), 'no database was made on the way');
 });
 
-test('with DATABASE_URL: PostgreSQL, in the schema DATABASE_SCHEMA names (made if missing); data survives a restart', async () => {
-  if (!DATABASE_URL) {
-    console.log('  (skipped without DATABASE_URL: the PostgreSQL run covers it)');
-    return;
-  }
+// Only in the PostgreSQL run (npm test with DATABASE_URL, as .ci/run does).
+if (DATABASE_URL) test('with DATABASE_URL: PostgreSQL, in the schema DATABASE_SCHEMA names (made if missing); data survives a restart', async () => {
   const schema = `server_test_${randomBytes(4).toString('hex')}`;
   const admin = knex({ client: 'pg', connection: DATABASE_URL, pool: { min: 0, max: 1 } });
   const env = { DATABASE_URL, DATABASE_SCHEMA: schema, DATA_DIR: path.join(cwd, 'not-used-with-postgres') };
   try {
+    // npm run db:migrate makes the schema and its tables; the server then has nothing to migrate.
+    const cli = await runNpmScript('db:migrate', [], env);
+    assert.is(cli.code, 0, cli.stderr);
     const server = await startServer(env, cwd);
     const address = uniqueEmail('pg-restart');
     try {
+      assert.not.ok(server.logs.some((l) => l.msg === 'migrations applied'), JSON.stringify(server.logs));
       assert.is(server.logs.find((l) => l.msg === 'listening')!.database, `postgresql (schema ${schema})`);
       assert.is((await request(server.url).get('/api/health')).status, 200);
       await signUp(server, address);

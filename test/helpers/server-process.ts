@@ -121,3 +121,20 @@ export function runServerToExit(env: Record<string, string | undefined>, cwd?: s
 export function killServers() {
   for (const child of running) child.kill('SIGKILL');
 }
+
+/** `npm run <script> -- <args>` in the project folder, with only the given environment (plus PATH). */
+export function runNpmScript(script: string, args: string[], env: Record<string, string | undefined>): Promise<Exit> {
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  const child = spawn('npm', ['run', '--silent', script, '--', ...args], { cwd: root, env: serverEnv({ HOME: process.env.HOME, ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve) => {
+    child.once('exit', (code) => {
+      running.delete(child);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}

@@ -1,0 +1,20 @@
+// Configuration of the knex CLI (`npm run db:migrate`; `npm run knex -- migrate:status`, …): the
+// same database, settings and migration folders as `npm start`, read from the same environment.
+import knex, { type Knex } from 'knex';
+import { loadConfig } from './engine/config.js';
+import { ensureSchema, knexConfig, lockDataDir } from './engine/db.js';
+import { FolderMigrationSource, migrationFolders } from './engine/migrations.js';
+
+export default async function knexfile(): Promise<Knex.Config> {
+  const config = loadConfig();
+  const options = { databaseUrl: config.databaseUrl, schema: config.databaseSchema, dataDir: config.databaseUrl ? undefined : config.dataDir };
+  if (!config.databaseUrl) {
+    // The embedded database is one process's: a running server keeps the CLI out (and the other way
+    // round). The lock is released when the CLI exits.
+    await lockDataDir(config.dataDir);
+  } else if (config.databaseSchema) {
+    const db = knex(knexConfig(options));
+    await ensureSchema(db, config.databaseSchema).finally(() => db.destroy());
+  }
+  return { ...knexConfig(options), migrations: { migrationSource: new FolderMigrationSource(migrationFolders(config.extraResourceDirs)) } };
+}

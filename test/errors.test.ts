@@ -206,7 +206,7 @@ test.skip('a 405 names the allowed methods in Allow', async () => {
 // The engine checks references before it writes, so some database errors cannot be reached
 // through HTTP in a test. These are raised by the real database and mapped as a request would be.
 test('real database errors map to 4xx answers that name fields, never SQL', async () => {
-  const raised = async (work: () => Promise<unknown>) => {
+  const raised = async (work: () => PromiseLike<unknown>) => {
     try {
       await work();
     } catch (err) {

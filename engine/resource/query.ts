@@ -59,7 +59,7 @@ export function applyFilters<B extends Builder>(db: Knex, builder: B, resource: 
   }
   if (query.tags?.length && resource.tagRelation) {
     // Same path as where[tags][id]: a link to another tenant's tag (a corrupt row) never matches.
-    const alias = `tags_${resource.tagRelation.name}`;
+    const alias = `filtered_${resource.tagRelation.name}`;
     b.whereExists(relatedExists(db, resource, resource.tagRelation.name, caller, alias).whereIn(`${alias}.id`, query.tags));
   }
   return builder;

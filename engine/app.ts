@@ -64,6 +64,6 @@ export function createApp(options: AppOptions): App {
   koa.use(authenticate(engine.keys, roles));
   koa.use(jsonBody(config.bodyLimit));
   koa.use(router.routes());
-  koa.use(router.allowedMethods({ throw: true }));
+  koa.use(router.allowedMethods());
   return { koa, engine, openapi };
 }

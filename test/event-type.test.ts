@@ -552,17 +552,10 @@ test('VIEWER is read-only; CANDIDATE sees nothing; no token is 401', async () =>
 });
 
 // ---------------------------------------------------------------------------------------------
-// Known engine bugs, reported to the owners of the files at fault. These assert the correct
-// behaviour; turn `knownBug` into `test` once the fixes are in.
-//
-// 1. On PGlite, knex-pglite reports a DELETE as command "DEL", so knex hands back the raw result
-//    object instead of a row count; ResourceService.remove (engine/resource/service.ts) reads that
-//    object as "something was deleted" and answers 204 for a missing or foreign id.
-// 2. allowedAfter (engine/resource/list-query.ts) splits the empty prefix into [''] and finds no
-//    relation named '', so a refused top-level relation says "allowed: none".
-const knownBug = test.skip;
+// Answers that once went wrong in the engine: a DELETE on PGlite (whose driver reports no row
+// count) and the list of allowed relations in a refusal.
 
-knownBug('DELETE of a missing id, or of another tenant\'s record, is 404', async () => {
+test('DELETE of a missing id, or of another tenant\'s record, is 404', async () => {
   const admin = await newTenant(t);
   const other = await newTenant(t, 'Other');
   const created = await create(admin);
@@ -573,7 +566,7 @@ knownBug('DELETE of a missing id, or of another tenant\'s record, is 404', async
   assertError(await t.http.delete(`${BASE}/${MISSING_ID}`).set(admin.auth), 404, 'The requested record was not found');
 });
 
-knownBug('a refused relation names the allowed ones', async () => {
+test('a refused relation names the allowed ones', async () => {
   const admin = await newTenant(t);
   const created = await create(admin);
   assertError(await t.http.get(`${BASE}/${created.id}`).query('relations[]=salary').set(admin.auth), 400, ["relations: 'salary' is not allowed; allowed: employee, tags"]);

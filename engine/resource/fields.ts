@@ -6,6 +6,13 @@ export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0
 
 const DATE_PATTERN = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}(?::?\d{2})?))?$/i;
 
+const EARLIEST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z');
+export const LATEST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+
+/** integer fields are PostgreSQL integers (int4): a wider value would fail in the database. */
+export const INT4_MIN = -2147483648;
+export const INT4_MAX = 2147483647;
+
 /** A calendar date (2026-01-05) or a date-time with a zone; a real day, not 2026-02-31. */
 export function isDateString(value: string): boolean {
   const m = DATE_PATTERN.exec(value);
@@ -15,7 +22,9 @@ export function isDateString(value: string): boolean {
   if (time.getUTCFullYear() !== +y || time.getUTCMonth() !== +mo - 1 || time.getUTCDate() !== +d) return false;
   if (h !== undefined && (+h > 23 || +mi > 59 || (s !== undefined && +s > 59))) return false;
   if (h !== undefined && m[7] === undefined) return false;
-  return !Number.isNaN(Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value));
+  const instant = Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value);
+  // A zone offset can push 9999-12-31 into year 10000, which PostgreSQL refuses to store.
+  return instant >= EARLIEST_INSTANT && instant <= LATEST_INSTANT;
 }
 
 export const isDateOnly = (value: string) => value.length === 10;
@@ -53,6 +62,10 @@ export function valueSchema(field: FieldDefinition, nullable: boolean): Record<s
       schema.type = field.type;
       for (const k of ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'] as const) {
         if (field[k] !== undefined) schema[k] = field[k];
+      }
+      if (field.type === 'integer') {
+        if (field.minimum === undefined && field.exclusiveMinimum === undefined) schema.minimum = INT4_MIN;
+        if (field.maximum === undefined && field.exclusiveMaximum === undefined) schema.maximum = INT4_MAX;
       }
       break;
     case 'boolean':
@@ -99,9 +112,10 @@ export function coercer(field: FieldDefinition, label: string): (raw: unknown) =
       return (raw) => (typeof raw === 'string' && UUID_PATTERN.test(raw) ? { ok: true, value: raw.toLowerCase() } : typeFail());
     case 'integer':
       return (raw) => {
-        if (typeof raw === 'number' && Number.isSafeInteger(raw)) return { ok: true, value: raw };
-        if (typeof raw === 'string' && /^-?\d{1,15}$/.test(raw)) return { ok: true, value: Number(raw) };
-        return typeFail();
+        const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^-?\d{1,15}$/.test(raw) ? Number(raw) : NaN;
+        if (!Number.isInteger(n)) return typeFail();
+        if (n < INT4_MIN || n > INT4_MAX) return fail(`must not be less than ${INT4_MIN} or greater than ${INT4_MAX}`);
+        return { ok: true, value: n };
       };
     case 'number':
       return (raw) => {

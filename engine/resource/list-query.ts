@@ -2,7 +2,7 @@
 // resource's compiled whitelists. Every problem is collected; any problem is a 400 naming it.
 import { badRequest, forbidden } from '../errors.js';
 import { DEFAULT_TAKE, MAX_RELATION_DEPTH, type CompiledRelation, type CompiledResource } from './compiled.js';
-import { isDateOnly, isDateString, toTimestamp, UUID_PATTERN } from './fields.js';
+import { isDateOnly, isDateString, LATEST_INSTANT, toTimestamp, UUID_PATTERN } from './fields.js';
 
 export type Direction = 'ASC' | 'DESC';
 export type FilterValue = string | number | boolean;
@@ -193,16 +193,10 @@ function parseWhere(resource: CompiledResource, raw: unknown, tenantId: string, 
   return { where, nested };
 }
 
-/**
- * The last instant PostgreSQL gets in a form it reads: past year 9999 toISOString() writes
- * "+010000-…", which the database refuses (a 500 instead of a 400 or a match).
- */
-const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
-
 function parseDate(name: string, raw: unknown, problems: string[]): string | undefined {
   const v = single(name, raw, problems);
   if (v === undefined) return undefined;
-  if (typeof v !== 'string' || !isDateString(v) || Date.parse(toTimestamp(v)) > LAST_INSTANT) {
+  if (typeof v !== 'string' || !isDateString(v)) {
     problems.push(`${name} must be a valid ISO 8601 date string`);
     return undefined;
   }
@@ -214,7 +208,7 @@ function endBound(end: string): ListQuery['endDate'] {
   const at = toTimestamp(end);
   if (!isDateOnly(end)) return { at, exclusive: false };
   const next = Date.parse(at) + DAY_MS;
-  return next > LAST_INSTANT ? undefined : { at: new Date(next).toISOString(), exclusive: true };
+  return next > LATEST_INSTANT ? undefined : { at: new Date(next).toISOString(), exclusive: true };
 }
 
 function parseTags(raw: unknown, problems: string[]): string[] {

@@ -84,6 +84,21 @@ function graphPaths(relations: string[]): string[] {
   return [...all];
 }
 
+/** user, user.role, organization → {user: {role: true}, organization: true}: each relation named once. */
+function relationTree(relations: string[]): Record<string, unknown> {
+  const tree: Record<string, any> = {};
+  for (const path of relations) {
+    let node = tree;
+    for (const name of path.split('.')) {
+      if (node[name] === true || node[name] === undefined) node[name] = {};
+      node = node[name];
+    }
+  }
+  const close = (node: Record<string, any>): Record<string, unknown> =>
+    Object.fromEntries(Object.entries(node).map(([k, v]) => [k, Object.keys(v).length ? close(v) : true]));
+  return close(tree);
+}
+
 function targetOf(resource: CompiledResource, path: string): CompiledResource {
   return path.split('.').reduce((at, name) => at.relations.get(name)!.target, resource);
 }
@@ -94,7 +109,7 @@ function targetOf(resource: CompiledResource, path: string): CompiledResource {
  */
 export function withRelations(builder: QueryBuilder<Model, any>, resource: CompiledResource, caller: Caller, relations: string[]) {
   if (!relations.length) return builder;
-  builder.withGraphFetched(`[${relations.join(', ')}]`);
+  builder.withGraphFetched(relationTree(relations));
   for (const path of graphPaths(relations)) {
     const target = targetOf(resource, path);
     builder.modifyGraph(path, (related) => {

@@ -31,21 +31,30 @@ interface Names {
   /** Appended to every operationId of an alias, so ids stay unique. */
   idSuffix: string;
   aliasNote: string;
+  notes: OperationNotes;
 }
 
-function operation(resource: CompiledResource, names: Names, id: string, summary: string, op: Operation, rest: object): object {
+/** Operation ids' verbs, which a module may annotate with a sentence of its own. */
+export type OperationVerb = 'list' | 'create' | 'search' | 'get' | 'replace' | 'update' | 'delete';
+export type OperationNotes = Partial<Record<OperationVerb, string>>;
+
+function operation(resource: CompiledResource, names: Names, id: OperationVerb, summary: string, op: Operation, rest: object): object {
+  const note = names.notes[id] ? ` ${names.notes[id]}` : '';
   return {
     tags: [names.tag],
     operationId: `${id}${pascalCase(resource.name)}${names.idSuffix}`,
     summary,
-    description: `${permissionNote(resource, op)}${names.aliasNote}`,
+    description: `${permissionNote(resource, op)}${note}${names.aliasNote}`,
     deprecated: false,
     ...rest,
   };
 }
 
-/** Every path item of one resource with generated routes. */
-export function resourcePaths(resource: CompiledResource): OpenApiPaths {
+/**
+ * Every path item of one resource's CRUD routes (generated, or mounted by a module with some
+ * handlers of its own, whose differences `notes` describes).
+ */
+export function resourcePaths(resource: CompiledResource, notes: OperationNotes = {}): OpenApiPaths {
   const paths: OpenApiPaths = {};
   const record = ref(schemaName(resource, 'record'));
   const list = ref(schemaName(resource, 'list'));
@@ -56,6 +65,7 @@ export function resourcePaths(resource: CompiledResource): OpenApiPaths {
       tag: resource.name,
       idSuffix: alias ? `Via${pascalCase(path)}` : '',
       aliasNote: alias ? ` Alias of /api/${canonical}, kept for Ever Gauzy clients: it behaves the same.` : '',
+      notes,
     };
     const base = `/api/${path}`;
     const n = resource.name;

@@ -1,10 +1,12 @@
-// The routes every resource gets, under its path and each alias (CONTRACT §4).
+// The routes every resource gets, under its path and each alias (CONTRACT §4). The handlers and
+// the route table are separate so that a hand-written module can mount the same table with
+// some handlers of its own.
 import type Router from '@koa/router';
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
+import { badRequest } from '../errors.js';
 import { authorize, parseQueryString, readParameters, searchInput } from '../http/context.js';
 import type { CompiledResource } from './compiled.js';
 import { parseListQuery, parseRelations } from './list-query.js';
-import { badRequest } from '../errors.js';
 import type { ResourceService } from './service.js';
 
 export function relationsOf(resource: CompiledResource, ctx: Context): string[] {
@@ -14,40 +16,70 @@ export function relationsOf(resource: CompiledResource, ctx: Context): string[] 
   return relations;
 }
 
-export function registerResourceRoutes(router: Router, service: ResourceService) {
+/** The Organization-Id header, Ever Gauzy clients' way of naming the organization of a new record. */
+export const writeContext = (ctx: Context) => ({ organizationHeader: ctx.get('organization-id') || undefined });
+
+export interface CrudHandlers {
+  list: Middleware;
+  search: Middleware;
+  read: Middleware;
+  create: Middleware;
+  replace: Middleware;
+  modify: Middleware;
+  remove: Middleware;
+}
+
+export function crudHandlers(service: ResourceService): CrudHandlers {
   const resource = service.resource;
-  const p = resource.permissions;
-  for (const path of resource.paths) {
-    const base = `/api/${path}`;
-    router.get(base, async (ctx) => {
-      const caller = authorize(ctx, p.read);
+  const can = resource.permissions;
+  return {
+    async list(ctx) {
+      const caller = authorize(ctx, can.read);
       ctx.body = await service.list(caller, parseListQuery(resource, parseQueryString(ctx.querystring), caller.tenantId));
-    });
-    router.post(`${base}/search`, async (ctx) => {
-      const caller = authorize(ctx, p.read);
+    },
+    async search(ctx) {
+      const caller = authorize(ctx, can.read);
       ctx.body = await service.list(caller, parseListQuery(resource, searchInput(ctx.request.body), caller.tenantId));
-    });
-    router.get(`${base}/:id`, async (ctx) => {
-      const caller = authorize(ctx, p.read);
+    },
+    async read(ctx) {
+      const caller = authorize(ctx, can.read);
       ctx.body = await service.read(caller, ctx.params.id, relationsOf(resource, ctx));
-    });
-    router.post(base, async (ctx) => {
-      const caller = authorize(ctx, p.create);
+    },
+    async create(ctx) {
+      const caller = authorize(ctx, can.create);
+      ctx.body = await service.create(caller, ctx.request.body, writeContext(ctx));
       ctx.status = 201;
-      ctx.body = await service.create(caller, ctx.request.body, { organizationHeader: ctx.get('organization-id') || undefined });
-    });
-    router.put(`${base}/:id`, async (ctx) => {
-      const caller = authorize(ctx, p.update);
+    },
+    async replace(ctx) {
+      const caller = authorize(ctx, can.update);
       ctx.body = await service.replace(caller, ctx.params.id, ctx.request.body);
-    });
-    router.patch(`${base}/:id`, async (ctx) => {
-      const caller = authorize(ctx, p.update);
+    },
+    async modify(ctx) {
+      const caller = authorize(ctx, can.update);
       ctx.body = await service.modify(caller, ctx.params.id, ctx.request.body);
-    });
-    router.delete(`${base}/:id`, async (ctx) => {
-      const caller = authorize(ctx, p.delete);
+    },
+    async remove(ctx) {
+      const caller = authorize(ctx, can.delete);
       await service.remove(caller, ctx.params.id);
       ctx.status = 204;
-    });
+    },
+  };
+}
+
+/** The seven routes under the resource's path and each alias. */
+export function mountCrudRoutes(router: Router, resource: CompiledResource, handlers: CrudHandlers) {
+  for (const path of resource.paths) {
+    const base = `/api/${path}`;
+    router.get(base, handlers.list);
+    router.post(`${base}/search`, handlers.search);
+    router.get(`${base}/:id`, handlers.read);
+    router.post(base, handlers.create);
+    router.put(`${base}/:id`, handlers.replace);
+    router.patch(`${base}/:id`, handlers.modify);
+    router.delete(`${base}/:id`, handlers.remove);
   }
+}
+
+export function registerResourceRoutes(router: Router, service: ResourceService) {
+  mountCrudRoutes(router, service.resource, crudHandlers(service));
 }

@@ -60,15 +60,25 @@ export async function migrate(db: Knex, folders: string[]): Promise<string[]> {
 
 export type RecordScope = 'tenant' | 'organization';
 
-/** id, tenantId, (organizationId,) createdAt, updatedAt: the columns the engine adds to every record. */
-export function recordColumns(knex: Knex, t: Knex.CreateTableBuilder, scope: RecordScope) {
-  t.uuid('id').primary().defaultTo(knex.raw('gen_random_uuid()'));
-  t.uuid('tenantId').notNullable().references('id').inTable('tenant').onDelete('CASCADE');
-  if (scope === 'organization') t.uuid('organizationId').notNullable().references('id').inTable('organization').onDelete('RESTRICT');
-  t.timestamp('createdAt', { useTz: true }).notNullable().defaultTo(knex.fn.now());
-  t.timestamp('updatedAt', { useTz: true }).notNullable().defaultTo(knex.fn.now());
-  // The default list: a tenant's (or organization's) records, newest first.
-  t.index(scope === 'organization' ? ['tenantId', 'organizationId', 'createdAt'] : ['tenantId', 'createdAt']);
+/** The tables that the engine's own columns point at: a project's tenants and organizations. */
+export interface ScopeTables {
+  tenant: string;
+  organization: string;
+}
+
+/**
+ * id, tenantId, (organizationId,) createdAt, updatedAt: the columns the engine adds to every
+ * record, with the index its default list (newest first in a tenant or organization) needs.
+ */
+export function recordColumnsFor(tables: ScopeTables) {
+  return function recordColumns(knex: Knex, t: Knex.CreateTableBuilder, scope: RecordScope) {
+    t.uuid('id').primary().defaultTo(knex.raw('gen_random_uuid()'));
+    t.uuid('tenantId').notNullable().references('id').inTable(tables.tenant).onDelete('CASCADE');
+    if (scope === 'organization') t.uuid('organizationId').notNullable().references('id').inTable(tables.organization).onDelete('RESTRICT');
+    t.timestamp('createdAt', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+    t.timestamp('updatedAt', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+    t.index(scope === 'organization' ? ['tenantId', 'organizationId', 'createdAt'] : ['tenantId', 'createdAt']);
+  };
 }
 
 /** A many-to-many join table; both sides cascade, so deleting either record unlinks it. */

@@ -6,6 +6,7 @@ import { DEFAULT_TAKE, type CompiledResource, type Registry } from '../resource/
 import { supportedParameters } from '../resource/list-query.js';
 import { ERROR_RESPONSES, findInputName, LIST_EXAMPLE, ref, relationsSchema, orderSchema, schemaName, takeDescription, whereSchema } from './fragments.js';
 import { toOpenApiSchema } from './schema-conversion.js';
+import { DefinitionError } from '../resource/load.js';
 
 export const ERROR_SCHEMA = 'ErrorResponse';
 export const BEARER_SCHEME = 'bearer';
@@ -124,11 +125,18 @@ function errorResponseComponents(): Record<string, Json> {
 
 export function buildComponents(registry: Registry): Json {
   const schemas: Record<string, Json> = { [ERROR_SCHEMA]: errorSchema };
+  const owners = new Map<string, CompiledResource>();
   for (const resource of registry.values()) {
     for (const [name, schema] of Object.entries(resourceSchemas(resource))) {
-      // Two resource names that PascalCase alike (a-b, a_b) would silently share a schema.
-      if (schemas[name]) throw new Error(`OpenAPI schema name ${name} of ${resource.name} is already taken`);
+      // Names that PascalCase alike (widget's create body and a resource widget-create) would
+      // silently share a schema: a definition mistake, reported like the others.
+      const owner = owners.get(name);
+      if (schemas[name]) {
+        const taken = owner ? `by ${owner.name} (${owner.file})` : 'by the engine';
+        throw new DefinitionError([`${resource.file} name: "${resource.name}" needs the OpenAPI schema name ${name}, already taken ${taken}`]);
+      }
       schemas[name] = schema;
+      owners.set(name, resource);
     }
   }
   return {

@@ -34,15 +34,17 @@ export function searchBody(resource: CompiledResource): object {
   );
 }
 
-/** The Organization-Id header a create route of an organization-scoped resource accepts. */
-export function organizationHeaderParameter(): object {
-  return {
-    name: 'Organization-Id',
+/** The header (Organization-Id for Ever Gauzy clients) that may name a new record's organization, if the resource has one. */
+export function organizationHeaderParameters(resource: CompiledResource): object[] {
+  const name = resource.organizationRoot?.definition.organizationRoot?.header;
+  if (!name) return [];
+  return [{
+    name,
     in: 'header',
     required: false,
     description: "Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one)",
     schema: { type: 'string', format: 'uuid' },
-  };
+  }];
 }
 
 export function idParameter(): object {

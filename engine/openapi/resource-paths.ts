@@ -9,7 +9,7 @@ import {
   jsonBody,
   jsonResponse,
   listParameters,
-  organizationHeaderParameter,
+  organizationHeaderParameters,
   pascalCase,
   ref,
   relationsParameter,
@@ -75,7 +75,7 @@ export function resourcePaths(resource: CompiledResource, notes: OperationNotes 
         responses: { '200': jsonResponse(`A page of ${n} records`, list), ...errorResponses(400, 401, 403, 500) },
       }),
       post: operation(resource, names, 'create', `Create ${article(n)} ${n}`, 'create', {
-        ...(resource.scope === 'organization' ? { parameters: [organizationHeaderParameter()] } : {}),
+        parameters: organizationHeaderParameters(resource),
         requestBody: jsonBody(ref(schemaName(resource, 'create'))),
         responses: { '201': jsonResponse(`The created ${n}`, record), ...errorResponses(400, 401, 403, 409, 413, 415, 500) },
       }),

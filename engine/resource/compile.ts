@@ -22,12 +22,12 @@ const uuid: FieldDefinition = { type: 'uuid' };
 const timestamp: FieldDefinition = { type: 'timestamp' };
 
 /** The columns every record of a scope has, before the definition's own fields. */
-function baseFields(scope: ResourceDefinition['scope']): Array<[string, FieldDefinition, boolean]> {
+function baseFields(scope: ResourceDefinition['scope'], organizationRoot?: string): Array<[string, FieldDefinition, boolean]> {
   const fields: Array<[string, FieldDefinition, boolean]> = [
     ['id', { ...uuid, readOnly: true }, false],
     ['tenantId', { ...uuid, readOnly: true }, false],
   ];
-  if (scope === 'organization') fields.push(['organizationId', { ...uuid, references: 'organization' }, true]);
+  if (scope === 'organization') fields.push(['organizationId', { ...uuid, references: organizationRoot }, true]);
   fields.push(['createdAt', { ...timestamp, readOnly: true }, false], ['updatedAt', { ...timestamp, readOnly: true }, false]);
   return fields;
 }
@@ -43,10 +43,13 @@ function problem(check: Check, at: Array<string | number>, fault: string) {
   check.problems.push(`${check.source.locate(at)}: ${fault}`);
 }
 
-function compileFields(check: Check): Map<string, CompiledField> {
+function compileFields(check: Check, organizationRoot?: string): Map<string, CompiledField> {
   const { definition } = check.source;
   const fields = new Map<string, CompiledField>();
-  for (const [name, def, writable] of baseFields(definition.scope)) {
+  if (definition.scope === 'organization' && !organizationRoot) {
+    problem(check, ['scope'], 'scope "organization" needs a resource marked organizationRoot (the organizations records belong to)');
+  }
+  for (const [name, def, writable] of baseFields(definition.scope, organizationRoot)) {
     fields.set(name, { name, definition: def, base: true, writable, hidden: false });
   }
   for (const [name, def] of Object.entries(definition.fields)) {
@@ -97,10 +100,10 @@ function permissionsOf(check: Check, known: Set<string>): Record<Operation, stri
 }
 
 /** First pass: everything that needs only the definition itself. */
-function compileOne(source: SourcedDefinition, known: Set<string>, problems: string[]): CompiledResource {
+function compileOne(source: SourcedDefinition, known: Set<string>, problems: string[], organizationRoot?: string): CompiledResource {
   const check: Check = { problems, source };
   const definition = source.definition;
-  const fields = compileFields(check);
+  const fields = compileFields(check, organizationRoot);
   const fieldNamed = (name: string, at: Array<string | number>, what: string) => {
     const field = fields.get(name);
     if (!field) problem(check, at, `${what} "${name}" is not a field of ${definition.name}`);
@@ -241,6 +244,19 @@ function collectRelationPaths(resource: CompiledResource): Set<string> {
   return paths;
 }
 
+/** The one resource marked organizationRoot, of scope tenant; its name, if there is one. */
+function findOrganizationRoot(sources: SourcedDefinition[], problems: string[]): string | undefined {
+  const roots = sources.filter((s) => s.definition.organizationRoot);
+  for (const extra of roots.slice(1)) {
+    problems.push(`${extra.locate(['organizationRoot'])}: only one resource can be the organization root; ${roots[0].definition.name} (${roots[0].file}) already is`);
+  }
+  const [root] = roots;
+  if (root && root.definition.scope !== 'tenant') {
+    problems.push(`${root.locate(['scope'])}: the organization root must have scope "tenant"`);
+  }
+  return root?.definition.name;
+}
+
 export interface CompileOptions {
   /** Every permission roles.yaml knows. */
   permissions: Set<string>;
@@ -252,13 +268,14 @@ export function compileDefinitions(sources: SourcedDefinition[], options: Compil
   const problems: string[] = [];
   const registry: Registry = new Map();
   const seenPaths = new Map<string, { name: string; file: string }>();
+  const organizationRoot = findOrganizationRoot(sources, problems);
   for (const source of sources) {
     const { name } = source.definition;
     if (registry.has(name)) {
       problems.push(`${source.locate(['name'])}: resource "${name}" is already defined in ${registry.get(name)!.file}`);
       continue;
     }
-    const resource = compileOne(source, options.permissions, problems);
+    const resource = compileOne(source, options.permissions, problems, organizationRoot);
     resource.paths.forEach((path, i) => {
       const owner = seenPaths.get(path);
       // The canonical path comes from `path`, or from `name` when the definition has no `path`.
@@ -271,6 +288,13 @@ export function compileDefinitions(sources: SourcedDefinition[], options: Compil
   const byName = new Map(sources.map((s) => [s.definition.name, s]));
   for (const resource of registry.values()) link(resource, byName.get(resource.name)!, registry, problems);
   if (problems.length) throw new DefinitionError(problems);
+
+  const root = organizationRoot ? registry.get(organizationRoot) : undefined;
+  for (const resource of registry.values()) {
+    if (resource.scope !== 'organization' || !root) continue;
+    resource.organizationRoot = root;
+    resource.organizationHeader = root.definition.organizationRoot?.header;
+  }
 
   const base = options.baseModel ?? Model;
   for (const resource of registry.values()) {

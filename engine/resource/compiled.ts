@@ -35,6 +35,10 @@ export interface CompiledResource {
   /** Canonical path under /api first, then its aliases. */
   paths: string[];
   scope: 'tenant' | 'organization';
+  /** For organization-scoped resources: the resource their organizationId points at. */
+  organizationRoot?: CompiledResource;
+  /** Name of the header that may name a new record's organization (Organization-Id). */
+  organizationHeader?: string;
   routes: boolean;
   fields: Map<string, CompiledField>;
   /** Columns that may leave the service (every field but the hidden ones). */

@@ -16,8 +16,10 @@ export function relationsOf(resource: CompiledResource, ctx: Context): string[] 
   return relations;
 }
 
-/** The Organization-Id header, Ever Gauzy clients' way of naming the organization of a new record. */
-export const writeContext = (ctx: Context) => ({ organizationHeader: ctx.get('organization-id') || undefined });
+/** The organization header (Organization-Id for Ever Gauzy clients) may name a new record's organization. */
+export const writeContext = (ctx: Context, resource: CompiledResource) => ({
+  organizationHeader: (resource.organizationHeader && ctx.get(resource.organizationHeader)) || undefined,
+});
 
 export interface CrudHandlers {
   list: Middleware;
@@ -47,7 +49,7 @@ export function crudHandlers(service: ResourceService): CrudHandlers {
     },
     async create(ctx) {
       const caller = authorize(ctx, can.create);
-      ctx.body = await service.create(caller, ctx.request.body, writeContext(ctx));
+      ctx.body = await service.create(caller, ctx.request.body, writeContext(ctx, resource));
       ctx.status = 201;
     },
     async replace(ctx) {

@@ -54,6 +54,8 @@ export interface ResourceDefinition {
   path?: string;
   aliases?: string[];
   scope: 'tenant' | 'organization';
+  /** This resource's records are the organizations that `scope: organization` records belong to. */
+  organizationRoot?: { header?: string };
   /** false: the engine derives the model, validators and schemas but no routes (a module adds its own). */
   routes?: boolean;
   permissions: PermissionsDefinition;

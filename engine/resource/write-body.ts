@@ -17,7 +17,7 @@ export interface PreparedWrite {
 }
 
 export interface WriteContext {
-  /** Organization-Id header, the Ever Gauzy clients' way of naming the current organization. */
+  /** The organization header's value (e.g. Organization-Id, Ever Gauzy clients' way of naming the current organization). */
   organizationHeader?: string;
 }
 
@@ -40,14 +40,15 @@ function withOwnerDefault(resource: CompiledResource, body: Record<string, unkno
   return { ...body, [owner]: caller.employeeId };
 }
 
-async function defaultOrganization(db: Knex, caller: Caller, context: WriteContext): Promise<string | undefined> {
+async function defaultOrganization(db: Knex, resource: CompiledResource, caller: Caller, context: WriteContext): Promise<string | undefined> {
   if (context.organizationHeader !== undefined) {
-    if (!UUID_PATTERN.test(context.organizationHeader)) throw badRequest('Organization-Id header must be a UUID');
+    if (!UUID_PATTERN.test(context.organizationHeader)) throw badRequest(`${resource.organizationHeader} header must be a UUID`);
     return context.organizationHeader.toLowerCase();
   }
   if (caller.organizationId) return caller.organizationId;
   // A tenant with a single organization needs no choice to be made.
-  const rows = await db('organization').select('id').where('tenantId', caller.tenantId).limit(2);
+  const root = resource.organizationRoot!;
+  const rows = await db(root.table).select('id').where('tenantId', caller.tenantId).limit(2);
   return rows.length === 1 ? rows[0].id : undefined;
 }
 
@@ -87,7 +88,7 @@ export async function prepareWrite(
     else if (mode === 'replace' && field.name !== 'organizationId') row[field.name] = resource.defaults[field.name] ?? null;
   }
   if (mode === 'create' && resource.scope === 'organization' && row.organizationId === undefined) {
-    row.organizationId = await defaultOrganization(db, caller, context);
+    row.organizationId = await defaultOrganization(db, resource, caller, context);
     if (!row.organizationId) throw badRequest('organizationId should not be empty');
   }
   // Writing a record for another employee is forbidden (reading one is a 404: see scope()).

@@ -13,7 +13,7 @@ export function registerEventTypeRoutes(router: Router, service: ResourceService
     ...crudHandlers(service),
     async create(ctx) {
       const caller = authorize(ctx, resource.permissions.create);
-      ctx.body = await service.create(caller, withCallerEmployee(ctx.request.body, caller), writeContext(ctx));
+      ctx.body = await service.create(caller, withCallerEmployee(ctx.request.body, caller), writeContext(ctx, resource));
       ctx.status = 201;
     },
   });

@@ -1,6 +1,6 @@
 // The first slice: tenants, roles, users, organizations, employees, tags, skills, event types.
 import type { Knex } from 'knex';
-import { joinTable, recordColumns } from '../../engine/migrations.js';
+import { joinTable, recordColumns } from '../migration-helpers.js';
 
 export async function up(knex: Knex) {
   await knex.schema.createTable('tenant', (t) => {

@@ -28,7 +28,6 @@ export interface Config {
   bodyLimit: number;
   /** Milliseconds a health probe waits for the database. */
   healthTimeoutMs: number;
-  logRequests: boolean;
   /**
    * Folders of further *.yaml definitions served beside resources/ (a deployment's own resources);
    * each one's migrations/ subfolder, if it has one, is migrated after the project's.
@@ -72,14 +71,6 @@ function databaseSchema(env: Env, databaseUrl: string | undefined): string | und
     throw new ConfigError(`DATABASE_SCHEMA must be a lower-case SQL name (letters, digits, _), got "${raw}"`);
   }
   return raw;
-}
-
-function boolean(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
 /** A list of folders separated like PATH; each must exist, so a typo fails here, not later. */
@@ -142,7 +133,6 @@ export function loadConfig(env: Env = process.env): Config {
     },
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1),
     healthTimeoutMs: integer(env, 'HEALTH_TIMEOUT_MS', 2000, 1),
-    logRequests: boolean(env, 'LOG_REQUESTS', false),
     extraResourceDirs: folders(env, 'EXTRA_RESOURCES_DIR'),
   };
 }

@@ -35,7 +35,6 @@ test('an empty environment gives the documented defaults', () => {
   assert.is(config.jwt.refreshExpiresIn, 604_800);
   assert.is(config.bodyLimit, 1024 * 1024);
   assert.is(config.healthTimeoutMs, 2000);
-  assert.is(config.logRequests, false);
   assert.equal(config.extraResourceDirs, []);
 });
 
@@ -66,7 +65,6 @@ test('every variable is read', () => {
     JWT_REFRESH_EXPIRES_IN: '1209600',
     BODY_LIMIT: '2048',
     HEALTH_TIMEOUT_MS: '150',
-    LOG_REQUESTS: 'true',
     EXTRA_RESOURCES_DIR: [extra, other].join(path.delimiter),
   });
   assert.is(config.env, 'production');
@@ -78,7 +76,6 @@ test('every variable is read', () => {
   assert.equal(config.jwt, { secret: SECRET, refreshSecret: REFRESH, generated: false, expiresIn: 900, refreshExpiresIn: 1_209_600 });
   assert.is(config.bodyLimit, 2048);
   assert.is(config.healthTimeoutMs, 150);
-  assert.is(config.logRequests, true);
   assert.equal(config.extraResourceDirs, [extra, other]);
 });
 
@@ -88,12 +85,11 @@ test('PORT=0 asks the system for a free port; an absolute DATA_DIR is kept as it
 });
 
 test('empty values count as unset', () => {
-  const config = loadConfig({ PORT: '', DATABASE_URL: '', DATA_DIR: '', HEALTH_TIMEOUT_MS: '', LOG_REQUESTS: '', EXTRA_RESOURCES_DIR: '' });
+  const config = loadConfig({ PORT: '', DATABASE_URL: '', DATA_DIR: '', HEALTH_TIMEOUT_MS: '', EXTRA_RESOURCES_DIR: '' });
   assert.is(config.port, 3000);
   assert.is(config.databaseUrl, undefined);
   assert.is(config.dataDir, path.resolve('data'));
   assert.is(config.healthTimeoutMs, 2000);
-  assert.is(config.logRequests, false);
   assert.equal(config.extraResourceDirs, []);
 });
 
@@ -144,12 +140,6 @@ test('JWT secrets must be long enough and differ from each other', () => {
   assert.is(refusal({ JWT_SECRET: SECRET, JWT_REFRESH_SECRET: SECRET }), 'JWT_SECRET and JWT_REFRESH_SECRET must differ');
 });
 
-test('LOG_REQUESTS is true/false (or 1/0), never a silent false for a typo', () => {
-  assert.is(loadConfig({ LOG_REQUESTS: '1' }).logRequests, true);
-  assert.is(loadConfig({ LOG_REQUESTS: 'false' }).logRequests, false);
-  assert.is(loadConfig({ LOG_REQUESTS: '0' }).logRequests, false);
-  assert.is(refusal({ LOG_REQUESTS: 'yes' }), 'LOG_REQUESTS must be true or false, got "yes"');
-});
 
 test('EXTRA_RESOURCES_DIR names existing folders only', () => {
   const file = path.join(scratch, 'a-file.yaml');

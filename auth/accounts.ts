@@ -43,12 +43,14 @@ export async function primaryEmployee(db: Knex, userId: string, tenantId: string
   return db('employee').select('id', 'organizationId').where({ userId, tenantId }).orderBy([{ column: 'createdAt' }, { column: 'id' }]).first();
 }
 
-/** The user as the API shows it: no hash, with its role and first employee id. */
-export async function userView(db: Knex, userId: string): Promise<UserView | undefined> {
+type Employee = { id: string; organizationId: string } | undefined;
+
+/** The user as the API shows it: no hash, with its role and first employee id (pass it when already known). */
+export async function userView(db: Knex, userId: string, known?: { employee: Employee }): Promise<UserView | undefined> {
   const user = await db('user').select(USER_COLUMNS.map((c) => `user.${c}`)).select({ roleName: 'role.name' })
     .join('role', 'role.id', 'user.roleId').where('user.id', userId).first();
   if (!user) return undefined;
-  const employee = await primaryEmployee(db, user.id, user.tenantId);
+  const employee = known ? known.employee : await primaryEmployee(db, user.id, user.tenantId);
   const { roleName, ...rest } = user;
   return { ...rest, role: { id: user.roleId, name: roleName }, employeeId: employee?.id ?? null };
 }

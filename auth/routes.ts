@@ -5,12 +5,13 @@ import { badRequest, conflict, forbidden, unauthorized } from '../engine/errors.
 import { compileValidator } from '../engine/validation.js';
 import { createTenant, findLogin, fullName, primaryEmployee, roleId, userView } from './accounts.js';
 import { optionalCaller } from './authenticate.js';
-import { hashPassword, passwordProblems, verifyPassword } from './password.js';
+import { hashPassword, MAX_PASSWORD_LENGTH, passwordProblems, verifyPassword } from './password.js';
 import { ADMIN_ROLES, ROLES, type RoleTable } from './roles.js';
 import { signAccessToken, signRefreshToken, type TokenKeys } from './tokens.js';
+import { isPlainObject } from '../engine/objects.js';
 
 const name = { type: 'string', minLength: 1, maxLength: 255 };
-const password = { type: 'string', minLength: 1, maxLength: 1024 };
+const password = { type: 'string', minLength: 1, maxLength: MAX_PASSWORD_LENGTH };
 
 export const registerSchema = {
   type: 'object',
@@ -58,7 +59,6 @@ interface RegisterBody {
  */
 const NEVER_ASSIGNED = ['id', 'hash', 'isEmailVerified', 'isActive', 'roleId', 'name', 'createdAt', 'updatedAt'];
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function withoutNeverAssigned(body: unknown): unknown {
   if (!isPlainObject(body)) return body;
@@ -151,6 +151,6 @@ export function registerAuthRoutes(router: Router, { db, keys, roles }: AuthDeps
       organizationId: employee?.organizationId,
     });
     const refresh = signRefreshToken(keys, account.id, account.tenantId);
-    ctx.body = { user: await userView(db, account.id), token, refresh_token: refresh.token };
+    ctx.body = { user: await userView(db, account.id, { employee }), token, refresh_token: refresh.token };
   });
 }

@@ -52,7 +52,9 @@ export function createApp(options: AppOptions): App {
   const services = new Map([...registry.values()].map((r) => [r.name, new ResourceService(db, r)]));
   const engine: Engine = { config, db, registry, services, roles, keys: tokenKeys(config) };
 
-  const router = new Router();
+  // Case-sensitive like the paths the authentication middleware lets through without a token:
+  // /API/employee must not reach a route by another spelling.
+  const router = new Router({ sensitive: true });
   registerHealth(router, db, config.healthTimeoutMs);
   for (const service of services.values()) if (service.resource.routes) registerResourceRoutes(router, service);
   for (const module of modules) module.register(router, engine);

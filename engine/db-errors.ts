@@ -5,7 +5,7 @@ import { HttpError } from './errors.js';
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '08000', '08001', '08003', '08006']);
 
 /** "Key (name, "organizationId")=(…) already exists." → ['name', 'organizationId'] */
-function keyColumns(detail: unknown): string[] {
+export function keyColumns(detail: unknown): string[] {
   const match = typeof detail === 'string' ? /^Key \(([^)]*)\)=/.exec(detail) : null;
   return match ? match[1].split(',').map((c) => c.trim().replace(/^"|"$/g, '')) : [];
 }
@@ -23,6 +23,9 @@ export function nativeError(err: any): any {
 
 export function mapDatabaseError(wrapped: any): HttpError | undefined {
   const err = nativeError(wrapped);
+  // Every pooled connection busy for longer than the acquire timeout: the database is
+  // overloaded or gone, which is a 503 like a refused connection.
+  if (err?.name === 'KnexTimeoutError') return new HttpError(503, 'The database is not available');
   const code: unknown = err?.code;
   if (typeof code !== 'string') return undefined;
   switch (code) {

@@ -15,8 +15,14 @@ export class HttpError extends Error {
   }
 }
 
-export const badRequest = (messages: string[] | string) =>
-  new HttpError(400, Array.isArray(messages) ? messages : [messages]);
+/** A 400 lists at most this many broken rules, so a huge hostile body cannot make a huge answer. */
+export const MAX_MESSAGES = 50;
+
+export function badRequest(messages: string[] | string): HttpError {
+  const list = Array.isArray(messages) ? messages : [messages];
+  if (list.length <= MAX_MESSAGES) return new HttpError(400, list);
+  return new HttpError(400, [...list.slice(0, MAX_MESSAGES), `… and ${list.length - MAX_MESSAGES} more problems`]);
+}
 export const unauthorized = () => new HttpError(401, 'Unauthorized', { 'WWW-Authenticate': 'Bearer' });
 export const forbidden = () => new HttpError(403, 'Forbidden resource');
 export const notFound = () => new HttpError(404, 'The requested record was not found');
@@ -26,17 +32,16 @@ export function errorBody(status: number, message: string | string[]) {
   return { statusCode: status, message, error: STATUS_CODES[status] ?? 'Error' };
 }
 
-/** Errors thrown by libraries we use (koa-bodyparser, koa-jwt, koa itself) carry a status. */
+/**
+ * Errors thrown with a status by libraries we use (koa-jwt, koa, http-errors): their message
+ * only when the library marks it safe to show. Body-parser errors are worded in http/body.ts.
+ */
 function fromLibrary(err: any): HttpError | undefined {
   const status = typeof err?.status === 'number' ? err.status : undefined;
   if (!status || status < 400 || status >= 500) return undefined;
   if (status === 401) return unauthorized();
-  if (status === 413) return new HttpError(413, 'Request body is larger than the limit');
-  if (status === 415) return new HttpError(415, 'Unsupported media type: send application/json');
-  if (err.type === 'entity.parse.failed' || status === 400) {
-    return badRequest(err.type === 'entity.parse.failed' ? 'Request body is not valid JSON' : String(err.expose ? err.message : 'Bad request'));
-  }
-  return new HttpError(status, err.expose ? String(err.message) : STATUS_CODES[status] ?? 'Error');
+  const message = err.expose && typeof err.message === 'string' ? err.message : STATUS_CODES[status] ?? 'Error';
+  return status === 400 ? badRequest(message) : new HttpError(status, message);
 }
 
 export function toHttpError(err: unknown): HttpError {

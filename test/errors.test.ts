@@ -91,10 +91,12 @@ test('an id that does not exist is a 404 for every method', async () => {
 
 test('malformed JSON is a 400 and nothing is written', async () => {
   const before = await count('tag');
-  for (const raw of ['{"name":', '{name: "x"}', "{'name':'x'}", '{"name":"x",}', '{"__proto__":{"isSystem":true},"name":"p","color":"c"}']) {
+  for (const raw of ['{"name":', '{name: "x"}', "{'name':'x'}", '{"name":"x",}']) {
     const res = await t.http.post('/api/tags').set(admin.auth).set('Content-Type', 'application/json').send(raw);
     assertError(res, 400, 'Request body is not valid JSON');
   }
+  const poisoned = '{"__proto__":{"isSystem":true},"name":"p","color":"c"}';
+  assertError(await t.http.post('/api/tags').set(admin.auth).set('Content-Type', 'application/json').send(poisoned), 400, 'body must not contain the key __proto__');
   assert.is(await count('tag'), before);
 });
 

@@ -1,5 +1,5 @@
 // JSON bodies only (1 MiB by default): another content type is a 415, malformed JSON a 400,
-// a larger body a 413. Routes that take other media (uploads) opt out by path prefix.
+// a larger body a 413.
 import type { Context, Next } from 'koa';
 import bodyParser from 'koa-bodyparser';
 import { badRequest, HttpError } from '../errors.js';
@@ -19,10 +19,12 @@ function parseFailure(err: any): HttpError {
   if (status === 415) return new HttpError(415, 'Unsupported content encoding');
   // co-body's strict mode refuses a bare string, number, true, false or null at the top level.
   if (err instanceof SyntaxError && /only supports object and array/.test(err.message)) return badRequest('body must be an object');
+  // co-body refuses __proto__ keys (prototype poisoning) with a SyntaxError of its own.
+  if (err instanceof SyntaxError && /prototype property/.test(err.message)) return badRequest('body must not contain the key __proto__');
   return badRequest('Request body is not valid JSON');
 }
 
-export function jsonBody(limitBytes: number, rawPrefixes: string[] = []) {
+export function jsonBody(limitBytes: number) {
   const parse = bodyParser({
     enableTypes: ['json'],
     jsonLimit: `${limitBytes}b`,
@@ -35,7 +37,7 @@ export function jsonBody(limitBytes: number, rawPrefixes: string[] = []) {
     },
   });
   return async function body(ctx: Context, next: Next) {
-    if (!METHODS_WITH_BODY.has(ctx.method) || rawPrefixes.some((p) => ctx.path.startsWith(p))) return next();
+    if (!METHODS_WITH_BODY.has(ctx.method)) return next();
     if (hasBody(ctx) && !ctx.is(JSON_TYPES)) {
       throw new HttpError(415, 'Unsupported media type: send application/json');
     }

@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import qs from 'qs';
 import { ANY_AUTHENTICATED, type Caller } from '../caller.js';
 import { badRequest, forbidden, unauthorized } from '../errors.js';
+import { isPlainObject } from '../objects.js';
 
 /** The caller the authentication middleware attached; a route reached without one is a 401. */
 export function callerOf(ctx: Context): Caller {
@@ -26,12 +27,18 @@ const QUERY_LIMITS = { depth: 3, arrayLimit: 100, parameterLimit: 200 };
  * otherwise drop the extra parameters silently, and a dropped filter widens a list.
  */
 export function parseQueryString(raw: string): Record<string, unknown> {
+  // qs drops __proto__ keys whatever its options say; a dropped filter would widen a list.
+  for (const name of new URLSearchParams(raw).keys()) {
+    if (name.includes('__proto__')) throw badRequest('query parameter names must not contain __proto__');
+  }
   try {
     return qs.parse(raw, {
       ...QUERY_LIMITS,
       strictDepth: true,
       throwOnLimitExceeded: true,
-      allowPrototypes: false,
+      // Objects without a prototype: constructor or toString are plain names, which the
+      // whitelists then refuse like any other unknown name.
+      allowPrototypes: true,
       plainObjects: true,
     }) as Record<string, unknown>;
   } catch (err) {
@@ -48,15 +55,13 @@ export function parseQueryString(raw: string): Record<string, unknown> {
 /** A search body may come plain or wrapped as {findInput: {...}} (the Ever Gauzy form). */
 export function searchInput(body: unknown): Record<string, unknown> {
   if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('body must be an object');
-  const record = body as Record<string, unknown>;
-  const keys = Object.keys(record);
+  if (!isPlainObject(body)) throw badRequest('body must be an object');
+  const keys = Object.keys(body);
   if (keys.length === 1 && keys[0] === 'findInput') {
-    const inner = record.findInput;
-    if (typeof inner !== 'object' || inner === null || Array.isArray(inner)) throw badRequest('findInput must be an object');
-    return inner as Record<string, unknown>;
+    if (!isPlainObject(body.findInput)) throw badRequest('findInput must be an object');
+    return body.findInput;
   }
-  return record;
+  return body;
 }
 
 /** Query parameters of a single-record read: relations only. */

@@ -6,10 +6,14 @@ export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0
 
 const DATE_PATTERN = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}(?::?\d{2})?))?$/i;
 
-const EARLIEST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z');
+// Years 1000 to 9999: the PostgreSQL drivers read years below 100 back as 19xx, and a
+// workforce date before 1000 is a typo, not a record.
+const EARLIEST_INSTANT = Date.parse('1000-01-01T00:00:00.000Z');
 export const LATEST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
 
 /** integer fields are PostgreSQL integers (int4): a wider value would fail in the database. */
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+
 export const INT4_MIN = -2147483648;
 export const INT4_MAX = 2147483647;
 
@@ -18,20 +22,26 @@ export function isDateString(value: string): boolean {
   const m = DATE_PATTERN.exec(value);
   if (!m) return false;
   const [, y, mo, d, h, mi, s] = m;
-  const time = new Date(Date.UTC(+y, +mo - 1, +d));
-  if (time.getUTCFullYear() !== +y || time.getUTCMonth() !== +mo - 1 || time.getUTCDate() !== +d) return false;
+  const day = new Date(Date.UTC(+y, +mo - 1, +d));
+  if (day.getUTCFullYear() !== +y || day.getUTCMonth() !== +mo - 1 || day.getUTCDate() !== +d) return false;
   if (h !== undefined && (+h > 23 || +mi > 59 || (s !== undefined && +s > 59))) return false;
   if (h !== undefined && m[7] === undefined) return false;
-  const instant = Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value);
+  const instant = Date.parse(normalise(value));
   // A zone offset can push 9999-12-31 into year 10000, which PostgreSQL refuses to store.
   return instant >= EARLIEST_INSTANT && instant <= LATEST_INSTANT;
+}
+
+/** What Date.parse reads: midnight UTC for a date, T between date and time, ±hh:mm offsets (ISO allows ±hh and ±hhmm). */
+function normalise(value: string): string {
+  if (isDateOnly(value)) return `${value}T00:00:00.000Z`;
+  return value.replace(' ', 'T').replace(/([+-])(\d{2}):?(\d{2})?$/, (_, sign: string, hh: string, mm?: string) => `${sign}${hh}:${mm ?? '00'}`);
 }
 
 export const isDateOnly = (value: string) => value.length === 10;
 
 /** Dates are stored as timestamptz; a date-only value means midnight UTC that day. */
 export function toTimestamp(value: string): string {
-  return new Date(isDateOnly(value) ? `${value}T00:00:00.000Z` : value).toISOString();
+  return new Date(normalise(value)).toISOString();
 }
 
 const isDateType = (t: FieldType) => t === 'date' || t === 'timestamp';
@@ -119,7 +129,8 @@ export function coercer(field: FieldDefinition, label: string): (raw: unknown) =
       };
     case 'number':
       return (raw) => {
-        const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
+        // Decimal only: Number() would also read '0x10', '0b11' and '1e3'.
+        const n = typeof raw === 'number' ? raw : typeof raw === 'string' && DECIMAL.test(raw) ? Number(raw) : NaN;
         return Number.isFinite(n) ? { ok: true, value: n } : typeFail();
       };
     case 'boolean':

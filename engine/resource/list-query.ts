@@ -1,6 +1,7 @@
 // List parameters (query string or search body) → a typed ListQuery, checked against the
 // resource's compiled whitelists. Every problem is collected; any problem is a 400 naming it.
 import { badRequest, forbidden } from '../errors.js';
+import { isPlainObject } from '../objects.js';
 import { DEFAULT_TAKE, MAX_RELATION_DEPTH, type CompiledRelation, type CompiledResource } from './compiled.js';
 import { isDateOnly, isDateString, LATEST_INSTANT, toTimestamp, UUID_PATTERN } from './fields.js';
 
@@ -30,7 +31,8 @@ const MAX_SEARCH_LENGTH = 200;
 const MAX_SKIP = 1_000_000_000;
 const DAY_MS = 86_400_000;
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** More names or keys than any resource has: refused before each is looked at. */
+const MAX_NAMES = 50;
 
 /** The parameters a resource accepts: always the base ones, the rest only when it supports them. */
 export function supportedParameters(resource: CompiledResource): string[] {
@@ -51,7 +53,7 @@ function relationNames(raw: unknown, problems: string[]): string[] {
     problems.push('relations must be an array of strings');
     return [];
   }
-  const names: string[] = [];
+  const names = new Set<string>();
   for (const value of values) {
     if (typeof value !== 'string') {
       problems.push('relations must be an array of strings');
@@ -59,10 +61,14 @@ function relationNames(raw: unknown, problems: string[]): string[] {
     }
     for (const part of value.split(',')) {
       const name = part.trim();
-      if (name && !names.includes(name)) names.push(name);
+      if (name) names.add(name);
+    }
+    if (names.size > MAX_NAMES) {
+      problems.push(`relations must not name more than ${MAX_NAMES} relations`);
+      return [];
     }
   }
-  return names;
+  return [...names];
 }
 
 /** The relation names allowed after a known path ('' is the resource itself). */
@@ -101,7 +107,7 @@ export function parseRelations(resource: CompiledResource, raw: unknown, problem
 function integerParameter(name: string, raw: unknown, min: number, problems: string[]): number | undefined {
   const text = typeof raw === 'string' ? raw.trim() : '';
   const n =
-    typeof raw === 'number' ? raw
+    typeof raw === 'number' ? (Number.isInteger(raw) ? Math.max(Math.min(raw, Number.MAX_SAFE_INTEGER), Number.MIN_SAFE_INTEGER) : NaN)
     : /^\d+$/.test(text) ? Math.min(Number(text), Number.MAX_SAFE_INTEGER)
     : /^-\d+$/.test(text) ? Math.max(Number(text), Number.MIN_SAFE_INTEGER)
     : NaN;
@@ -119,6 +125,10 @@ function integerParameter(name: string, raw: unknown, min: number, problems: str
 function parseOrder(resource: CompiledResource, raw: unknown, problems: string[]): Array<[string, Direction]> {
   if (!isPlainObject(raw)) {
     problems.push('order must be an object of field to ASC or DESC, e.g. order[createdAt]=DESC');
+    return [];
+  }
+  if (Object.keys(raw).length > MAX_NAMES) {
+    problems.push(`order must not name more than ${MAX_NAMES} fields`);
     return [];
   }
   const order: Array<[string, Direction]> = [];
@@ -150,6 +160,10 @@ function parseWhere(resource: CompiledResource, raw: unknown, tenantId: string, 
     problems.push('where must be an object of field to value, e.g. where[isActive]=true');
     return { where, nested };
   }
+  if (Object.keys(raw).length > MAX_NAMES) {
+    problems.push(`where must not name more than ${MAX_NAMES} fields`);
+    return { where, nested };
+  }
   for (const [key, value] of Object.entries(raw)) {
     if (key === 'tenantId') {
       // The tenant always comes from the token: the same value is redundant, another is forbidden.
@@ -169,6 +183,12 @@ function parseWhere(resource: CompiledResource, raw: unknown, tenantId: string, 
     if (relation) {
       if (!isPlainObject(value)) {
         problems.push(`where.${key} must be an object of ${relation.target.name} fields, e.g. where[${key}][id]=…`);
+        continue;
+      }
+      // An empty condition would match everything: say so rather than widen the list silently.
+      const size = Object.keys(value).length;
+      if (size === 0 || size > MAX_NAMES) {
+        problems.push(size ? `where.${key} must not name more than ${MAX_NAMES} fields` : `where.${key} should not be empty`);
         continue;
       }
       const conditions: Array<[string, FilterValue]> = [];

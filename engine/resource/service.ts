@@ -3,7 +3,7 @@
 import type { Knex } from 'knex';
 import type { Model } from 'objection';
 import type { Caller } from '../caller.js';
-import { nativeError } from '../db-errors.js';
+import { keyColumns, nativeError } from '../db-errors.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import type { CompiledResource } from './compiled.js';
 import { UUID_PATTERN } from './fields.js';
@@ -28,9 +28,8 @@ function columns(resource: CompiledResource) {
 /** A unique violation answered with the definition's own sentence when one matches. */
 function uniqueConflict(resource: CompiledResource, thrown: any): never {
   const err = nativeError(thrown);
-  if (err?.code === '23505' && typeof err.detail === 'string') {
-    const match = /^Key \(([^)]*)\)=/.exec(err.detail);
-    const cols = match ? match[1].split(',').map((c) => c.trim().replace(/^"|"$/g, '')) : [];
+  if (err?.code === '23505') {
+    const cols = keyColumns(err.detail);
     const rule = resource.uniqueMessages.find((u) => u.fields.every((f) => cols.includes(f)));
     if (rule) throw conflict(rule.message);
   }

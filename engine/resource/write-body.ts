@@ -7,6 +7,7 @@ import { badRequest, forbidden } from '../errors.js';
 import type { CompiledRelation, CompiledResource } from './compiled.js';
 import { toColumnValue, UUID_PATTERN } from './fields.js';
 import { scope } from './query.js';
+import { isPlainObject } from '../objects.js';
 
 export type WriteMode = 'create' | 'replace' | 'patch';
 
@@ -21,7 +22,6 @@ export interface WriteContext {
   organizationHeader?: string;
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Read-only fields are ignored; a tenantId other than the caller's is a 403. */
 function stripReadOnly(resource: CompiledResource, body: Record<string, unknown>, caller: Caller): Record<string, unknown> {
@@ -48,19 +48,23 @@ async function defaultOrganization(db: Knex, resource: CompiledResource, caller:
   if (caller.organizationId) return caller.organizationId;
   // A tenant with a single organization needs no choice to be made.
   const root = resource.organizationRoot!;
-  const rows = await db(root.table).select('id').where('tenantId', caller.tenantId).limit(2);
+  const rows = await scope(db(root.table).select(`${root.table}.id`).limit(2), root, tenantOnly(caller));
   return rows.length === 1 ? rows[0].id : undefined;
 }
+
+/**
+ * The caller without the owner rule: the organization and the records a body refers to are
+ * looked up in the tenant, since the owner rule limits what a caller reads and writes, not which
+ * of its tenant's records a record may point at.
+ */
+const tenantOnly = (caller: Caller): Caller => ({ ...caller, role: '' });
 
 /** One round trip: which of the referenced ids are missing from the caller's tenant. */
 async function checkReferences(db: Knex, caller: Caller, checks: Array<{ label: string; target: CompiledResource; ids: string[] }>) {
   const wanted = checks.filter((c) => c.ids.length);
   if (!wanted.length) return;
-  // References are checked against the tenant only: the owner rule limits what a caller
-  // reads and writes, not which of its tenant's records a record may point at.
-  const tenantOnly: Caller = { ...caller, role: '' };
   const columns = wanted.map((c, i) => {
-    const sub = scope(db(c.target.table).count('*').whereIn(`${c.target.table}.id`, [...new Set(c.ids)]), c.target, tenantOnly).toSQL();
+    const sub = scope(db(c.target.table).count('*').whereIn(`${c.target.table}.id`, [...new Set(c.ids)]), c.target, tenantOnly(caller)).toSQL();
     return db.raw(`(${sub.sql})::int as c${i}`, sub.bindings);
   });
   const [counts] = await db.select(columns);

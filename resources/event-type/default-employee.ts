@@ -1,8 +1,8 @@
 // The one rule that makes event types hand-written: an event type belongs to an employee, and
 // a create that names none is the caller's own (the token carries the caller's employee id).
 import type { Caller } from '../../engine/caller.js';
+import { isPlainObject } from '../../engine/objects.js';
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The create body with `employeeId` filled from the caller when the client left it out.

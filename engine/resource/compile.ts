@@ -2,7 +2,7 @@
 // express (a relation's target exists, a filter names a field, a permission is known) fail here
 // with the file, line and path of the mistake.
 import { Model } from 'objection';
-import { compileValidator } from '../validation.js';
+import { ajv, compileValidator, messagesFor } from '../validation.js';
 import {
   DEFAULT_MAX_TAKE,
   MAX_RELATION_DEPTH,
@@ -12,7 +12,7 @@ import {
   type Operation,
   type Registry,
 } from './compiled.js';
-import { coercer } from './fields.js';
+import { coercer, valueSchema } from './fields.js';
 import { DefinitionError, type SourcedDefinition } from './load.js';
 import { buildModel } from './model.js';
 import { bodySchemas, recordSchema } from './schemas.js';
@@ -32,7 +32,16 @@ function baseFields(scope: ResourceDefinition['scope'], organizationRoot?: strin
   return fields;
 }
 
-const idsKeyOf = (relation: string) => `${relation.replace(/s$/, '')}Ids`;
+/**
+ * The body key of a writable many-to-many relation's plain ids when the definition names none:
+ * categories → categoryIds, tags → tagIds, staff → staffIds. English plurals are irregular
+ * (statuses would give statuseIds): a definition names the key with idsKey where this rule is wrong.
+ */
+function derivedIdsKey(relation: string): string {
+  if (relation.endsWith('ies')) return `${relation.slice(0, -3)}yIds`;
+  if (relation.endsWith('s')) return `${relation.slice(0, -1)}Ids`;
+  return `${relation}Ids`;
+}
 
 interface Check {
   problems: string[];
@@ -41,6 +50,54 @@ interface Check {
 
 function problem(check: Check, at: Array<string | number>, fault: string) {
   check.problems.push(`${check.source.locate(at)}: ${fault}`);
+}
+
+const STRING_RULES = ['minLength', 'maxLength', 'enum', 'format'] as const;
+const NUMBER_RULES = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'] as const;
+
+/** Pairs of bounds that, crossed, leave no value able to pass; the boolean says both are inclusive. */
+const BOUND_PAIRS = [
+  ['minimum', 'maximum', true],
+  ['minimum', 'exclusiveMaximum', false],
+  ['exclusiveMinimum', 'maximum', false],
+  ['exclusiveMinimum', 'exclusiveMaximum', false],
+  ['minLength', 'maxLength', true],
+] as const;
+
+/**
+ * A rule of another type would be dropped without a word by valueSchema (a minimum on a string),
+ * and crossed bounds would refuse every value: both are mistakes in the definition, not in requests.
+ */
+function checkRules(check: Check, name: string, def: FieldDefinition): boolean {
+  const before = check.problems.length;
+  const stringy = def.type === 'string' || def.type === 'text';
+  const numeric = def.type === 'integer' || def.type === 'number';
+  for (const key of STRING_RULES) {
+    if (!stringy && def[key] !== undefined) problem(check, ['fields', name, key], `applies to string and text fields, not ${def.type}`);
+  }
+  for (const key of NUMBER_RULES) {
+    if (!numeric && def[key] !== undefined) problem(check, ['fields', name, key], `applies to integer and number fields, not ${def.type}`);
+  }
+  for (const [low, high, inclusive] of BOUND_PAIRS) {
+    const [a, b] = [def[low], def[high]];
+    if (a === undefined || b === undefined || (inclusive ? a <= b : a < b)) continue;
+    problem(check, ['fields', name, low], `${low} ${a} is ${inclusive ? 'greater than' : 'not less than'} ${high} ${b}: no value can pass`);
+  }
+  return check.problems.length === before;
+}
+
+/** The default and every enum value must pass the field's other rules, as a body's value would. */
+function checkValues(check: Check, name: string, def: FieldDefinition) {
+  const report = (rules: FieldDefinition, value: unknown, at: Array<string | number>) => {
+    const validate = ajv.compile(valueSchema(rules, false));
+    if (!validate(value)) for (const message of messagesFor(validate.errors, JSON.stringify(value))) problem(check, at, message);
+  };
+  // Only a string field's enum is a rule (another type's is reported by checkRules).
+  if (def.enum && (def.type === 'string' || def.type === 'text')) {
+    const { enum: values, ...others } = def;
+    values.forEach((value, i) => report(others, value, ['fields', name, 'enum', i]));
+  }
+  if (def.default !== undefined) report(def, def.default, ['fields', name, 'default']);
 }
 
 function compileFields(check: Check, organizationRoot?: string): Map<string, CompiledField> {
@@ -57,15 +114,15 @@ function compileFields(check: Check, organizationRoot?: string): Map<string, Com
       problem(check, ['fields', name], `is added by scope "${definition.scope}" and cannot be redefined`);
       continue;
     }
-    const stringy = def.type === 'string' || def.type === 'text';
-    if (!stringy && (def.minLength !== undefined || def.maxLength !== undefined || def.enum || def.format)) {
-      problem(check, ['fields', name], `minLength, maxLength, enum and format apply to string fields, not ${def.type}`);
-    }
+    const consistent = checkRules(check, name, def);
     if (def.required && (def.readOnly || def.hidden)) {
       problem(check, ['fields', name, 'required'], 'a required field cannot be readOnly or hidden');
     }
     if (def.references && def.type !== 'uuid') problem(check, ['fields', name, 'references'], 'only uuid fields can reference a resource');
+    const stringy = def.type === 'string' || def.type === 'text';
     const withDefaults: FieldDefinition = stringy && def.required && def.minLength === undefined ? { ...def, minLength: 1 } : def;
+    // Values checked against rules that contradict themselves would only repeat the same fault.
+    if (consistent) checkValues(check, name, withDefaults);
     fields.set(name, {
       name,
       definition: withDefaults,
@@ -182,6 +239,35 @@ function compileOne(source: SourcedDefinition, known: Set<string>, problems: str
 
 const knownResources = (registry: Registry) => `known: ${[...registry.keys()].sort().join(', ')}`;
 
+/** A belongsTo's via (on this resource) or a hasMany's (on its target) holds record ids: a uuid field. */
+function checkVia(check: Check, name: string, holder: CompiledResource, role: string) {
+  const via = check.source.definition.relations![name].via!;
+  const field = holder.fields.get(via);
+  if (!field) problem(check, ['relations', name, 'via'], `"${via}" is not a field of ${holder.name}`);
+  else if (field.definition.type !== 'uuid') {
+    problem(check, ['relations', name, 'via'], `"${via}" is a ${field.definition.type} field of ${holder.name}; via must be a uuid field ${role}`);
+  }
+}
+
+/**
+ * A body holds the fields, each writable relation as [{id}] and its ids under idsKey: two of them
+ * under one key could not both be read. A derived key that clashes asks for an explicit one.
+ */
+function checkIdsKeys(check: Check, resource: CompiledResource) {
+  const taken = new Map<string, string>([
+    ...[...resource.fields.keys()].map((f): [string, string] => [f, `the field "${f}"`]),
+    ...[...resource.relations.keys()].map((r): [string, string] => [r, `the relation "${r}"`]),
+  ]);
+  for (const relation of resource.writableRelations) {
+    const key = relation.idsKey!;
+    const explicit = check.source.definition.relations![relation.name].idsKey !== undefined;
+    const clash = taken.get(key);
+    if (!clash) taken.set(key, `the ids key of "${relation.name}"`);
+    else if (explicit) problem(check, ['relations', relation.name, 'idsKey'], `"${key}" is already the name of ${clash}`);
+    else problem(check, ['relations', relation.name], `its ids key "${key}" (derived from the name) is already the name of ${clash}; name another with idsKey`);
+  }
+}
+
 /** Second pass: relations and references between resources. */
 function link(resource: CompiledResource, source: SourcedDefinition, registry: Registry, problems: string[]) {
   const check: Check = { problems, source };
@@ -201,27 +287,23 @@ function link(resource: CompiledResource, source: SourcedDefinition, registry: R
       continue;
     }
     if (resource.fields.has(name)) problem(check, ['relations', name], `has the same name as a field`);
-    if (kind === 'belongsTo' && !resource.fields.has(def.via!)) {
-      problem(check, ['relations', name, 'via'], `"${def.via}" is not a field of ${resource.name}`);
-    }
-    if (kind === 'hasMany' && !target.fields.has(def.via!)) {
-      problem(check, ['relations', name, 'via'], `"${def.via}" is not a field of ${target.name}`);
-    }
+    if (kind === 'belongsTo') checkVia(check, name, resource, `holding the ${target.name} id`);
+    if (kind === 'hasMany') checkVia(check, name, target, `pointing at ${resource.name}`);
+    const writable = Boolean(def.writable);
+    if (def.idsKey !== undefined && !writable) problem(check, ['relations', name, 'idsKey'], 'applies only to a writable manyToMany relation');
     const relation: CompiledRelation = {
       name,
       kind,
       target,
       via: def.via,
       through: def.through,
-      writable: Boolean(def.writable),
-      idsKey: def.writable ? idsKeyOf(name) : undefined,
+      writable,
+      idsKey: writable ? def.idsKey ?? derivedIdsKey(name) : undefined,
     };
-    if (relation.idsKey && resource.fields.has(relation.idsKey)) {
-      problem(check, ['relations', name], `its ids key "${relation.idsKey}" clashes with a field`);
-    }
     resource.relations.set(name, relation);
     if (relation.writable) resource.writableRelations.push(relation);
   }
+  checkIdsKeys(check, resource);
   const tagFilter = source.definition.tagFilter;
   if (tagFilter) {
     const relation = resource.relations.get(tagFilter);
@@ -230,11 +312,18 @@ function link(resource: CompiledResource, source: SourcedDefinition, registry: R
   }
 }
 
+/**
+ * Every relations[] path, to MAX_RELATION_DEPTH. A hasMany loads all the children of each parent:
+ * first in a path its parents are the page (bounded by take); after another segment they are
+ * not (organization.employees under each of a page's rows loads a whole organization per row),
+ * so a hasMany is allowed only as the first segment. What follows it is not restricted further.
+ */
 function collectRelationPaths(resource: CompiledResource): Set<string> {
   const paths = new Set<string>();
   const walk = (at: CompiledResource, prefix: string, depth: number) => {
     if (depth > MAX_RELATION_DEPTH) return;
     for (const relation of at.relations.values()) {
+      if (prefix && relation.kind === 'hasMany') continue;
       const path = prefix ? `${prefix}.${relation.name}` : relation.name;
       paths.add(path);
       walk(relation.target, path, depth + 1);

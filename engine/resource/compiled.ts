@@ -21,7 +21,7 @@ export interface CompiledRelation {
   via?: string;
   through?: { table: string; from: string; to: string };
   writable: boolean;
-  /** Body key that takes plain ids for a writable many-to-many relation (tags → tagIds). */
+  /** Body key that takes plain ids for a writable many-to-many relation: its idsKey, or derived (tags → tagIds). */
   idsKey?: string;
 }
 
@@ -50,7 +50,7 @@ export interface CompiledResource {
   references: Array<{ field: string; target: CompiledResource }>;
   relations: Map<string, CompiledRelation>;
   writableRelations: CompiledRelation[];
-  /** Every relations[] path this resource accepts (dot notation, depth ≤ 3). */
+  /** Every relations[] path this resource accepts (dot notation, depth ≤ 3, a hasMany only first). */
   relationPaths: Set<string>;
   filters: Map<string, (raw: unknown) => Coerced>;
   sortable: Set<string>;

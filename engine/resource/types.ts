@@ -34,6 +34,11 @@ export interface RelationDefinition {
   through?: { table: string; from: string; to: string };
   /** manyToMany only: set on create/update as `rel: [{id}]` or `relIds: [...]`. */
   writable?: boolean;
+  /**
+   * Writable manyToMany only: the body key of the plain ids. Default: the relation's name with a
+   * trailing "ies" made "y" or a trailing "s" dropped, then "Ids" (categories → categoryIds, tags → tagIds).
+   */
+  idsKey?: string;
   description?: string;
 }
 

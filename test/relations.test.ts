@@ -96,14 +96,14 @@ test('dot notation loads nested relations up to three levels, every level withou
   assert.equal(names(items.get(ann.id).skills), ['java']);
   assert.equal(items.get(bob.id).skills, []);
 
-  const deep = await list('relations[]=organization.employees.user');
+  const deep = await t.http.get('/api/organization?relations[]=employees.user.role').set(acme.auth);
   assert.is(deep.status, 200, JSON.stringify(deep.body));
-  const org = byId(deep.body).get(ann.id).organization;
-  assert.is(org.id, acme.organizationId);
+  const org = deep.body.items.find((o: any) => o.id === acme.organizationId);
   assert.equal(sorted(org.employees.map((e: any) => e.id)), sorted([ann.id, bob.id]), 'the corrupt employee belongs to no organization of this tenant');
   for (const employee of org.employees) {
     assert.is(employee.user.tenantId, acme.tenantId);
     assert.not.ok('hash' in employee.user);
+    assert.is(employee.user.role.tenantId, acme.tenantId);
   }
 });
 

@@ -71,11 +71,13 @@ function relationNames(raw: unknown, problems: string[]): string[] {
   return [...names];
 }
 
-/** The relation names allowed after a known path ('' is the resource itself). */
+/** The relation names that make an accepted path after a known one ('' is the resource itself). */
 function allowedAfter(resource: CompiledResource, prefix: string): string {
-  const steps = prefix ? prefix.split('.') : [];
-  const start = steps.reduce<CompiledResource | undefined>((at, name) => at?.relations.get(name)?.target, resource);
-  const names = start ? [...start.relations.keys()] : [];
+  const depth = prefix ? prefix.split('.').length : 0;
+  const names = [...resource.relationPaths]
+    .map((path) => path.split('.'))
+    .filter((parts) => parts.length === depth + 1 && parts.slice(0, depth).join('.') === prefix)
+    .map((parts) => parts[depth]);
   return names.length ? names.join(', ') : 'none';
 }
 

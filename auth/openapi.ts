@@ -31,6 +31,34 @@ const authUser = {
   },
 };
 
+/**
+ * What registration ignores, at the top level and inside user (auth/routes.ts NEVER_ASSIGNED, the
+ * mass-assignment guard, drops them before validation): documented as readOnly properties, which
+ * in OpenAPI 3.0 means a value sent is ignored, rather than left to read as unknown (a 400).
+ */
+const IGNORED_ON_REGISTER: Record<string, object> = {
+  id: uuid,
+  hash: { type: 'string' },
+  isEmailVerified: { type: 'boolean' },
+  isActive: { type: 'boolean' },
+  roleId: uuid,
+  name: { type: 'string', description: 'Computed from firstName and lastName' },
+  createdAt: { type: 'string', format: 'date-time' },
+  updatedAt: { type: 'string', format: 'date-time' },
+};
+
+function withIgnored(schema: Record<string, any>): Record<string, any> {
+  const ignored = Object.fromEntries(Object.entries(IGNORED_ON_REGISTER).map(([key, value]) => [key, { ...value, readOnly: true }]));
+  return { ...schema, properties: { ...schema.properties, ...ignored } };
+}
+
+/** The register body the route validates, plus the server-owned fields it accepts and ignores. */
+function registerRequest() {
+  const schema = withIgnored(toOpenApiSchema(registerSchema));
+  schema.properties.user = withIgnored(schema.properties.user);
+  return schema;
+}
+
 const loginAnswer = {
   type: 'object',
   required: ['user', 'token', 'refresh_token'],
@@ -53,14 +81,15 @@ export function authOpenApi(): OpenApiPaths {
           "With an ADMIN or SUPER_ADMIN token: creates the user in the caller's tenant with user.role (default EMPLOYEE).",
           'role and tenantId without such a token are a 403. The password may be sent at the top level, inside user, or both',
           '(then equal): at least 8 characters with an upper-case letter, a lower-case letter, a digit and a special character;',
-          'confirmPassword, when sent, must match. Fields such as id, hash or isEmailVerified are ignored.',
+          'confirmPassword, when sent, must match. The server-owned fields (readOnly in the schema: id, hash, isEmailVerified,',
+          'isActive, roleId, name, createdAt, updatedAt) are ignored wherever they are sent, at the top level or inside user.',
         ].join(' '),
         // The bearer token is optional here: anonymous registration is the common case.
         security: [{}, { [BEARER_SCHEME]: [] }],
-        requestBody: jsonBody(toOpenApiSchema(registerSchema)),
+        requestBody: jsonBody(registerRequest()),
         responses: {
           '201': jsonResponse('The new user (no secrets)', authUser),
-          ...errorResponses(400, 401, 403, 409, 413, 415, 500),
+          ...errorResponses(400, 401, 403, 409, 413, 415, 500, 503),
         },
       },
     },
@@ -74,7 +103,7 @@ export function authOpenApi(): OpenApiPaths {
         requestBody: jsonBody(toOpenApiSchema(loginSchema)),
         responses: {
           '200': jsonResponse('The user, an access token and a refresh token', loginAnswer),
-          ...errorResponses(400, 401, 413, 415, 500),
+          ...errorResponses(400, 401, 413, 415, 500, 503),
         },
       },
     },

@@ -106,14 +106,17 @@ test("relations[] is an enum of exactly the employee's allowed relation paths, a
   assert.ok(!allowed.includes('salary'));
 });
 
+/** A parameter, with a $ref to components/parameters resolved. */
+const parameter = (p: any) => (p.$ref ? doc.components.parameters[p.$ref.split('/').pop()] : p);
+
 test('list parameters: defaults and max take described, search/dates/tags only where supported', () => {
-  const names = (path: string) => doc.paths[path].get.parameters.map((p: any) => p.name);
+  const names = (path: string) => doc.paths[path].get.parameters.map((p: any) => parameter(p).name);
   const employee = doc.paths['/api/employee'].get.parameters;
   const take = employee.find((p: any) => p.name === 'take');
   assert.is(take.schema.default, 10);
   assert.match(take.description, /at most 50/);
-  assert.equal(names('/api/employee'), ['take', 'skip', 'order', 'where', 'relations[]', 'search', 'startDate', 'endDate', 'tags[]']);
-  assert.equal(names('/api/skill'), ['take', 'skip', 'order', 'where', 'relations[]', 'search']);
+  assert.equal(names('/api/employee'), ['take', 'skip', 'order', 'where', 'relations[]', 'search', 'startDate', 'endDate', 'tags[]', 'Tenant-Id']);
+  assert.equal(names('/api/skill'), ['take', 'skip', 'order', 'where', 'relations[]', 'search', 'Tenant-Id']);
   const where = employee.find((p: any) => p.name === 'where');
   assert.is(where.style, 'deepObject');
   assert.ok(where.schema.properties.isActive && where.schema.properties.user.properties.id);
@@ -164,7 +167,7 @@ test('register and login document the bodies their routes validate', async () =>
   const schema = register.requestBody.content['application/json'].schema;
   assert.equal(schema.required, ['user']);
   assert.equal(schema.properties.user.required, ['email']);
-  assert.equal(Object.keys(register.responses).sort(), ['201', '400', '401', '403', '409', '413', '415', '500']);
+  assert.equal(Object.keys(register.responses).sort(), ['201', '400', '401', '403', '409', '413', '415', '500', '503']);
   const res = await t.http.post('/api/auth/register').send({ password: 'Str0ng!Passw0rd' });
   assert.is(res.status, 400);
   assert.ok(res.body.message.includes('user should not be empty'), JSON.stringify(res.body));
@@ -182,6 +185,8 @@ test('error responses: the envelope component, and the statuses each kind of ope
     if (!PUBLIC.includes(where)) assert.ok(statuses.includes('401'), `${where} has no 401`);
     if (op.requestBody) for (const s of ['400', '413', '415']) assert.ok(statuses.includes(s), `${where} has no ${s}`);
     if (path.endsWith('{id}')) assert.ok(statuses.includes('404'), `${where} has no 404`);
+    // Every operation reads or writes the database (health reports it down in its own shape).
+    assert.ok(statuses.includes('503'), `${where} has no 503`);
     for (const response of Object.values<any>(op.responses)) {
       if (response.$ref) assert.ok(doc.components.responses[response.$ref.split('/').pop()], response.$ref);
     }
@@ -198,7 +203,10 @@ test('error responses: the envelope component, and the statuses each kind of ope
 
 test('bearer security: global, lifted only on public operations; the server asks a token exactly there', async () => {
   assert.equal(doc.security, [{ bearer: [] }]);
-  assert.equal(doc.components.securitySchemes.bearer, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The access token from POST /api/auth/login' });
+  const { description, ...scheme } = doc.components.securitySchemes.bearer;
+  assert.equal(scheme, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+  assert.match(description, /POST \/api\/auth\/login/);
+  assert.match(description, /Tenant-Id header.*403/);
   for (const { path, method, op } of operations()) {
     const where = `${method.toUpperCase()} ${path}`;
     // security: [] (no token) or [{}, {bearer: []}] (token optional) lifts the global requirement.

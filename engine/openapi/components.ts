@@ -1,15 +1,31 @@
 // components of the document: every compiled resource's schemas (also those without generated
 // routes, so modules only add paths), the error envelope, the shared error responses and the
-// bearer scheme.
+// bearer scheme with its Tenant-Id header.
 import { STATUS_CODES } from 'node:http';
-import { DEFAULT_TAKE, type CompiledResource, type Registry } from '../resource/compiled.js';
+import type { CompiledResource, Registry } from '../resource/compiled.js';
 import { supportedParameters } from '../resource/list-query.js';
-import { ERROR_RESPONSES, findInputName, LIST_EXAMPLE, ref, relationsSchema, orderSchema, schemaName, takeDescription, whereSchema } from './fragments.js';
+import {
+  ERROR_RESPONSES,
+  findInputName,
+  listExample,
+  orderSchema,
+  ref,
+  relationsSchema,
+  schemaName,
+  takeDescription,
+  takeSchema,
+  TENANT_HEADER_COMPONENT,
+  TENANT_HEADER_PARAMETER,
+  whereSchema,
+} from './fragments.js';
 import { toOpenApiSchema } from './schema-conversion.js';
 import { DefinitionError } from '../resource/load.js';
 
 export const ERROR_SCHEMA = 'ErrorResponse';
 export const BEARER_SCHEME = 'bearer';
+const BEARER_DESCRIPTION =
+  "The access token from POST /api/auth/login. Every record read or written belongs to the token's tenant; " +
+  'a Tenant-Id header, when sent with the token, must name that same tenant (otherwise 403).';
 
 // Re-exported: modules written before it moved to the fragments import it from here.
 export { findInputName };
@@ -38,15 +54,36 @@ function recordSchema(resource: CompiledResource): Json {
   return { ...schema, ...(description ? { description } : {}), properties };
 }
 
+const TENANT_ID_IN_BODY = "Ignored when it is the caller's tenant; any other value is a 403.";
+
+/**
+ * The read-only fields as a body may carry them: the server drops them before validation
+ * (engine/resource/write-body.ts), so they are properties marked readOnly (OpenAPI 3.0: a value
+ * sent is ignored), not unknown ones. Ajv never sees them, so its schemas leave them out.
+ */
+function ignoredProperties(resource: CompiledResource): Json {
+  const record = toOpenApiSchema(resource.schemas.record).properties as Json;
+  const properties: Json = {};
+  for (const name of resource.readOnlyFields) {
+    properties[name] = { ...record[name], readOnly: true };
+    if (name === 'tenantId') properties[name].description = TENANT_ID_IN_BODY;
+  }
+  return properties;
+}
+
 function bodySchema(resource: CompiledResource, kind: 'create' | 'replace' | 'patch'): Json {
   const schema = toOpenApiSchema(resource.schemas[kind]);
   const ignored = resource.readOnlyFields.join(', ');
   const what = {
     create: `A new ${resource.name}.`,
-    replace: `Every field of the ${resource.name}: required fields must be present, absent optional fields are reset.`,
-    patch: `Only the ${resource.name} fields to change.`,
+    replace: `Every field of the ${resource.name}: required fields must be present, absent optional fields are reset (to their default, if they have one).`,
+    patch: `Only the ${resource.name} fields to change; an empty or absent body changes nothing.`,
   }[kind];
-  return { ...schema, description: `${what} Read-only fields (${ignored}) are ignored; any other unknown field is a 400.` };
+  return {
+    ...schema,
+    properties: { ...(schema.properties as Json), ...ignoredProperties(resource) },
+    description: `${what} Read-only properties (${ignored}) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable.`,
+  };
 }
 
 function listSchema(resource: CompiledResource): Json {
@@ -63,7 +100,7 @@ function listSchema(resource: CompiledResource): Json {
 function findInputSchema(resource: CompiledResource): Json {
   const supported = new Set(supportedParameters(resource));
   const properties: Json = {
-    take: { type: 'integer', minimum: 1, default: DEFAULT_TAKE, description: takeDescription(resource) },
+    take: { ...takeSchema(resource), description: takeDescription(resource) },
     skip: { type: 'integer', minimum: 0, default: 0 },
     order: orderSchema(resource),
     where: whereSchema(resource),
@@ -80,7 +117,7 @@ function findInputSchema(resource: CompiledResource): Json {
     additionalProperties: false,
     properties,
     description: `List parameters of ${resource.name}, as in the query string of the list route`,
-    example: LIST_EXAMPLE,
+    example: listExample(resource),
   };
 }
 
@@ -140,8 +177,9 @@ export function buildComponents(registry: Registry): Json {
     }
   }
   return {
-    securitySchemes: { [BEARER_SCHEME]: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The access token from POST /api/auth/login' } },
+    securitySchemes: { [BEARER_SCHEME]: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: BEARER_DESCRIPTION } },
     schemas,
     responses: errorResponseComponents(),
+    parameters: { [TENANT_HEADER_PARAMETER]: TENANT_HEADER_COMPONENT },
   };
 }

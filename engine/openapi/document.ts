@@ -3,6 +3,7 @@
 import pkg from '../../package.json' with { type: 'json' };
 import type { Engine, Module, OpenApiPaths } from '../module.js';
 import { BEARER_SCHEME, buildComponents } from './components.js';
+import { tenantHeaderParameter } from './fragments.js';
 import { healthPaths } from './health-paths.js';
 import { resourcePaths } from './resource-paths.js';
 
@@ -15,10 +16,12 @@ const DESCRIPTION = [
   'yields its validators and routes, so this document is what the server enforces.',
   '',
   '- Sign in with `POST /api/auth/login` and send `Authorization: Bearer <token>`; every record read or',
-  "  written belongs to the token's tenant.",
-  '- Lists take `take` (default 10), `skip`, `order[field]=ASC|DESC`, `where[field]=value`, `relations[]`',
-  '  and, where a resource supports them, `search`, `startDate`/`endDate` and `tags[]`; they answer',
-  '  `{items, total}`. `POST /api/{resource}/search` takes the same parameters as a JSON body.',
+  "  written belongs to the token's tenant. A `Tenant-Id` header, if sent, must name that tenant (else 403).",
+  "- Lists take `take` (default 10, or the resource's maximum page size when that is lower), `skip`,",
+  '  `order[field]=ASC|DESC`, `where[field]=value`, `relations[]` and, where a resource supports them,',
+  '  `search`, `startDate`/`endDate` and `tags[]`; they answer `{items, total}`.',
+  '  `POST /api/{resource}/search` takes the same parameters as a JSON body.',
+  '- An operation that needs the database answers 503 when it is unavailable.',
   '- Errors are `{statusCode, message, error}`; on 400 `message` lists every broken rule.',
 ].join('\n');
 
@@ -38,6 +41,33 @@ function merge(into: OpenApiPaths, part: OpenApiPaths, owner: string, owners: Ma
 function operations(paths: OpenApiPaths): Array<Record<string, unknown>> {
   return Object.values(paths).flatMap((item) =>
     Object.entries(item).filter(([method]) => METHODS.has(method)).map(([, op]) => op as Record<string, unknown>),
+  );
+}
+
+/** Whether an operation takes the bearer token: the global requirement, or its own naming the scheme. */
+function takesToken(op: Record<string, unknown>): boolean {
+  const security = op.security as Array<Record<string, unknown>> | undefined;
+  return security === undefined || security.some((requirement) => BEARER_SCHEME in requirement);
+}
+
+/**
+ * The Tenant-Id header is checked wherever a token is (auth/authenticate.ts), so every operation
+ * that takes one documents it, modules' included, without each having to remember it.
+ */
+function withTenantHeader(paths: OpenApiPaths): OpenApiPaths {
+  return Object.fromEntries(
+    Object.entries(paths).map(([path, item]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(item).map(([method, value]) => {
+          const op = value as Record<string, unknown>;
+          if (!METHODS.has(method) || !takesToken(op)) return [method, op];
+          const parameters = (op.parameters as object[] | undefined) ?? [];
+          const listed = parameters.some((p) => (p as { $ref?: string }).$ref === tenantHeaderParameter.$ref);
+          return [method, listed ? op : { ...op, parameters: [...parameters, tenantHeaderParameter] }];
+        }),
+      ),
+    ]),
   );
 }
 
@@ -79,7 +109,7 @@ export function buildOpenApiDocument(engine: Engine, modules: Module[]): OpenApi
     servers: [{ url: '/' }],
     security: [{ [BEARER_SCHEME]: [] }],
     tags: tagsOf(engine, paths),
-    paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
+    paths: Object.fromEntries(Object.entries(withTenantHeader(paths)).sort(([a], [b]) => a.localeCompare(b))),
     components: buildComponents(engine.registry),
   };
 }

@@ -25,12 +25,13 @@ export function ref(schemaName: string): { $ref: string } {
 /** The body of POST /api/{resource}/search (EmployeeFindInput). */
 export const findInputName = (resource: CompiledResource) => `${schemaName(resource, 'record')}FindInput`;
 
-/** requestBody of a search route: the list parameters, plain or wrapped as {findInput: {...}}. */
+/** requestBody of a search route: the list parameters, plain or wrapped as {findInput: {...}}; none at all lists with the defaults. */
 export function searchBody(resource: CompiledResource): object {
   const findInput = ref(findInputName(resource));
   return jsonBody(
     { oneOf: [findInput, { type: 'object', required: ['findInput'], additionalProperties: false, properties: { findInput } }] },
-    'The list parameters, plain or wrapped as {findInput: {...}}',
+    'The list parameters, plain or wrapped as {findInput: {...}}. Without a body the first page is listed with the defaults.',
+    { required: false },
   );
 }
 
@@ -46,6 +47,20 @@ export function organizationHeaderParameters(resource: CompiledResource): object
     schema: { type: 'string', format: 'uuid' },
   }];
 }
+
+/** components/parameters name of the Tenant-Id header (auth/authenticate.ts checks it on every token-bearing request). */
+export const TENANT_HEADER_PARAMETER = 'TenantId';
+
+export const tenantHeaderParameter = { $ref: `#/components/parameters/${TENANT_HEADER_PARAMETER}` };
+
+/** The Tenant-Id header some clients send beside the token: redundant when it is the token's tenant, refused otherwise. */
+export const TENANT_HEADER_COMPONENT = {
+  name: 'Tenant-Id',
+  in: 'header',
+  required: false,
+  description: "Optional. The token's tenant already scopes every request; a Tenant-Id naming another tenant is a 403.",
+  schema: { type: 'string', format: 'uuid' },
+};
 
 export function idParameter(): object {
   return { name: 'id', in: 'path', required: true, description: 'Record id', schema: { type: 'string', format: 'uuid' } };
@@ -97,11 +112,20 @@ export function orderSchema(resource: CompiledResource): object {
   return { type: 'object', additionalProperties: false, properties };
 }
 
+/**
+ * The page size when take is absent: DEFAULT_TAKE, or the resource's maximum when that is lower
+ * (the list parser's rule in engine/resource/list-query.ts).
+ */
+export const defaultTake = (resource: CompiledResource) => Math.min(DEFAULT_TAKE, resource.maxTake);
+
 /** What "Try it out" starts from: the defaults, not a value for every filter. */
-export const LIST_EXAMPLE = { take: DEFAULT_TAKE, skip: 0, order: { createdAt: 'DESC' }, where: {} };
+export const listExample = (resource: CompiledResource) => ({ take: defaultTake(resource), skip: 0, order: { createdAt: 'DESC' }, where: {} });
 
 export const takeDescription = (resource: CompiledResource) =>
-  `Page size: default ${DEFAULT_TAKE}, at most ${resource.maxTake} (larger values are clamped to ${resource.maxTake}).`;
+  `Page size: default ${defaultTake(resource)}, at most ${resource.maxTake} (larger values are clamped to ${resource.maxTake}).`;
+
+/** The take parameter's (and search body property's) schema. */
+export const takeSchema = (resource: CompiledResource) => ({ type: 'integer', minimum: 1, default: defaultTake(resource) });
 
 /** The list parameters of GET /api/{resource}; search, dates and tags only where supported. */
 export function listParameters(resource: CompiledResource): object[] {
@@ -109,7 +133,7 @@ export function listParameters(resource: CompiledResource): object[] {
   const filters = [...resource.filters.keys()];
   const nested = [...resource.relations.keys()];
   const parameters: object[] = [
-    { name: 'take', in: 'query', required: false, description: takeDescription(resource), schema: { type: 'integer', minimum: 1, default: DEFAULT_TAKE } },
+    { name: 'take', in: 'query', required: false, description: takeDescription(resource), schema: takeSchema(resource) },
     { name: 'skip', in: 'query', required: false, description: 'Records to skip (offset): default 0.', schema: { type: 'integer', minimum: 0, default: 0 } },
     {
       name: 'order',
@@ -120,7 +144,7 @@ export function listParameters(resource: CompiledResource): object[] {
       description: `order[field]=ASC|DESC, applied in the order given; default createdAt DESC, the id breaks ties. Sortable: ${[...resource.sortable].join(', ')}.`,
       schema: orderSchema(resource),
       // Without an example Swagger UI pre-fills every sortable field.
-      example: LIST_EXAMPLE.order,
+      example: listExample(resource).order,
     },
     {
       name: 'where',
@@ -133,7 +157,7 @@ export function listParameters(resource: CompiledResource): object[] {
         (nested.length ? ` On related records: where[relation][field]=value for ${nested.join(', ')} (their id and filterable fields).` : ''),
       schema: whereSchema(resource),
       // Without an example Swagger UI pre-fills every filter, which matches nothing.
-      example: LIST_EXAMPLE.where,
+      example: listExample(resource).where,
     },
     relationsParameter(resource),
   ];
@@ -171,7 +195,7 @@ export const ERROR_RESPONSES: Record<number, { name: string; description: string
   413: { name: 'PayloadTooLarge', description: 'The body is larger than the limit', example: 'Request body is larger than the limit' },
   415: { name: 'UnsupportedMediaType', description: 'The body is not application/json', example: 'Unsupported media type: send application/json' },
   500: { name: 'InternalServerError', description: 'A bug: never carries SQL or a stack', example: 'Internal server error' },
-  503: { name: 'ServiceUnavailable', description: 'The database is not available', example: 'The database is not available' },
+  503: { name: 'ServiceUnavailable', description: 'The database is not available or took too long to answer', example: 'The database is not available' },
 };
 
 /** { '400': {$ref: '#/components/responses/BadRequest'}, … } */
@@ -185,8 +209,9 @@ export function errorResponses(...statuses: number[]): Record<string, object> {
   return responses;
 }
 
-export function jsonBody(schema: object, description?: string): object {
-  return { required: true, ...(description ? { description } : {}), content: { 'application/json': { schema } } };
+/** A JSON requestBody; `required: false` where the route treats an absent body as an empty one. */
+export function jsonBody(schema: object, description?: string, { required = true } = {}): object {
+  return { required, ...(description ? { description } : {}), content: { 'application/json': { schema } } };
 }
 
 export function jsonResponse(description: string, schema: object): object {

@@ -72,39 +72,40 @@ export function resourcePaths(resource: CompiledResource, notes: OperationNotes 
     paths[base] = {
       get: operation(resource, names, 'list', `List ${n} records (one page and the total)`, 'read', {
         parameters: listParameters(resource),
-        responses: { '200': jsonResponse(`A page of ${n} records`, list), ...errorResponses(400, 401, 403, 500) },
+        responses: { '200': jsonResponse(`A page of ${n} records`, list), ...errorResponses(400, 401, 403, 500, 503) },
       }),
       post: operation(resource, names, 'create', `Create ${article(n)} ${n}`, 'create', {
         parameters: organizationHeaderParameters(resource),
         requestBody: jsonBody(ref(schemaName(resource, 'create'))),
-        responses: { '201': jsonResponse(`The created ${n}`, record), ...errorResponses(400, 401, 403, 409, 413, 415, 500) },
+        responses: { '201': jsonResponse(`The created ${n}`, record), ...errorResponses(400, 401, 403, 409, 413, 415, 500, 503) },
       }),
     };
     paths[`${base}/search`] = {
       post: operation(resource, names, 'search', `Search ${n} records with the list parameters in the body`, 'read', {
         requestBody: searchBody(resource),
-        responses: { '200': jsonResponse(`A page of ${n} records`, list), ...errorResponses(400, 401, 403, 413, 415, 500) },
+        responses: { '200': jsonResponse(`A page of ${n} records`, list), ...errorResponses(400, 401, 403, 413, 415, 500, 503) },
       }),
     };
     paths[`${base}/{id}`] = {
       get: operation(resource, names, 'get', `Read one ${n}`, 'read', {
         parameters: [idParameter(), relationsParameter(resource)],
-        responses: { '200': jsonResponse(`The ${n}`, record), ...errorResponses(400, 401, 403, 404, 500) },
+        responses: { '200': jsonResponse(`The ${n}`, record), ...errorResponses(400, 401, 403, 404, 500, 503) },
       }),
       put: operation(resource, names, 'replace', `Replace ${article(n)} ${n} (absent optional fields are reset)`, 'update', {
         parameters: [idParameter()],
         requestBody: jsonBody(ref(schemaName(resource, 'replace'))),
-        responses: { '200': jsonResponse(`The replaced ${n}`, record), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 500) },
+        responses: { '200': jsonResponse(`The replaced ${n}`, record), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 500, 503) },
       }),
       patch: operation(resource, names, 'update', `Change some fields of ${article(n)} ${n}`, 'update', {
         parameters: [idParameter()],
-        requestBody: jsonBody(ref(schemaName(resource, 'patch'))),
-        responses: { '200': jsonResponse(`The updated ${n}`, record), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 500) },
+        // An absent body is an empty patch: nothing changes.
+        requestBody: jsonBody(ref(schemaName(resource, 'patch')), undefined, { required: false }),
+        responses: { '200': jsonResponse(`The updated ${n}`, record), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 500, 503) },
       }),
       delete: operation(resource, names, 'delete', `Delete ${article(n)} ${n}`, 'delete', {
         parameters: [idParameter()],
         // 400 also when other records still reference it.
-        responses: { '204': { description: 'Deleted' }, ...errorResponses(400, 401, 403, 404, 500) },
+        responses: { '204': { description: 'Deleted' }, ...errorResponses(400, 401, 403, 404, 500, 503) },
       }),
     };
   }

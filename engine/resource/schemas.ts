@@ -1,6 +1,6 @@
 // JSON Schemas of a resource's bodies and records, derived from its compiled fields. The same
 // objects feed Ajv (what the server enforces) and the OpenAPI document (what it promises).
-import type { CompiledResource } from './compiled.js';
+import type { CompiledField, CompiledResource } from './compiled.js';
 import { valueSchema } from './fields.js';
 
 /** Writable many-to-many relations may carry up to this many ids in one body. */
@@ -8,12 +8,21 @@ export const MAX_RELATION_IDS = 1000;
 
 const uuidSchema = { type: 'string', format: 'uuid' };
 
+/**
+ * Whether null is a value of the field, in bodies and in records alike. A defaulted field's column
+ * is NOT NULL (PUT resets it to its default, never to null), a required one always has a value,
+ * and the scope's columns (organizationId included) always name something.
+ */
+export function acceptsNull(field: CompiledField): boolean {
+  return !field.base && !field.definition.required && field.definition.default === undefined;
+}
+
 function bodySchema(resource: CompiledResource, requireRequired: boolean) {
   const properties: Record<string, object> = {};
   const required: string[] = [];
   for (const field of resource.writableFields) {
     const isRequired = Boolean(field.definition.required);
-    properties[field.name] = valueSchema(field.definition, !isRequired && field.name !== 'organizationId');
+    properties[field.name] = valueSchema(field.definition, acceptsNull(field));
     if (isRequired && requireRequired) required.push(field.name);
   }
   for (const relation of resource.writableRelations) {
@@ -47,7 +56,7 @@ export function recordSchema(resource: CompiledResource) {
   const required: string[] = [];
   for (const field of resource.fields.values()) {
     if (field.hidden) continue;
-    const nullable = !field.base && !field.definition.required && field.definition.default === undefined;
+    const nullable = acceptsNull(field);
     const schema: Record<string, unknown> = valueSchema(field.definition, nullable);
     if (field.definition.type === 'date' || field.definition.type === 'timestamp') schema.format = 'date-time';
     if (!field.writable) schema.readOnly = true;

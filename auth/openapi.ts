@@ -4,7 +4,7 @@ import type { OpenApiPaths } from '../engine/module.js';
 import { BEARER_SCHEME } from '../engine/openapi/components.js';
 import { errorResponses, jsonBody, jsonResponse } from '../engine/openapi/fragments.js';
 import { toOpenApiSchema } from '../engine/openapi/schema-conversion.js';
-import { loginSchema, registerSchema } from './routes.js';
+import { loginSchema, NEVER_ASSIGNED, registerSchema } from './routes.js';
 
 const uuid = { type: 'string', format: 'uuid' };
 const nullableString = { type: 'string', nullable: true };
@@ -32,23 +32,12 @@ const authUser = {
 };
 
 /**
- * What registration ignores, at the top level and inside user (auth/routes.ts NEVER_ASSIGNED, the
- * mass-assignment guard, drops them before validation): documented as readOnly properties, which
- * in OpenAPI 3.0 means a value sent is ignored, rather than left to read as unknown (a 400).
+ * What registration ignores, at the top level and inside user (the mass-assignment guard drops
+ * them before validation): documented as readOnly properties, which in OpenAPI 3.0 means a value
+ * sent is ignored, rather than left to read as unknown (a 400).
  */
-const IGNORED_ON_REGISTER: Record<string, object> = {
-  id: uuid,
-  hash: { type: 'string' },
-  isEmailVerified: { type: 'boolean' },
-  isActive: { type: 'boolean' },
-  roleId: uuid,
-  name: { type: 'string', description: 'Computed from firstName and lastName' },
-  createdAt: { type: 'string', format: 'date-time' },
-  updatedAt: { type: 'string', format: 'date-time' },
-};
-
 function withIgnored(schema: Record<string, any>): Record<string, any> {
-  const ignored = Object.fromEntries(Object.entries(IGNORED_ON_REGISTER).map(([key, value]) => [key, { ...value, readOnly: true }]));
+  const ignored = Object.fromEntries(Object.entries(NEVER_ASSIGNED).map(([key, value]) => [key, { ...value, readOnly: true }]));
   return { ...schema, properties: { ...schema.properties, ...ignored } };
 }
 

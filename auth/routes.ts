@@ -54,15 +54,23 @@ interface RegisterBody {
 
 /**
  * Fields a client may send (at the top level or inside `user`) but never sets, the mass-assignment
- * guard: they are dropped before validation, as read-only fields are everywhere else. `name` is
- * computed from the first and last names.
+ * guard: they are dropped before validation, as read-only fields are everywhere else. With their
+ * schemas, so the OpenAPI document lists exactly these as read-only.
  */
-const NEVER_ASSIGNED = ['id', 'hash', 'isEmailVerified', 'isActive', 'roleId', 'name', 'createdAt', 'updatedAt'];
-
+export const NEVER_ASSIGNED: Record<string, object> = {
+  id: { type: 'string', format: 'uuid' },
+  hash: { type: 'string' },
+  isEmailVerified: { type: 'boolean' },
+  isActive: { type: 'boolean' },
+  roleId: { type: 'string', format: 'uuid' },
+  name: { type: 'string', description: 'Computed from firstName and lastName' },
+  createdAt: { type: 'string', format: 'date-time' },
+  updatedAt: { type: 'string', format: 'date-time' },
+};
 
 function withoutNeverAssigned(body: unknown): unknown {
   if (!isPlainObject(body)) return body;
-  const drop = (record: Record<string, unknown>) => Object.fromEntries(Object.entries(record).filter(([key]) => !NEVER_ASSIGNED.includes(key)));
+  const drop = (record: Record<string, unknown>) => Object.fromEntries(Object.entries(record).filter(([key]) => !Object.hasOwn(NEVER_ASSIGNED, key)));
   const copy = drop(body);
   if (isPlainObject(copy.user)) copy.user = drop(copy.user);
   return copy;

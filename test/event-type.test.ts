@@ -291,7 +291,7 @@ test('create validation: every broken rule is named and nothing is written', asy
     [intro({ duration: '30' }), 'duration must be a number conforming to the specified constraints'],
     [intro({ duration: undefined }), 'duration should not be empty'],
     [intro({ isActive: 'yes' }), 'isActive must be a boolean value'],
-    [intro({ isActive: null }), 'isActive should not be empty'],
+    [intro({ isActive: null }), 'isActive must be a boolean value'],
     [intro({ employeeId: 'not-a-uuid' }), 'employeeId must be a UUID'],
     [intro({ foo: 'bar' }), 'property foo should not exist'],
   ];

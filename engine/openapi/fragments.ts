@@ -1,6 +1,8 @@
 // OpenAPI building blocks shared by the generated resource paths and hand-written modules, so
 // every operation names its schemas, parameters and errors the same way.
-import { DEFAULT_TAKE, MAX_RELATION_DEPTH, type CompiledResource } from '../resource/compiled.js';
+import { defaultTake, MAX_RELATION_DEPTH, type CompiledResource } from '../resource/compiled.js';
+
+export { defaultTake };
 import { valueSchema } from '../resource/fields.js';
 import { supportedParameters } from '../resource/list-query.js';
 import { toOpenApiSchema } from './schema-conversion.js';
@@ -111,12 +113,6 @@ export function orderSchema(resource: CompiledResource): object {
   const properties = Object.fromEntries([...resource.sortable].map((name) => [name, { type: 'string', enum: ['ASC', 'DESC'] }]));
   return { type: 'object', additionalProperties: false, properties };
 }
-
-/**
- * The page size when take is absent: DEFAULT_TAKE, or the resource's maximum when that is lower
- * (the list parser's rule in engine/resource/list-query.ts).
- */
-export const defaultTake = (resource: CompiledResource) => Math.min(DEFAULT_TAKE, resource.maxTake);
 
 /** What "Try it out" starts from: the defaults, not a value for every filter. */
 export const listExample = (resource: CompiledResource) => ({ take: defaultTake(resource), skip: 0, order: { createdAt: 'DESC' }, where: {} });

@@ -75,3 +75,6 @@ export type Registry = Map<string, CompiledResource>;
 export const MAX_RELATION_DEPTH = 3;
 export const DEFAULT_MAX_TAKE = 50;
 export const DEFAULT_TAKE = 10;
+
+/** The page size when take is absent: DEFAULT_TAKE, or the resource's maximum when that is lower. */
+export const defaultTake = (resource: CompiledResource) => Math.min(DEFAULT_TAKE, resource.maxTake);

@@ -2,7 +2,7 @@
 // resource's compiled whitelists. Every problem is collected; any problem is a 400 naming it.
 import { badRequest, forbidden } from '../errors.js';
 import { isPlainObject } from '../objects.js';
-import { DEFAULT_TAKE, MAX_RELATION_DEPTH, type CompiledRelation, type CompiledResource } from './compiled.js';
+import { defaultTake, MAX_RELATION_DEPTH, type CompiledRelation, type CompiledResource } from './compiled.js';
 import { isDateOnly, isDateString, LATEST_INSTANT, toTimestamp, UUID_PATTERN } from './fields.js';
 
 export type Direction = 'ASC' | 'DESC';
@@ -256,7 +256,7 @@ export function parseListQuery(resource: CompiledResource, input: Record<string,
     }
   }
   // A resource whose own maximum is below the default page size gets its maximum by default.
-  const query: ListQuery = { take: Math.min(DEFAULT_TAKE, resource.maxTake), skip: 0, order: [], where: [], nested: [], relations: [] };
+  const query: ListQuery = { take: defaultTake(resource), skip: 0, order: [], where: [], nested: [], relations: [] };
   const take = input.take === undefined ? undefined : single('take', input.take, problems);
   if (take !== undefined) {
     const n = integerParameter('take', take, 1, problems);

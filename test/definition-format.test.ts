@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadRoles } from '../auth/roles.js';
+import { loadRoles, ROLES } from '../auth/roles.js';
 import { RESOURCES_DIR, ROLES_FILE } from '../engine/paths.js';
 import { buildComponents } from '../engine/openapi/components.js';
 import { compileDefinitions } from '../engine/resource/compile.js';
@@ -313,6 +313,12 @@ test('two resources whose OpenAPI schema names collide stop start-up like any ba
       'gadget-create.yaml name: "gadget-create" needs the OpenAPI schema name GadgetCreate, already taken by gadget (gadget.yaml)',
     ]);
   }
+});
+
+test('role names agree: the role resource enum, roles.yaml and the code that creates them', () => {
+  const role = loadDefinitionDir(RESOURCES_DIR).find((s) => s.definition.name === 'role')!;
+  assert.equal(role.definition.fields.name.enum, [...ROLES]);
+  assert.equal([...loadRoles(ROLES_FILE).grants.keys()], [...ROLES]);
 });
 
 test('the project definitions all pass the format and compile', () => {

@@ -200,17 +200,20 @@ function compileOne(source: SourcedDefinition, known: Set<string>, problems: str
   const defaults: Record<string, unknown> = {};
   for (const f of all) if (f.definition.default !== undefined) defaults[f.name] = f.definition.default;
   const path = definition.path ?? definition.name;
+  const table = definition.table ?? definition.name.replace(/-/g, '_');
 
   return {
     name: definition.name,
     definition,
     file: source.file,
-    table: definition.table ?? definition.name.replace(/-/g, '_'),
+    table,
     paths: [path, ...(definition.aliases ?? [])],
     scope: definition.scope,
     routes: definition.routes !== false,
     fields,
     visibleColumns: all.filter((f) => !f.hidden).map((f) => f.name),
+    selectColumns: all.filter((f) => !f.hidden).map((f) => `${table}.${f.name}`),
+    listParameters: new Set(), // once relations are linked (tags[] needs the tag relation)
     hiddenFields: all.filter((f) => f.hidden).map((f) => f.name),
     readOnlyFields: all.filter((f) => !f.writable && !f.hidden).map((f) => f.name),
     writableFields: all.filter((f) => f.writable),
@@ -346,6 +349,15 @@ function findOrganizationRoot(sources: SourcedDefinition[], problems: string[]):
   return root?.definition.name;
 }
 
+/** The parameters a resource accepts: always the base ones, the rest only when it supports them. */
+function listParametersOf(resource: CompiledResource): string[] {
+  const names = ['take', 'skip', 'order', 'where', 'relations'];
+  if (resource.search.length) names.push('search');
+  if (resource.dateRange) names.push('startDate', 'endDate');
+  if (resource.tagRelation) names.push('tags');
+  return names;
+}
+
 export interface CompileOptions {
   /** Every permission roles.yaml knows. */
   permissions: Set<string>;
@@ -388,6 +400,7 @@ export function compileDefinitions(sources: SourcedDefinition[], options: Compil
   const base = options.baseModel ?? Model;
   for (const resource of registry.values()) {
     resource.relationPaths = collectRelationPaths(resource);
+    resource.listParameters = new Set(listParametersOf(resource));
     const schemas = bodySchemas(resource);
     resource.schemas = { record: recordSchema(resource), ...schemas };
     resource.validators = {

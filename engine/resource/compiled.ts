@@ -43,6 +43,10 @@ export interface CompiledResource {
   fields: Map<string, CompiledField>;
   /** Columns that may leave the service (every field but the hidden ones). */
   visibleColumns: string[];
+  /** The same, qualified with the table, as a page query selects them. */
+  selectColumns: string[];
+  /** The list parameters this resource accepts (take, skip, order, where, relations, and search, dates, tags when it has them). */
+  listParameters: ReadonlySet<string>;
   hiddenFields: string[];
   readOnlyFields: string[];
   writableFields: CompiledField[];

@@ -34,14 +34,8 @@ const DAY_MS = 86_400_000;
 /** More names or keys than any resource has: refused before each is looked at. */
 const MAX_NAMES = 50;
 
-/** The parameters a resource accepts: always the base ones, the rest only when it supports them. */
-export function supportedParameters(resource: CompiledResource): string[] {
-  const names = ['take', 'skip', 'order', 'where', 'relations'];
-  if (resource.search.length) names.push('search');
-  if (resource.dateRange) names.push('startDate', 'endDate');
-  if (resource.tagRelation) names.push('tags');
-  return names;
-}
+/** The parameters a resource accepts (compiled at start-up). */
+export const supportedParameters = (resource: CompiledResource): string[] => [...resource.listParameters];
 
 /** relations[]=a, relations[0]=a, relations=a,b and a JSON array all become ['a', 'b']. */
 function relationNames(raw: unknown, problems: string[]): string[] {
@@ -249,10 +243,10 @@ function parseTags(raw: unknown, problems: string[]): string[] {
  */
 export function parseListQuery(resource: CompiledResource, input: Record<string, unknown>, tenantId: string): ListQuery {
   const problems: string[] = [];
-  const supported = supportedParameters(resource);
+  const supported = resource.listParameters;
   for (const key of Object.keys(input)) {
-    if (!supported.includes(key)) {
-      problems.push(`${key} is not a supported list parameter of ${resource.name}; supported: ${supported.join(', ')}`);
+    if (!supported.has(key)) {
+      problems.push(`${key} is not a supported list parameter of ${resource.name}; supported: ${[...supported].join(', ')}`);
     }
   }
   // A resource whose own maximum is below the default page size gets its maximum by default.
@@ -270,13 +264,13 @@ export function parseListQuery(resource: CompiledResource, input: Record<string,
   if (input.order !== undefined) query.order = parseOrder(resource, input.order, problems);
   if (input.where !== undefined) Object.assign(query, parseWhere(resource, input.where, tenantId, problems));
   query.relations = parseRelations(resource, input.relations, problems);
-  if (input.search !== undefined && supported.includes('search')) {
+  if (input.search !== undefined && supported.has('search')) {
     const search = single('search', input.search, problems);
     if (typeof search !== 'string' && search !== undefined) problems.push('search must be a string');
     else if (typeof search === 'string' && search.length > MAX_SEARCH_LENGTH) problems.push(`search must be shorter than or equal to ${MAX_SEARCH_LENGTH} characters`);
     else if (search?.trim()) query.search = search.trim();
   }
-  if (supported.includes('startDate')) {
+  if (supported.has('startDate')) {
     const start = input.startDate === undefined ? undefined : parseDate('startDate', input.startDate, problems);
     const end = input.endDate === undefined ? undefined : parseDate('endDate', input.endDate, problems);
     if (start) query.startDate = toTimestamp(start);
@@ -288,7 +282,7 @@ export function parseListQuery(resource: CompiledResource, input: Record<string,
       if (query.endDate.exclusive ? from >= to : from > to) problems.push('startDate must not be after endDate');
     }
   }
-  if (input.tags !== undefined && supported.includes('tags')) query.tags = parseTags(input.tags, problems);
+  if (input.tags !== undefined && supported.has('tags')) query.tags = parseTags(input.tags, problems);
   if (problems.length) throw badRequest(problems);
   return query;
 }

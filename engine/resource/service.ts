@@ -21,10 +21,6 @@ export function checkId(id: string, label = 'id'): string {
   return id.toLowerCase();
 }
 
-function columns(resource: CompiledResource) {
-  return resource.visibleColumns.map((c) => `${resource.table}.${c}`);
-}
-
 /** A unique violation answered with the definition's own sentence when one matches. */
 function uniqueConflict(resource: CompiledResource, thrown: any): never {
   const err = nativeError(thrown);
@@ -49,7 +45,7 @@ export class ResourceService {
   /** One page query and one count query, both with bound values; relations in batches. */
   async list(caller: Caller, query: ListQuery): Promise<ListResult> {
     const { db, resource } = this;
-    const page = this.query().select(columns(resource));
+    const page = this.query().select(resource.selectColumns);
     applyFilters(db, page, resource, caller, query);
     applyOrder(page, resource, query);
     page.limit(query.take).offset(query.skip);
@@ -61,7 +57,7 @@ export class ResourceService {
 
   async read(caller: Caller, id: string, relations: string[] = []): Promise<Model> {
     const { resource } = this;
-    const q = this.query().select(columns(resource)).where(`${resource.table}.id`, checkId(id)).first();
+    const q = this.query().select(resource.selectColumns).where(`${resource.table}.id`, checkId(id)).first();
     scope(q, resource, caller);
     withRelations(q, resource, caller, relations);
     const found = await q;

@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { RESOURCES_DIR } from '../engine/paths.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { newTenant } from './helpers/accounts.js';
-import { badRequestBody, ids, minutesFrom, sorted } from './helpers/list-data.js';
+import { badRequestBody, ids, minutesFrom, listAssertions } from './helpers/list-data.js';
 
 const fixtureDir = fileURLToPath(new URL('./fixtures/list', import.meta.url));
 const migrationDir = fileURLToPath(new URL('./fixtures/list-migrations', import.meta.url));
@@ -43,20 +43,10 @@ test.after(async () => {
 });
 
 const get = (query: string) => t.http.get(`/api/list-note?${query}`).set(acme.auth);
+const { expectIds, expect400 } = listAssertions(get);
 const n = (...titles: string[]) => titles.map((title) => notes[title]);
 
-async function expectIds(query: string, expected: string[]) {
-  const res = await get(query);
-  assert.is(res.status, 200, `${query}: ${JSON.stringify(res.body)}`);
-  assert.equal(sorted(ids(res.body)), sorted(expected), query);
-  assert.is(res.body.total, expected.length, query);
-}
 
-async function expect400(query: string, messages: string[]) {
-  const res = await get(query);
-  assert.is(res.status, 400, `${query}: ${JSON.stringify(res.body)}`);
-  assert.equal(res.body, badRequestBody(messages), query);
-}
 
 test('a resource whose maximum page is below 10 gets that maximum by default, and larger takes are clamped to it', async () => {
   const first = await get('');

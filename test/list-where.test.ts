@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { newTenant } from './helpers/accounts.js';
-import { badRequestBody, FORBIDDEN_BODY, ids, insertEmployees, insertTags, link, sorted, type EmployeeRow } from './helpers/list-data.js';
+import { FORBIDDEN_BODY, ids, insertEmployees, insertTags, link, sorted, type EmployeeRow, listAssertions } from './helpers/list-data.js';
 
 let t: TestApp;
 type Tenant = Awaited<ReturnType<typeof newTenant>>;
@@ -38,19 +38,9 @@ test.after(async () => {
 });
 
 const get = (query: string, session: Tenant = acme) => t.http.get(`/api/employee?${query}`).set(session.auth);
+const { expectIds, expect400 } = listAssertions(get);
 
-async function expectIds(query: string, expected: string[]) {
-  const res = await get(query);
-  assert.is(res.status, 200, `${query}: ${JSON.stringify(res.body)}`);
-  assert.equal(sorted(ids(res.body)), sorted(expected), query);
-  assert.is(res.body.total, expected.length, query);
-}
 
-async function expect400(query: string, messages: string[]) {
-  const res = await get(query);
-  assert.is(res.status, 400, `${query}: ${JSON.stringify(res.body)}`);
-  assert.equal(res.body, badRequestBody(messages), query);
-}
 
 test('where[isActive]=false is coerced to a boolean (true, 1 and 0 too)', async () => {
   await expectIds('where[isActive]=false', [bob.id, cid.id]);

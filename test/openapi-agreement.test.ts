@@ -22,6 +22,7 @@ import { RESOURCES_DIR } from '../engine/paths.js';
 import { DEFAULT_TAKE } from '../engine/resource/compiled.js';
 import { modules } from '../resources/modules.js';
 import { newTenant, PASSWORD, uniqueEmail } from './helpers/accounts.js';
+import { operationsOf } from './helpers/openapi.js';
 import { createTestApp, TEST_ENV, type TestApp } from './helpers/app.js';
 import { assertError, assertForbidden } from './helpers/error-envelope.js';
 
@@ -45,13 +46,7 @@ test.after(async () => {
   await t.close();
 });
 
-const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
-
-function operations(): Array<{ path: string; method: string; op: Record<string, any> }> {
-  return Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
-    Object.entries(item).filter(([m]) => METHODS.includes(m)).map(([method, op]) => ({ path, method, op })),
-  );
-}
+const operations = () => operationsOf(doc);
 
 const schema = (name: string) => doc.components.schemas[name];
 

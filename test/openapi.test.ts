@@ -9,6 +9,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import pkg from '../package.json' with { type: 'json' };
 import { newTenant } from './helpers/accounts.js';
+import { operationsOf } from './helpers/openapi.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 
 let t: TestApp;
@@ -21,13 +22,7 @@ test.after(async () => {
   await t.close();
 });
 
-const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
-
-function operations(): Array<{ path: string; method: string; op: Record<string, any> }> {
-  return Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
-    Object.entries(item).filter(([m]) => METHODS.includes(m)).map(([method, op]) => ({ path, method, op })),
-  );
-}
+const operations = () => operationsOf(doc);
 
 /** The app's one @koa/router, from the dispatch middleware it mounted. */
 function routerOf(app: TestApp): Router {

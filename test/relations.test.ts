@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { newTenant } from './helpers/accounts.js';
-import { badRequestBody, ids, insertEmployees, insertSkills, insertTags, insertUsers, link, minutesFrom, sorted, type EmployeeRow } from './helpers/list-data.js';
+import { badRequestBody, ids, insertEmployees, insertSkills, insertTags, insertUsers, link, minutesFrom, sorted, type EmployeeRow, listAssertions } from './helpers/list-data.js';
 
 let t: TestApp;
 type Tenant = Awaited<ReturnType<typeof newTenant>>;
@@ -47,14 +47,10 @@ test.after(async () => {
 });
 
 const list = (query: string, session: Tenant = acme) => t.http.get(`/api/employee?${query}`).set(session.auth);
+const { expect400 } = listAssertions(list);
 const byId = (body: { items: any[] }) => new Map(body.items.map((item) => [item.id, item]));
 const names = (rows: Array<{ name: string }>) => rows.map((r) => r.name).sort();
 
-async function expect400(query: string, messages: string[]) {
-  const res = await list(query);
-  assert.is(res.status, 400, `${query}: ${JSON.stringify(res.body)}`);
-  assert.equal(res.body, badRequestBody(messages), query);
-}
 
 test('relations[]=user loads each record\'s user, without its password hash', async () => {
   const res = await list('relations[]=user');

@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { newTenant } from './helpers/accounts.js';
-import { badRequestBody, ids, insertEmployees, insertTags, link, sorted, type EmployeeRow } from './helpers/list-data.js';
+import { badRequestBody, ids, insertEmployees, insertTags, link, type EmployeeRow, listAssertions } from './helpers/list-data.js';
 
 let t: TestApp;
 type Tenant = Awaited<ReturnType<typeof newTenant>>;
@@ -61,13 +61,8 @@ test.after(async () => {
 });
 
 const get = (query: string, session: Tenant = acme) => t.http.get(`/api/employee?${query}`).set(session.auth);
+const { expectIds } = listAssertions(get);
 
-async function expectIds(query: string, expected: string[]) {
-  const res = await get(query);
-  assert.is(res.status, 200, `${query}: ${JSON.stringify(res.body)}`);
-  assert.equal(sorted(ids(res.body)), sorted(expected), query);
-  assert.is(res.body.total, expected.length, query);
-}
 
 async function expect400(query: string, messages: string[], path = '/api/employee') {
   const res = await t.http.get(`${path}?${query}`).set(acme.auth);

@@ -3,6 +3,7 @@
 // test creation (covered elsewhere) and spend request budget instead of testing lists.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { TestApp } from './app.js';
+import * as assert from 'uvu/assert';
 
 export interface Owner {
   tenantId: string;
@@ -86,3 +87,22 @@ export function badRequestBody(messages: string[]) {
 }
 
 export const FORBIDDEN_BODY = { statusCode: 403, message: 'Forbidden resource', error: 'Forbidden' };
+
+type Get = (query: string) => PromiseLike<{ status: number; body: any }>;
+
+/** Assertions on a list endpoint, given how to ask it: the ids and total it answers, or its 400. */
+export function listAssertions(get: Get) {
+  return {
+    async expectIds(query: string, expected: string[]) {
+      const res = await get(query);
+      assert.is(res.status, 200, `${query}: ${JSON.stringify(res.body)}`);
+      assert.equal(sorted(ids(res.body)), sorted(expected), query);
+      assert.is(res.body.total, expected.length, query);
+    },
+    async expect400(query: string, messages: string[]) {
+      const res = await get(query);
+      assert.is(res.status, 400, `${query}: ${JSON.stringify(res.body)}`);
+      assert.equal(res.body, badRequestBody(messages), query);
+    },
+  };
+}

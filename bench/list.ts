@@ -1,0 +1,88 @@
+// `npm run bench`: the real server in its own process (embedded database, or PostgreSQL when
+// DATABASE_URL is set), seeded over HTTP, then a fixed number of keep-alive requests from this
+// process at a fixed concurrency for each request shape. Prints requests per second and latency
+// percentiles per shape. A measurement to compare commits with, not a test: nothing is asserted.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Agent, request } from 'node:http';
+import { startServer } from '../test/helpers/server-process.js';
+
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 10);
+const EMPLOYEES = 200;
+const PASSWORD = 'Str0ng!Passw0rd';
+
+const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+
+function call(base: string, method: string, url: string, body?: unknown, token?: string): Promise<{ status: number; body: any }> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(`${base}${url}`, {
+      method,
+      agent,
+      headers: { ...(payload ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    }, (res) => {
+      let text = '';
+      res.on('data', (chunk) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+async function seed(base: string) {
+  const email = `bench-${Date.now()}@example.com`;
+  await call(base, 'POST', '/api/auth/register', { user: { firstName: 'Bench', lastName: 'Owner', email }, password: PASSWORD });
+  const { token } = (await call(base, 'POST', '/api/auth/login', { email, password: PASSWORD })).body;
+  const org = (await call(base, 'POST', '/api/organization', { name: 'Bench', currency: 'EUR' }, token)).body;
+  const tag = (await call(base, 'POST', '/api/tags', { name: 'bench', color: 'red' }, token)).body;
+  let firstId = '';
+  for (let i = 0; i < EMPLOYEES; i++) {
+    const userEmail = `bench-${i}-${Date.now()}@example.com`;
+    const user = (await call(base, 'POST', '/api/auth/register', { user: { email: userEmail, role: 'EMPLOYEE' }, password: PASSWORD }, token)).body;
+    const employee = await call(base, 'POST', '/api/employee', { firstName: `First${i}`, lastName: `Last${i}`, userId: user.id, organizationId: org.id, tagIds: [tag.id] }, token);
+    if (employee.status !== 201) throw new Error(`seed failed: ${JSON.stringify(employee.body)}`);
+    firstId ||= employee.body.id;
+  }
+  return { token, firstId };
+}
+
+async function measure(base: string, label: string, method: string, url: string, token: string, body?: unknown) {
+  const latencies: number[] = [];
+  let next = 0;
+  let failures = 0;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (next++ < REQUESTS) {
+      const t0 = performance.now();
+      const res = await call(base, method, url, body, token);
+      latencies.push(performance.now() - t0);
+      if (res.status >= 400) failures++;
+    }
+  }));
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))].toFixed(1);
+  console.log(`${label.padEnd(44)} ${(REQUESTS / seconds).toFixed(0).padStart(6)} req/s   p50 ${pct(50)} ms   p99 ${pct(99)} ms${failures ? `   ${failures} failed` : ''}`);
+}
+
+const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-'));
+const env = process.env.DATABASE_URL
+  ? { DATABASE_URL: process.env.DATABASE_URL, DATABASE_SCHEMA: `bench_${Date.now()}` }
+  : { DATA_DIR: dataDir };
+const server = await startServer(env);
+try {
+  const { token, firstId } = await seed(server.url);
+  console.log(`${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'}, ${EMPLOYEES} employees, ${REQUESTS} requests per shape, concurrency ${CONCURRENCY}`);
+  await measure(server.url, 'GET /api/health', 'GET', '/api/health', token);
+  await measure(server.url, 'GET /api/employee/{id}', 'GET', `/api/employee/${firstId}`, token);
+  await measure(server.url, 'GET /api/employee (page of 10 + count)', 'GET', '/api/employee', token);
+  await measure(server.url, 'GET /api/employee?take=50&relations=user,tags', 'GET', '/api/employee?take=50&relations=user,tags', token);
+  await measure(server.url, 'POST /api/employee/search (where + order)', 'POST', '/api/employee/search', token, { where: { isActive: true }, order: { lastName: 'ASC' }, take: 20 });
+} finally {
+  await server.stop();
+  agent.destroy();
+  rmSync(dataDir, { recursive: true, force: true });
+}

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Agent, request } from 'node:http';
+import knex from 'knex';
 import { startServer } from '../test/helpers/server-process.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
@@ -69,9 +70,8 @@ async function measure(base: string, label: string, method: string, url: string,
 }
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-'));
-const env = process.env.DATABASE_URL
-  ? { DATABASE_URL: process.env.DATABASE_URL, DATABASE_SCHEMA: `bench_${Date.now()}` }
-  : { DATA_DIR: dataDir };
+const schema = `bench_${Date.now()}`;
+const env = process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL, DATABASE_SCHEMA: schema } : { DATA_DIR: dataDir };
 const server = await startServer(env);
 try {
   const { token, firstId } = await seed(server.url);
@@ -85,4 +85,8 @@ try {
   await server.stop();
   agent.destroy();
   rmSync(dataDir, { recursive: true, force: true });
+  if (process.env.DATABASE_URL) {
+    const db = knex({ client: 'pg', connection: process.env.DATABASE_URL });
+    await db.raw('drop schema if exists ?? cascade', [schema]).finally(() => db.destroy());
+  }
 }

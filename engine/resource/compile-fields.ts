@@ -1,0 +1,104 @@
+// A definition's fields → compiled fields: the columns its scope adds, and the checks that a
+// field's rules agree with its type and with each other (its default and enum values included).
+import { ajv, messagesFor } from '../validation.js';
+import { problem, type Check } from './check.js';
+import type { CompiledField } from './compiled.js';
+import { valueSchema } from './fields.js';
+import type { FieldDefinition, ResourceDefinition } from './types.js';
+
+const uuid: FieldDefinition = { type: 'uuid' };
+const timestamp: FieldDefinition = { type: 'timestamp' };
+
+/** The columns every record of a scope has, before the definition's own fields. */
+function baseFields(scope: ResourceDefinition['scope'], organizationRoot?: string): Array<[string, FieldDefinition, boolean]> {
+  const fields: Array<[string, FieldDefinition, boolean]> = [
+    ['id', { ...uuid, readOnly: true }, false],
+    ['tenantId', { ...uuid, readOnly: true }, false],
+  ];
+  if (scope === 'organization') fields.push(['organizationId', { ...uuid, references: organizationRoot }, true]);
+  fields.push(['createdAt', { ...timestamp, readOnly: true }, false], ['updatedAt', { ...timestamp, readOnly: true }, false]);
+  return fields;
+}
+
+
+const STRING_RULES = ['minLength', 'maxLength', 'enum', 'format'] as const;
+const NUMBER_RULES = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'] as const;
+
+/** Pairs of bounds that, crossed, leave no value able to pass; the boolean says both are inclusive. */
+const BOUND_PAIRS = [
+  ['minimum', 'maximum', true],
+  ['minimum', 'exclusiveMaximum', false],
+  ['exclusiveMinimum', 'maximum', false],
+  ['exclusiveMinimum', 'exclusiveMaximum', false],
+  ['minLength', 'maxLength', true],
+] as const;
+
+/**
+ * A rule of another type would be dropped without a word by valueSchema (a minimum on a string),
+ * and crossed bounds would refuse every value: both are mistakes in the definition, not in requests.
+ */
+function checkRules(check: Check, name: string, def: FieldDefinition): boolean {
+  const before = check.problems.length;
+  const stringy = def.type === 'string' || def.type === 'text';
+  const numeric = def.type === 'integer' || def.type === 'number';
+  for (const key of STRING_RULES) {
+    if (!stringy && def[key] !== undefined) problem(check, ['fields', name, key], `applies to string and text fields, not ${def.type}`);
+  }
+  for (const key of NUMBER_RULES) {
+    if (!numeric && def[key] !== undefined) problem(check, ['fields', name, key], `applies to integer and number fields, not ${def.type}`);
+  }
+  for (const [low, high, inclusive] of BOUND_PAIRS) {
+    const [a, b] = [def[low], def[high]];
+    if (a === undefined || b === undefined || (inclusive ? a <= b : a < b)) continue;
+    problem(check, ['fields', name, low], `${low} ${a} is ${inclusive ? 'greater than' : 'not less than'} ${high} ${b}: no value can pass`);
+  }
+  return check.problems.length === before;
+}
+
+/** The default and every enum value must pass the field's other rules, as a body's value would. */
+function checkValues(check: Check, name: string, def: FieldDefinition) {
+  const report = (rules: FieldDefinition, value: unknown, at: Array<string | number>) => {
+    const validate = ajv.compile(valueSchema(rules, false));
+    if (!validate(value)) for (const message of messagesFor(validate.errors, JSON.stringify(value))) problem(check, at, message);
+  };
+  // Only a string field's enum is a rule (another type's is reported by checkRules).
+  if (def.enum && (def.type === 'string' || def.type === 'text')) {
+    const { enum: values, ...others } = def;
+    values.forEach((value, i) => report(others, value, ['fields', name, 'enum', i]));
+  }
+  if (def.default !== undefined) report(def, def.default, ['fields', name, 'default']);
+}
+
+export function compileFields(check: Check, organizationRoot?: string): Map<string, CompiledField> {
+  const { definition } = check.source;
+  const fields = new Map<string, CompiledField>();
+  if (definition.scope === 'organization' && !organizationRoot) {
+    problem(check, ['scope'], 'scope "organization" needs a resource marked organizationRoot (the organizations records belong to)');
+  }
+  for (const [name, def, writable] of baseFields(definition.scope, organizationRoot)) {
+    fields.set(name, { name, definition: def, base: true, writable, hidden: false });
+  }
+  for (const [name, def] of Object.entries(definition.fields)) {
+    if (fields.has(name)) {
+      problem(check, ['fields', name], `is added by scope "${definition.scope}" and cannot be redefined`);
+      continue;
+    }
+    const consistent = checkRules(check, name, def);
+    if (def.required && (def.readOnly || def.hidden)) {
+      problem(check, ['fields', name, 'required'], 'a required field cannot be readOnly or hidden');
+    }
+    if (def.references && def.type !== 'uuid') problem(check, ['fields', name, 'references'], 'only uuid fields can reference a resource');
+    const stringy = def.type === 'string' || def.type === 'text';
+    const withDefaults: FieldDefinition = stringy && def.required && def.minLength === undefined ? { ...def, minLength: 1 } : def;
+    // Values checked against rules that contradict themselves would only repeat the same fault.
+    if (consistent) checkValues(check, name, withDefaults);
+    fields.set(name, {
+      name,
+      definition: withDefaults,
+      base: false,
+      writable: !def.readOnly && !def.hidden,
+      hidden: Boolean(def.hidden),
+    });
+  }
+  return fields;
+}

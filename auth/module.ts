@@ -6,7 +6,7 @@ import { registerAuthRoutes } from './routes.js';
 export const authModule: Module = {
   name: 'auth',
   register(router, engine) {
-    registerAuthRoutes(router, { db: engine.db, keys: engine.keys, roles: engine.roles });
+    registerAuthRoutes(router, engine);
   },
   openapi: () => authOpenApi(),
 };

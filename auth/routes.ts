@@ -2,13 +2,15 @@
 import type Router from '@koa/router';
 import type { Knex } from 'knex';
 import { badRequest, conflict, forbidden, unauthorized } from '../engine/errors.js';
+import type { Engine } from '../engine/module.js';
+import { isPlainObject } from '../engine/objects.js';
 import { compileValidator } from '../engine/validation.js';
 import { createTenant, findLogin, fullName, primaryEmployee, roleId, userView } from './accounts.js';
 import { optionalCaller } from './authenticate.js';
+import { afterRegister } from './email/after-register.js';
 import { hashPassword, MAX_PASSWORD_LENGTH, passwordProblems, verifyPassword } from './password.js';
-import { ADMIN_ROLES, ROLES, type RoleTable } from './roles.js';
-import { signAccessToken, signRefreshToken, type TokenKeys } from './tokens.js';
-import { isPlainObject } from '../engine/objects.js';
+import { ADMIN_ROLES, ROLES } from './roles.js';
+import { issueSession } from './session/issue.js';
 
 const name = { type: 'string', minLength: 1, maxLength: 255 };
 const password = { type: 'string', minLength: 1, maxLength: MAX_PASSWORD_LENGTH };
@@ -89,13 +91,8 @@ function chosenPassword(body: RegisterBody): string {
   return chosen;
 }
 
-export interface AuthDeps {
-  db: Knex;
-  keys: TokenKeys;
-  roles: RoleTable;
-}
-
-export function registerAuthRoutes(router: Router, { db, keys, roles }: AuthDeps) {
+export function registerAuthRoutes(router: Router, engine: Engine) {
+  const { db, keys, roles } = engine;
   const validateRegister = compileValidator<RegisterBody>(registerSchema);
   const validateLogin = compileValidator<{ email: string; password: string }>(loginSchema);
 
@@ -123,7 +120,7 @@ export function registerAuthRoutes(router: Router, { db, keys, roles }: AuthDeps
     };
     let userId: string;
     try {
-      userId = await db.transaction(async (trx) => {
+      userId = await db.transaction(async (trx: Knex.Transaction) => {
         let tenantId: string;
         let role: string;
         if (admin) {
@@ -141,8 +138,10 @@ export function registerAuthRoutes(router: Router, { db, keys, roles }: AuthDeps
       if (err?.code === '23505') throw conflict('This email is already registered');
       throw err;
     }
+    const user = (await userView(db, userId))!;
+    await afterRegister(engine, user);
     ctx.status = 201;
-    ctx.body = await userView(db, userId);
+    ctx.body = user;
   });
 
   router.post('/api/auth/login', async (ctx) => {
@@ -151,14 +150,7 @@ export function registerAuthRoutes(router: Router, { db, keys, roles }: AuthDeps
     const valid = await verifyPassword(account?.hash, body.password);
     if (!account || !valid || !account.isActive) throw unauthorized();
     const employee = await primaryEmployee(db, account.id, account.tenantId);
-    const token = signAccessToken(keys, {
-      sub: account.id,
-      tenantId: account.tenantId,
-      role: account.role,
-      employeeId: employee?.id,
-      organizationId: employee?.organizationId,
-    });
-    const refresh = signRefreshToken(keys, account.id, account.tenantId);
-    ctx.body = { user: await userView(db, account.id, { employee }), token, refresh_token: refresh.token };
+    const session = await issueSession(engine, { id: account.id, tenantId: account.tenantId, role: account.role, employeeId: employee?.id, organizationId: employee?.organizationId });
+    ctx.body = { user: await userView(db, account.id, { employee }), ...session };
   });
 }

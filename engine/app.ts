@@ -4,13 +4,14 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { Model } from 'objection';
 import { authenticate } from '../auth/authenticate.js';
-import { authModule } from '../auth/module.js';
+import { authModules } from '../auth/modules.js';
 import { loadRoles } from '../auth/roles.js';
 import { tokenKeys } from '../auth/tokens.js';
 import type { Config } from './config.js';
 import { errorMiddleware } from './errors.js';
 import { registerHealth } from './health.js';
 import { jsonBody } from './http/body.js';
+import { createMailer, type Mailer } from './mail.js';
 import type { Engine, Module } from './module.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 import { registerDocs } from './openapi/docs-routes.js';
@@ -29,6 +30,8 @@ export interface AppOptions {
   modules?: Module[];
   rolesFile?: string;
   logError?: (err: unknown) => void;
+  /** Outgoing mail; by default SMTP_URL's server, or one log line per message. */
+  mailer?: Mailer;
 }
 
 export interface App {
@@ -39,7 +42,7 @@ export interface App {
 
 export function createApp(options: AppOptions): App {
   const { config, db } = options;
-  const modules = [authModule, ...(options.modules ?? [])];
+  const modules = [...authModules, ...(options.modules ?? [])];
   const roles = loadRoles(options.rolesFile ?? ROLES_FILE);
   const sources = [
     ...(options.resourceDirs ?? [RESOURCES_DIR]).flatMap((dir) => loadDefinitionDir(dir)),
@@ -50,7 +53,7 @@ export function createApp(options: AppOptions): App {
   BoundModel.knex(db);
   const registry = compileDefinitions(sources, { permissions: roles.permissions, baseModel: BoundModel });
   const services = new Map([...registry.values()].map((r) => [r.name, new ResourceService(db, r)]));
-  const engine: Engine = { config, db, registry, services, roles, keys: tokenKeys(config) };
+  const engine: Engine = { config, db, registry, services, roles, keys: tokenKeys(config), mailer: options.mailer ?? createMailer(config) };
 
   // Case-sensitive like the paths the authentication middleware lets through without a token:
   // /API/employee must not reach a route by another spelling.

@@ -33,7 +33,55 @@ export interface Config {
    * each one's migrations/ subfolder, if it has one, is migrated after the project's.
    */
   extraResourceDirs: string[];
+  mail: {
+    /** smtp:// or smtps:// URL of the server that sends mail; undefined: each message is logged as one JSON line. */
+    smtpUrl?: string;
+    from: string;
+  };
+  /** Where the web client lives: links in mails and the end of social login point there. */
+  clientBaseUrl: string;
+  /** This service's own public address (social login callbacks are built from it). */
+  apiBaseUrl: string;
+  /** Social login providers; a provider without client id and secret is off (its routes answer 404). */
+  social: Record<SocialProvider, SocialProviderConfig | undefined>;
 }
+
+export const SOCIAL_PROVIDERS = ['google', 'github', 'microsoft', 'facebook'] as const;
+export type SocialProvider = (typeof SOCIAL_PROVIDERS)[number];
+
+export interface SocialProviderConfig {
+  clientId: string;
+  clientSecret: string;
+  authorizeUrl: string;
+  tokenUrl: string;
+  profileUrl: string;
+  /** Where the provider sends the browser back: {apiBaseUrl}/api/auth/{provider}/callback unless set. */
+  callbackUrl: string;
+}
+
+/** The providers' public endpoints; each can be overridden (tests point them at a stub on loopback). */
+const PROVIDER_ENDPOINTS: Record<SocialProvider, { authorizeUrl: string; tokenUrl: string; profileUrl: string }> = {
+  google: {
+    authorizeUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
+    tokenUrl: 'https://oauth2.googleapis.com/token',
+    profileUrl: 'https://openidconnect.googleapis.com/v1/userinfo',
+  },
+  github: {
+    authorizeUrl: 'https://github.com/login/oauth/authorize',
+    tokenUrl: 'https://github.com/login/oauth/access_token',
+    profileUrl: 'https://api.github.com/user',
+  },
+  microsoft: {
+    authorizeUrl: 'https://login.microsoftonline.com/common/oauth2/v2.0/authorize',
+    tokenUrl: 'https://login.microsoftonline.com/common/oauth2/v2.0/token',
+    profileUrl: 'https://graph.microsoft.com/oidc/userinfo',
+  },
+  facebook: {
+    authorizeUrl: 'https://www.facebook.com/v19.0/dialog/oauth',
+    tokenUrl: 'https://graph.facebook.com/v19.0/oauth/access_token',
+    profileUrl: 'https://graph.facebook.com/me?fields=id,name,email,first_name,last_name',
+  },
+};
 
 export class ConfigError extends Error {}
 
@@ -116,12 +164,63 @@ function secrets(env: Env, production: boolean) {
   };
 }
 
+function httpUrl(env: Env, name: string, fallback: string): string {
+  const raw = env[name] || fallback;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+  return raw.replace(/\/+$/, '');
+}
+
+function smtpUrl(env: Env): string | undefined {
+  const raw = env.SMTP_URL;
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('SMTP_URL must be a URL such as smtp://user:pass@host:587 or smtps://host:465');
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw new ConfigError(`SMTP_URL must use smtp:// or smtps://, got "${url.protocol}"`);
+  return raw;
+}
+
+function socialProviders(env: Env, apiBaseUrl: string): Config['social'] {
+  const social = {} as Config['social'];
+  for (const provider of SOCIAL_PROVIDERS) {
+    const prefix = provider.toUpperCase();
+    const clientId = env[`${prefix}_CLIENT_ID`];
+    const clientSecret = env[`${prefix}_CLIENT_SECRET`];
+    if (Boolean(clientId) !== Boolean(clientSecret)) {
+      throw new ConfigError(`${prefix}_CLIENT_ID and ${prefix}_CLIENT_SECRET go together: set both, or neither to switch ${provider} login off`);
+    }
+    const defaults = PROVIDER_ENDPOINTS[provider];
+    social[provider] = clientId && clientSecret
+      ? {
+          clientId,
+          clientSecret,
+          authorizeUrl: httpUrl(env, `${prefix}_AUTHORIZE_URL`, defaults.authorizeUrl),
+          tokenUrl: httpUrl(env, `${prefix}_TOKEN_URL`, defaults.tokenUrl),
+          profileUrl: httpUrl(env, `${prefix}_PROFILE_URL`, defaults.profileUrl),
+          callbackUrl: httpUrl(env, `${prefix}_CALLBACK_URL`, `${apiBaseUrl}/api/auth/${provider}/callback`),
+        }
+      : undefined;
+  }
+  return social;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = env.NODE_ENV ?? 'development';
   const production = nodeEnv === 'production';
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const apiBaseUrl = httpUrl(env, 'API_BASE_URL', `http://localhost:${port}`);
   return {
     env: nodeEnv,
-    port: integer(env, 'PORT', 3000, 0, 65535),
+    port,
     host: env.HOST || '0.0.0.0',
     databaseUrl: databaseUrl(env),
     databaseSchema: databaseSchema(env, databaseUrl(env)),
@@ -134,5 +233,9 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1),
     healthTimeoutMs: integer(env, 'HEALTH_TIMEOUT_MS', 2000, 1),
     extraResourceDirs: folders(env, 'EXTRA_RESOURCES_DIR'),
+    mail: { smtpUrl: smtpUrl(env), from: env.MAIL_FROM || 'Workforce <no-reply@localhost>' },
+    clientBaseUrl: httpUrl(env, 'CLIENT_BASE_URL', 'http://localhost:4200'),
+    apiBaseUrl,
+    social: socialProviders(env, apiBaseUrl),
   };
 }

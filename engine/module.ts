@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import type { RoleTable } from '../auth/roles.js';
 import type { TokenKeys } from '../auth/tokens.js';
 import type { Config } from './config.js';
+import type { Mailer } from './mail.js';
 import type { Registry } from './resource/compiled.js';
 import type { ResourceService } from './resource/service.js';
 
@@ -16,6 +17,7 @@ export interface Engine {
   services: Map<string, ResourceService>;
   roles: RoleTable;
   keys: TokenKeys;
+  mailer: Mailer;
 }
 
 /** OpenAPI path items keyed by path (`/api/event-type/{id}`). */

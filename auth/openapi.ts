@@ -10,7 +10,8 @@ const uuid = { type: 'string', format: 'uuid' };
 const nullableString = { type: 'string', nullable: true };
 
 /** The user as auth/accounts.ts userView() returns it: no secrets, with its role and first employee. */
-const authUser = {
+/** The user as the account endpoints answer it (login, register, GET /api/user/me). */
+export const authUser = {
   type: 'object',
   required: ['id', 'tenantId', 'email', 'roleId', 'role', 'isActive', 'isEmailVerified', 'employeeId', 'createdAt', 'updatedAt'],
   properties: {

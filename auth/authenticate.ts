@@ -9,8 +9,19 @@ import { forbidden, unauthorized } from '../engine/errors.js';
 import type { RoleTable } from './roles.js';
 import { ALGORITHM, type AccessClaims, type TokenKeys } from './tokens.js';
 
-/** Paths served without a token. */
-export const PUBLIC_PATHS: RegExp[] = [/^\/api\/auth\/(login|register)\/?$/, /^\/api\/health\/?$/, /^\/(?!api(\/|$))/];
+/**
+ * Paths served without a token: sign-in and everything a signed-out user needs to get a token back
+ * (refresh, password reset, email verification, social login). /api/auth/authenticated answers
+ * true/false itself, so it must never be refused here.
+ */
+export const PUBLIC_PATHS: RegExp[] = [
+  /^\/api\/auth\/(login|register|refresh-token|reset-password|request-password|authenticated)\/?$/,
+  /^\/api\/auth\/email\/verify\/code\/?$/,
+  /^\/api\/email-check\/validate\/?$/,
+  /^\/api\/auth\/(google|github|microsoft|facebook)(\/callback)?\/?$/,
+  /^\/api\/health\/?$/,
+  /^\/(?!api(\/|$))/,
+];
 
 function callerFrom(claims: unknown, roles: RoleTable): Caller {
   const c = claims as Partial<AccessClaims> | undefined;

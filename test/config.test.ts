@@ -148,4 +148,36 @@ test('EXTRA_RESOURCES_DIR names existing folders only', () => {
   assert.is(refusal({ EXTRA_RESOURCES_DIR: file }), `EXTRA_RESOURCES_DIR: "${file}" is not a folder`);
 });
 
+test('mail, client and API addresses: defaults, and a bad value names its variable', () => {
+  const config = loadConfig({ PORT: '4100' });
+  assert.equal(config.mail, { smtpUrl: undefined, from: 'Workforce <no-reply@localhost>' });
+  assert.is(config.clientBaseUrl, 'http://localhost:4200');
+  assert.is(config.apiBaseUrl, 'http://localhost:4100');
+  const set = loadConfig({ SMTP_URL: 'smtps://u:p@mail.example.com:465', MAIL_FROM: 'Ops <ops@example.com>', CLIENT_BASE_URL: 'https://app.example.com/', API_BASE_URL: 'https://api.example.com' });
+  assert.equal(set.mail, { smtpUrl: 'smtps://u:p@mail.example.com:465', from: 'Ops <ops@example.com>' });
+  assert.is(set.clientBaseUrl, 'https://app.example.com');
+  assert.is(set.apiBaseUrl, 'https://api.example.com');
+  assert.is(refusal({ SMTP_URL: 'http://mail.example.com' }), 'SMTP_URL must use smtp:// or smtps://, got "http:"');
+  assert.is(refusal({ SMTP_URL: 'not a url' }), 'SMTP_URL must be a URL such as smtp://user:pass@host:587 or smtps://host:465');
+  assert.is(refusal({ CLIENT_BASE_URL: 'ftp://x' }), 'CLIENT_BASE_URL must be an http(s) URL, got "ftp://x"');
+  assert.is(refusal({ API_BASE_URL: 'nope' }), 'API_BASE_URL must be an http(s) URL, got "nope"');
+});
+
+test('social providers: off without credentials, both credentials or neither, endpoints overridable', () => {
+  const off = loadConfig({});
+  assert.equal(Object.values(off.social), [undefined, undefined, undefined, undefined]);
+  assert.is(refusal({ GITHUB_CLIENT_ID: 'id' }), 'GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET go together: set both, or neither to switch github login off');
+  const on = loadConfig({ PORT: '4100', GOOGLE_CLIENT_ID: 'gid', GOOGLE_CLIENT_SECRET: 'gsecret', GOOGLE_TOKEN_URL: 'http://127.0.0.1:9/token' });
+  assert.equal(on.social.google, {
+    clientId: 'gid',
+    clientSecret: 'gsecret',
+    authorizeUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
+    tokenUrl: 'http://127.0.0.1:9/token',
+    profileUrl: 'https://openidconnect.googleapis.com/v1/userinfo',
+    callbackUrl: 'http://localhost:4100/api/auth/google/callback',
+  });
+  assert.is(on.social.github, undefined);
+  assert.is(refusal({ FACEBOOK_CLIENT_ID: 'a', FACEBOOK_CLIENT_SECRET: 'b', FACEBOOK_PROFILE_URL: 'graph' }), 'FACEBOOK_PROFILE_URL must be an http(s) URL, got "graph"');
+});
+
 test.run();

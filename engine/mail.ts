@@ -1,5 +1,7 @@
-// STUB (to be replaced): outgoing mail. SMTP through nodemailer when SMTP_URL is set, otherwise
-// one JSON log line per message. The code or link a message carries stands on a line of its own.
+// Outgoing mail: through the SMTP server of SMTP_URL (nodemailer) when it is set, otherwise one
+// JSON log line per message so a development setup still shows the codes and links it would send.
+// Messages are plain text only, and the code or link a message carries stands on a line of its own.
+import nodemailer from 'nodemailer';
 import type { Config } from './config.js';
 
 export interface MailMessage {
@@ -13,11 +15,31 @@ export interface Mailer {
   close(): Promise<void>;
 }
 
-export function createMailer(config: Config): Mailer {
+export interface MailerOptions {
+  /** Where a message goes without SMTP_URL. By default stdout, except under NODE_ENV=test. */
+  log?: (line: string) => void;
+}
+
+export function createMailer(config: Config, options: MailerOptions = {}): Mailer {
+  const { smtpUrl, from } = config.mail;
+  if (!smtpUrl) {
+    // Tests read mail from an SMTP capture; without one, the log lines would only be noise.
+    const log = options.log ?? (config.env === 'test' ? () => {} : (line: string) => console.log(line));
+    return {
+      async send(message) {
+        log(JSON.stringify({ level: 'info', time: new Date().toISOString(), msg: 'mail', from, to: message.to, subject: message.subject, text: message.text }));
+      },
+      async close() {},
+    };
+  }
+  const transport = nodemailer.createTransport(smtpUrl);
   return {
     async send(message) {
-      console.log(JSON.stringify({ level: 'info', msg: 'mail', from: config.mail.from, ...message }));
+      // base64 keeps the text byte-exact through any server (no soft line breaks to undo).
+      await transport.sendMail({ from, to: message.to, subject: message.subject, text: message.text, textEncoding: 'base64' });
     },
-    async close() {},
+    async close() {
+      transport.close();
+    },
   };
 }

@@ -61,7 +61,7 @@ export async function start(config: Config): Promise<{ server: Server; database:
   });
   try {
     // Definitions first: a mistake in one is reported before anything touches the database.
-    const { koa } = createApp({
+    const { koa, engine } = createApp({
       config,
       db: database.knex,
       resourceDirs,
@@ -85,6 +85,8 @@ export async function start(config: Config): Promise<{ server: Server; database:
       const cut = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       await closed;
       clearTimeout(cut);
+      // After the last request: a response may still have been sending its mail.
+      await engine.mailer.close();
       await database.close();
     };
     return { server, database, stop };

@@ -1,4 +1,17 @@
-// STUB (the email part of auth replaces it): what follows a registration (the verification code).
+// What follows a registration: a code that verifies the new address is mailed to it.
 import type { Engine } from '../../engine/module.js';
+import { issueCode } from './codes.js';
+import { verificationMail } from './messages.js';
 
-export async function afterRegister(_engine: Engine, _user: { id: string; email: string; tenantId: string }): Promise<void> {}
+/**
+ * Never fails the registration: the account exists already, and the user can ask for another
+ * code (resend-verification-code). A mail that cannot be sent is logged instead.
+ */
+export async function afterRegister(engine: Engine, user: { id: string; email: string; tenantId: string }): Promise<void> {
+  try {
+    const code = await issueCode(engine.db, engine.config.jwt.secret, user.id, 'verify-email');
+    await engine.mailer.send(verificationMail(user.email, code));
+  } catch (err) {
+    console.error(JSON.stringify({ level: 'error', time: new Date().toISOString(), msg: 'verification mail not sent', userId: user.id, error: String(err) }));
+  }
+}

@@ -111,3 +111,10 @@ function decodeWords(value: string): string {
       kind.toUpperCase() === 'B' ? Buffer.from(data, 'base64').toString('utf8') : decodeQuotedPrintable(data.replace(/_/g, ' ')),
     );
 }
+
+/** The six-digit code standing on a line of its own in a mail's text. */
+export function codeIn(message: CapturedMail): string {
+  const match = /^(\d{6})$/m.exec(message.text.replace(/\r\n/g, '\n'));
+  if (!match) throw new Error(`no code line in mail "${message.subject}": ${message.text}`);
+  return match[1];
+}

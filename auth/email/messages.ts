@@ -1,0 +1,34 @@
+// The mails of this part. Plain text, with the code on a line of its own so that a person can copy
+// it and a program can read it.
+import type { MailMessage } from '../../engine/mail.js';
+import { CODE_TTL_SECONDS } from './codes.js';
+
+const minutes = CODE_TTL_SECONDS / 60;
+
+export function verificationMail(to: string, code: string): MailMessage {
+  return {
+    to,
+    subject: 'Your email verification code',
+    text: [
+      'Enter this code to verify your email address:',
+      '',
+      code,
+      '',
+      `It expires in ${minutes} minutes. If you did not create an account, ignore this message.`,
+    ].join('\n'),
+  };
+}
+
+export function changeEmailMail(to: string, code: string): MailMessage {
+  return {
+    to,
+    subject: 'Confirm your new email address',
+    text: [
+      'Enter this code to make this address the email of your account:',
+      '',
+      code,
+      '',
+      `It expires in ${minutes} minutes. If you did not ask for this change, ignore this message.`,
+    ].join('\n'),
+  };
+}

@@ -36,6 +36,7 @@ function callerFrom(claims: unknown, roles: RoleTable): Caller {
     role: c.role,
     employeeId: c.employeeId,
     organizationId: c.organizationId,
+    sessionId: typeof c.sid === 'string' ? c.sid : undefined,
     permissions,
   };
 }

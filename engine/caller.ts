@@ -5,6 +5,8 @@ export interface Caller {
   role: string;
   employeeId?: string;
   organizationId?: string;
+  /** The sign-in session the access token belongs to (its `sid`), when the token carries one. */
+  sessionId?: string;
   permissions: ReadonlySet<string>;
 }
 

@@ -1,7 +1,8 @@
-// STUB (the session part of auth replaces it): the token pair a successful login (or social
-// login) hands out.
+// The token pair of a new sign-in (login, social login): the refresh token starts a session, whose
+// id the access token carries as `sid`.
 import type { Engine } from '../../engine/module.js';
-import { signAccessToken, signRefreshToken } from '../tokens.js';
+import { signAccessToken, signRefreshToken, tokenHash } from '../tokens.js';
+import { deleteExpiredTokens, storeFirstToken } from './store.js';
 
 export interface Account {
   id: string;
@@ -11,13 +12,31 @@ export interface Account {
   organizationId?: string;
 }
 
-export async function issueSession(engine: Engine, account: Account): Promise<{ token: string; refresh_token: string }> {
-  const token = signAccessToken(engine.keys, {
+export interface TokenPair {
+  token: string;
+  refresh_token: string;
+}
+
+/** The access token of an account in a session. */
+export function accessToken(engine: Engine, account: Account, sessionId: string): string {
+  return signAccessToken(engine.keys, {
     sub: account.id,
     tenantId: account.tenantId,
     role: account.role,
     employeeId: account.employeeId,
     organizationId: account.organizationId,
+    sid: sessionId,
   });
-  return { token, refresh_token: signRefreshToken(engine.keys, account.id, account.tenantId).token };
+}
+
+export async function issueSession(engine: Engine, account: Account): Promise<TokenPair> {
+  const refresh = signRefreshToken(engine.keys, account.id, account.tenantId);
+  await deleteExpiredTokens(engine.db, account.id);
+  const { sessionId } = await storeFirstToken(engine.db, {
+    userId: account.id,
+    tenantId: account.tenantId,
+    tokenHash: tokenHash(refresh.token),
+    expiresAt: refresh.expiresAt,
+  });
+  return { token: accessToken(engine, account, sessionId), refresh_token: refresh.token };
 }

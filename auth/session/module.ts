@@ -1,7 +1,12 @@
-// STUB: to be written.
+// Sessions: refreshing the token pair (single-use refresh tokens) and checking an access token.
 import type { Module } from '../../engine/module.js';
+import { sessionOpenApi } from './openapi.js';
+import { registerSessionRoutes } from './routes.js';
 
 export const sessionModule: Module = {
   name: 'session',
-  register() {},
+  register(router, engine) {
+    registerSessionRoutes(router, engine);
+  },
+  openapi: () => sessionOpenApi(),
 };

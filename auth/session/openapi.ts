@@ -1,0 +1,78 @@
+// The session module's part of the OpenAPI document, with the refresh body its route validates.
+import type { OpenApiPaths } from '../../engine/module.js';
+import { BEARER_SCHEME } from '../../engine/openapi/components.js';
+import { errorResponses, jsonBody, jsonResponse } from '../../engine/openapi/fragments.js';
+import { toOpenApiSchema } from '../../engine/openapi/schema-conversion.js';
+import { refreshSchema } from './routes.js';
+
+const tokenPair = {
+  type: 'object',
+  required: ['token', 'refresh_token'],
+  properties: {
+    token: { type: 'string', description: 'New JWT access token, with the role and employee read at this refresh' },
+    refresh_token: { type: 'string', description: 'New JWT refresh token (single use), replacing the one sent' },
+  },
+};
+
+const checkAnswer = {
+  type: 'object',
+  required: ['valid', 'userId', 'tenantId', 'role', 'expiresAt'],
+  properties: {
+    valid: { type: 'boolean', enum: [true] },
+    userId: { type: 'string', format: 'uuid' },
+    tenantId: { type: 'string', format: 'uuid' },
+    role: { type: 'string' },
+    expiresAt: { type: 'string', format: 'date-time', nullable: true, description: 'When the access token expires' },
+  },
+};
+
+export function sessionOpenApi(): OpenApiPaths {
+  return {
+    '/api/auth/refresh-token': {
+      post: {
+        tags: ['auth'],
+        operationId: 'refreshToken',
+        summary: 'Exchange a refresh token for a new token pair',
+        description: [
+          'Each refresh token is good for one exchange: the one sent is spent and the answer carries its successor.',
+          'An expired, revoked, unknown or forged token, an access token, or a token of an inactive user is a 401.',
+          'Sending a token that was already spent is a 401 and ends its whole session: the successor issued for it',
+          'is revoked too, so whoever holds it must sign in again. The new access token carries the role and employee',
+          'of the user as they are now.',
+        ].join(' '),
+        security: [],
+        requestBody: jsonBody(toOpenApiSchema(refreshSchema)),
+        responses: {
+          '200': jsonResponse('A new access token and refresh token', tokenPair),
+          ...errorResponses(400, 401, 413, 415, 500, 503),
+        },
+      },
+    },
+    '/api/auth/check': {
+      get: {
+        tags: ['auth'],
+        operationId: 'checkToken',
+        summary: 'Check the access token',
+        description: 'The claims of the bearer token and when it expires; any token the API would refuse is a 401.',
+        responses: {
+          '200': jsonResponse('The token is valid', checkAnswer),
+          ...errorResponses(401, 403, 500, 503),
+        },
+      },
+    },
+    '/api/auth/authenticated': {
+      get: {
+        tags: ['auth'],
+        operationId: 'isAuthenticated',
+        summary: 'Whether the bearer token (if any) is valid',
+        description: 'true for a token the API would accept; false without a token or with any other one (never a 401).',
+        // The token is optional: it is what the answer is about.
+        security: [{}, { [BEARER_SCHEME]: [] }],
+        responses: {
+          '200': jsonResponse('true or false', { type: 'boolean' }),
+          ...errorResponses(500, 503),
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,108 @@
+// The signed-in user's own account: GET /api/user/me, PUT /api/user/me (profile), and
+// POST /api/tenant (renames the caller's tenant: clients that onboard in two steps name it second).
+import type Router from '@koa/router';
+import type { Knex } from 'knex';
+import { badRequest, conflict, forbidden, notFound, unauthorized } from '../../engine/errors.js';
+import { callerOf } from '../../engine/http/context.js';
+import type { Engine } from '../../engine/module.js';
+import { isPlainObject } from '../../engine/objects.js';
+import { compileValidator } from '../../engine/validation.js';
+import { fullName, roleId, userView } from '../accounts.js';
+import { ADMIN_ROLES } from '../roles.js';
+import { NEVER_ASSIGNED } from '../routes.js';
+import { profileSchema, tenantSchema } from './schemas.js';
+
+interface ProfileBody {
+  firstName?: string | null;
+  lastName?: string | null;
+  imageUrl?: string | null;
+  email?: string;
+  role?: string;
+  tenantId?: string;
+}
+
+export const EMAIL_CHANGE_ELSEWHERE = 'email cannot be changed here: request the change with POST /api/email-reset/request-change';
+export const LAST_SUPER_ADMIN = "The tenant's last SUPER_ADMIN cannot give up that role";
+
+/** Server-owned fields (the same list registration ignores) are dropped: sent, they are ignored. */
+const withoutNeverAssigned = (body: unknown) =>
+  isPlainObject(body) ? Object.fromEntries(Object.entries(body).filter(([key]) => !Object.hasOwn(NEVER_ASSIGNED, key))) : body;
+
+interface StoredUser {
+  id: string;
+  tenantId: string;
+  email: string;
+  firstName: string | null;
+  lastName: string | null;
+  role: string;
+}
+
+async function storedUser(db: Knex, userId: string, tenantId: string): Promise<StoredUser | undefined> {
+  return db('user').select('user.id', 'user.tenantId', 'user.email', 'user.firstName', 'user.lastName', { role: 'role.name' })
+    .join('role', 'role.id', 'user.roleId').where({ 'user.id': userId, 'user.tenantId': tenantId, 'user.isActive': true }).first();
+}
+
+/**
+ * The privileged fields: role and tenantId need an ADMIN or SUPER_ADMIN, judged by the role stored
+ * now rather than the token's (a demoted admin's unexpired token must not win its role back).
+ */
+function checkPrivileged(body: ProfileBody, user: StoredUser) {
+  if (body.role === undefined && body.tenantId === undefined) return;
+  if (!ADMIN_ROLES.has(user.role)) throw forbidden();
+  if (body.tenantId !== undefined && body.tenantId.toLowerCase() !== user.tenantId) throw forbidden();
+  if (body.role === 'SUPER_ADMIN' && user.role !== 'SUPER_ADMIN') throw forbidden();
+}
+
+/** A tenant keeps at least one SUPER_ADMIN; the tenant row is locked so two demotions cannot race past this. */
+async function checkNotLastSuperAdmin(trx: Knex.Transaction, user: StoredUser) {
+  await trx('tenant').where({ id: user.tenantId }).forUpdate().first();
+  const [{ n }] = await trx('user').join('role', 'role.id', 'user.roleId')
+    .where({ 'user.tenantId': user.tenantId, 'role.name': 'SUPER_ADMIN', 'user.isActive': true }).count({ n: '*' });
+  if (Number(n) <= 1) throw conflict(LAST_SUPER_ADMIN);
+}
+
+export function registerAccountRoutes(router: Router, engine: Engine) {
+  const { db } = engine;
+  const validateProfile = compileValidator<ProfileBody>(profileSchema);
+  const validateTenant = compileValidator<{ name: string }>(tenantSchema);
+
+  // Query parameters are ignored: Ever Gauzy clients ask for relations here that the answer already carries.
+  router.get('/api/user/me', async (ctx) => {
+    const caller = callerOf(ctx);
+    const user = await userView(db, caller.userId);
+    if (!user || user.tenantId !== caller.tenantId) throw unauthorized();
+    ctx.body = user;
+  });
+
+  router.put('/api/user/me', async (ctx) => {
+    const caller = callerOf(ctx);
+    const body = validateProfile(withoutNeverAssigned(ctx.request.body));
+    const user = await storedUser(db, caller.userId, caller.tenantId);
+    if (!user) throw unauthorized();
+    checkPrivileged(body, user);
+    if (body.email !== undefined && body.email.trim().toLowerCase() !== user.email) throw badRequest(EMAIL_CHANGE_ELSEWHERE);
+
+    const firstName = body.firstName !== undefined ? body.firstName : user.firstName;
+    const lastName = body.lastName !== undefined ? body.lastName : user.lastName;
+    const changes: Record<string, unknown> = { firstName, lastName, name: fullName(firstName, lastName) };
+    if (body.imageUrl !== undefined) changes.imageUrl = body.imageUrl;
+    await db.transaction(async (trx) => {
+      if (body.role !== undefined && body.role !== user.role) {
+        if (user.role === 'SUPER_ADMIN') await checkNotLastSuperAdmin(trx, user);
+        changes.roleId = await roleId(trx, user.tenantId, body.role);
+      }
+      await trx('user').where({ id: user.id }).update({ ...changes, updatedAt: trx.fn.now() });
+    });
+    ctx.body = await userView(db, user.id);
+  });
+
+  router.post('/api/tenant', async (ctx) => {
+    const caller = callerOf(ctx);
+    if (!ADMIN_ROLES.has(caller.role)) throw forbidden();
+    const { name } = validateTenant(ctx.request.body);
+    const [tenant] = await db('tenant').where({ id: caller.tenantId }).update({ name, updatedAt: db.fn.now() })
+      .returning(['id', 'name', 'createdAt', 'updatedAt']);
+    if (!tenant) throw notFound();
+    ctx.body = tenant;
+  });
+}

@@ -1,0 +1,125 @@
+// The password and account routes in the OpenAPI document, built from the schemas their
+// validators compile (./schemas.ts).
+import type { OpenApiPaths } from '../../engine/module.js';
+import { errorResponses, jsonBody, jsonResponse, tenantHeaderParameter } from '../../engine/openapi/fragments.js';
+import { toOpenApiSchema } from '../../engine/openapi/schema-conversion.js';
+import { authUser } from '../openapi.js';
+import { NEVER_ASSIGNED } from '../routes.js';
+import { EMAIL_CHANGE_ELSEWHERE, LAST_SUPER_ADMIN } from './account-routes.js';
+import { WRONG_CURRENT } from './change-route.js';
+import { INVALID_TOKEN } from './reset-routes.js';
+import { changePasswordSchema, profileSchema, resetRequestSchema, resetWithTokenSchema, tenantSchema } from './schemas.js';
+
+const ok = jsonResponse('Done', {
+  type: 'object',
+  required: ['status', 'message'],
+  properties: { status: { type: 'integer', enum: [200] }, message: { type: 'string', enum: ['OK'] } },
+});
+
+const PASSWORD_RULES = 'at least 8 characters with an upper-case letter, a lower-case letter, a digit and a special character';
+
+const requestDescription = [
+  'Emails a reset token, valid 1 hour and usable once, to the account with this email, if there is one (an inactive account gets none).',
+  'The answer is the same 200 either way, and the mail is sent after answering, so neither the body nor the time tells whether the account exists.',
+  'The mail carries the token alone on a line, and a link CLIENT_BASE_URL/#/auth/reset-password?token=… on another. A new request spends the tokens sent before.',
+].join(' ');
+
+const profileRequest = (() => {
+  const schema = toOpenApiSchema(profileSchema) as { properties: Record<string, object> };
+  // Server-owned fields are dropped before validation: documented as readOnly (sent, they are ignored).
+  const ignored = Object.fromEntries(Object.entries(NEVER_ASSIGNED).map(([key, value]) => [key, { ...value, readOnly: true }]));
+  return { ...schema, properties: { ...schema.properties, ...ignored } };
+})();
+
+const tenantAnswer = {
+  type: 'object',
+  required: ['id', 'name', 'createdAt', 'updatedAt'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    name: { type: 'string' },
+    createdAt: { type: 'string', format: 'date-time' },
+    updatedAt: { type: 'string', format: 'date-time' },
+  },
+};
+
+export function passwordOpenApi(): OpenApiPaths {
+  return {
+    '/api/auth/reset-password': {
+      post: {
+        tags: ['auth'],
+        operationId: 'resetPassword',
+        summary: 'Request a password reset by email, or reset the password with the emailed token',
+        description: [
+          `With {email}: ${requestDescription}`,
+          `With {token, password, confirmPassword}: the password (${PASSWORD_RULES}; confirmPassword equal) replaces the old one,`,
+          `the token is spent and every refresh token of the user is revoked. A wrong, expired or spent token is a 400 ("${INVALID_TOKEN}").`,
+        ].join(' '),
+        security: [],
+        requestBody: jsonBody({ oneOf: [toOpenApiSchema(resetRequestSchema), toOpenApiSchema(resetWithTokenSchema)] }),
+        responses: { '200': ok, ...errorResponses(400, 413, 415, 500, 503) },
+      },
+    },
+    '/api/auth/request-password': {
+      post: {
+        tags: ['auth'],
+        operationId: 'requestPassword',
+        summary: 'Request a password reset by email (alias)',
+        description: `Alias of POST /api/auth/reset-password with {email}, kept for Ever Gauzy clients. ${requestDescription}`,
+        security: [],
+        requestBody: jsonBody(toOpenApiSchema(resetRequestSchema)),
+        responses: { '200': ok, ...errorResponses(400, 413, 415, 500, 503) },
+      },
+    },
+    '/api/auth/change-password': {
+      post: {
+        tags: ['auth'],
+        operationId: 'changePassword',
+        summary: "Change the signed-in user's password",
+        description: [
+          `currentPassword must be the present password ("${WRONG_CURRENT}" otherwise); newPassword: ${PASSWORD_RULES}, different from`,
+          'the current one, and confirmPassword equal to it. Every refresh token of the user is revoked except those of the session the access token belongs to.',
+        ].join(' '),
+        parameters: [tenantHeaderParameter],
+        requestBody: jsonBody(toOpenApiSchema(changePasswordSchema)),
+        responses: { '200': ok, ...errorResponses(400, 401, 403, 413, 415, 500, 503) },
+      },
+    },
+    '/api/user/me': {
+      get: {
+        tags: ['user'],
+        operationId: 'getMe',
+        summary: 'The signed-in user',
+        description: 'Query parameters (such as relations[]) are ignored: the answer always carries the role and the first employee id.',
+        parameters: [tenantHeaderParameter],
+        responses: { '200': jsonResponse('The user (no secrets)', authUser), ...errorResponses(401, 403, 500, 503) },
+      },
+      put: {
+        tags: ['user'],
+        operationId: 'updateMe',
+        summary: "Update the signed-in user's profile",
+        description: [
+          'Only the fields sent change; null clears firstName, lastName or imageUrl, and name follows firstName and lastName.',
+          'Server-owned fields (readOnly: id, hash, isEmailVerified, isActive, roleId, name, createdAt, updatedAt) are ignored.',
+          `email is accepted only unchanged (otherwise 400: "${EMAIL_CHANGE_ELSEWHERE}").`,
+          "role and tenantId need a caller whose role is now ADMIN or SUPER_ADMIN (else 403); tenantId must be the caller's tenant (else 403);",
+          `only a SUPER_ADMIN may give the SUPER_ADMIN role (else 403), and the tenant's last SUPER_ADMIN may not give it up (409: "${LAST_SUPER_ADMIN}").`,
+          'A new role shows in access tokens issued from then on.',
+        ].join(' '),
+        parameters: [tenantHeaderParameter],
+        requestBody: jsonBody(profileRequest),
+        responses: { '200': jsonResponse('The updated user (no secrets)', authUser), ...errorResponses(400, 401, 403, 409, 413, 415, 500, 503) },
+      },
+    },
+    '/api/tenant': {
+      post: {
+        tags: ['tenant'],
+        operationId: 'renameTenant',
+        summary: "Rename the caller's tenant",
+        description: "Needs an ADMIN or SUPER_ADMIN token (else 403). Renames the caller's tenant (registration names it after its first user).",
+        parameters: [tenantHeaderParameter],
+        requestBody: jsonBody(toOpenApiSchema(tenantSchema)),
+        responses: { '200': jsonResponse('The tenant', tenantAnswer), ...errorResponses(400, 401, 403, 404, 413, 415, 500, 503) },
+      },
+    },
+  };
+}

@@ -1,7 +1,12 @@
-// STUB: to be written.
+// Social login as a module of the app: sign-in with Google, GitHub, Microsoft and Facebook.
 import type { Module } from '../../engine/module.js';
+import { socialOpenApi } from './openapi.js';
+import { registerSocialRoutes } from './routes.js';
 
 export const socialModule: Module = {
   name: 'social',
-  register() {},
+  register(router, engine) {
+    registerSocialRoutes(router, engine);
+  },
+  openapi: () => socialOpenApi(),
 };

@@ -1,0 +1,91 @@
+// GET /api/auth/{provider} starts a social login, GET /api/auth/{provider}/callback completes it.
+// Failures before the provider is trusted (a bad, expired, foreign or replayed state) are 400s and
+// touch no account; failures at the provider send the browser back to the client's sign-in page
+// with ?error=<code>, which it can show; neither is ever a 500.
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import * as oauth from 'oauth4webapi';
+import { SOCIAL_PROVIDERS, type SocialProvider } from '../../engine/config.js';
+import { badRequest, HttpError } from '../../engine/errors.js';
+import type { Engine } from '../../engine/module.js';
+import { primaryEmployee } from '../accounts.js';
+import { issueSession } from '../session/issue.js';
+import { userForProfile } from './accounts.js';
+import { authorizeUrl, exchangeCode, ProviderFailure, providerClient, readProfile, type ProviderClient } from './oauth.js';
+import { PROVIDER_RULES } from './providers.js';
+import { checkState, codeVerifier, newState, spendState, STATE_SECONDS, stateKey, type StateKey } from './state.js';
+
+/** Binds a state to the browser that started the sign-in, so a callback URL sent to someone else (login CSRF) fails. */
+const COOKIE = 'social_login_state';
+
+const disabled = (provider: SocialProvider) => new HttpError(404, `Sign-in with ${provider} is not enabled`);
+
+/** A provider's error code is passed on to the client only when it looks like one (access_denied). */
+const errorCode = (value: unknown) => (typeof value === 'string' && /^[a-z0-9_.-]{1,64}$/i.test(value) ? value : 'provider_error');
+
+function redirect(ctx: Context, url: string) {
+  // The success URL carries tokens: never cached, never sent on as a Referer.
+  ctx.set('Cache-Control', 'no-store');
+  ctx.set('Referrer-Policy', 'no-referrer');
+  ctx.redirect(url);
+}
+
+function cookiePath(p: ProviderClient) {
+  return new URL(p.config.callbackUrl).pathname;
+}
+
+async function start(ctx: Context, p: ProviderClient, key: StateKey, provider: SocialProvider) {
+  const { state, nonce } = newState(key, provider);
+  ctx.cookies.set(COOKIE, nonce, { httpOnly: true, sameSite: 'lax', secure: ctx.secure, path: cookiePath(p), maxAge: STATE_SECONDS * 1000, overwrite: true });
+  redirect(ctx, await authorizeUrl(p, state, codeVerifier(key, nonce)));
+}
+
+/** The callback's parameters once its state is ours, unexpired, this browser's and unused; else 400. */
+async function checkedCallback(ctx: Context, engine: Engine, p: ProviderClient, key: StateKey, provider: SocialProvider) {
+  const state = ctx.query.state;
+  const { nonce, expiresAt } = checkState(key, provider, state);
+  if (ctx.cookies.get(COOKIE) !== nonce) throw badRequest('state was not issued to this browser: start the sign-in again');
+  await spendState(engine.db, provider, nonce, expiresAt);
+  ctx.cookies.set(COOKIE, null, { path: cookiePath(p) });
+  try {
+    return { nonce, parameters: oauth.validateAuthResponse(p.as, p.client, new URLSearchParams(ctx.querystring), state as string) };
+  } catch (err) {
+    // The provider's own answer (the user said no, the app is misconfigured): back to the client.
+    if (err instanceof oauth.AuthorizationResponseError) throw new ProviderFailure(errorCode(err.error), err);
+    throw badRequest('the callback parameters are malformed');
+  }
+}
+
+async function callback(ctx: Context, engine: Engine, p: ProviderClient, key: StateKey, provider: SocialProvider) {
+  const { nonce, parameters } = await checkedCallback(ctx, engine, p, key, provider);
+  if (!parameters.get('code')) throw badRequest('code should not be empty');
+  const accessToken = await exchangeCode(p, parameters, codeVerifier(key, nonce));
+  const profile = await readProfile(p, accessToken);
+  const user = await userForProfile(engine.db, provider, profile);
+  const role = await engine.db('user').join('role', 'role.id', 'user.roleId').select('role.name').where('user.id', user.id).first();
+  const employee = await primaryEmployee(engine.db, user.id, user.tenantId);
+  const session = await issueSession(engine, { id: user.id, tenantId: user.tenantId, role: role.name, employeeId: employee?.id, organizationId: employee?.organizationId });
+  const query = new URLSearchParams({ jwt: session.token, refresh_token: session.refresh_token, userId: user.id });
+  redirect(ctx, `${engine.config.clientBaseUrl}/#/sign-in/success?${query}`);
+}
+
+export function registerSocialRoutes(router: Router, engine: Engine) {
+  const key = stateKey(engine.config.jwt.secret);
+  for (const provider of SOCIAL_PROVIDERS) {
+    const config = engine.config.social[provider];
+    const p = config && providerClient(config, PROVIDER_RULES[provider]);
+    router.get(`/api/auth/${provider}`, async (ctx) => {
+      if (!p) throw disabled(provider);
+      await start(ctx, p, key, provider);
+    });
+    router.get(`/api/auth/${provider}/callback`, async (ctx) => {
+      if (!p) throw disabled(provider);
+      try {
+        await callback(ctx, engine, p, key, provider);
+      } catch (err) {
+        if (!(err instanceof ProviderFailure)) throw err;
+        redirect(ctx, `${engine.config.clientBaseUrl}/#/sign-in?${new URLSearchParams({ error: err.code })}`);
+      }
+    });
+  }
+}

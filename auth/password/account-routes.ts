@@ -70,7 +70,8 @@ export function registerAccountRoutes(router: Router, engine: Engine) {
   router.get('/api/user/me', async (ctx) => {
     const caller = callerOf(ctx);
     const user = await userView(db, caller.userId);
-    if (!user || user.tenantId !== caller.tenantId) throw unauthorized();
+    // A deactivated user is signed out here as at login, even before its token expires.
+    if (!user || user.tenantId !== caller.tenantId || !user.isActive) throw unauthorized();
     ctx.body = user;
   });
 

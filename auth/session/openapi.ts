@@ -65,12 +65,14 @@ export function sessionOpenApi(): OpenApiPaths {
         tags: ['auth'],
         operationId: 'isAuthenticated',
         summary: 'Whether the bearer token (if any) is valid',
-        description: 'true for a token the API would accept; false without a token or with any other one (never a 401).',
+        description:
+          'true for a token the API would accept; false without a token or with any other one (never a 401). ' +
+          'A valid token with a Tenant-Id header naming another tenant is a 403, as everywhere a token is taken.',
         // The token is optional: it is what the answer is about.
         security: [{}, { [BEARER_SCHEME]: [] }],
         responses: {
           '200': jsonResponse('true or false', { type: 'boolean' }),
-          ...errorResponses(500, 503),
+          ...errorResponses(403, 500, 503),
         },
       },
     },

@@ -1,5 +1,6 @@
 // POST /api/auth/refresh-token, GET /api/auth/check and GET /api/auth/authenticated.
 import type Router from '@koa/router';
+import { HttpError } from '../../engine/errors.js';
 import { callerOf } from '../../engine/http/context.js';
 import type { Engine } from '../../engine/module.js';
 import { compileValidator } from '../../engine/validation.js';
@@ -32,12 +33,14 @@ export function registerSessionRoutes(router: Router, engine: Engine) {
   });
 
   // Public, for clients that only ask "am I signed in?": any token the bearer middleware would
-  // refuse (or none) is `false`, never a 401.
+  // refuse (or none) is `false`, never a 401. A valid token with a Tenant-Id header naming another
+  // tenant stays the 403 it is wherever a token is taken.
   router.get('/api/auth/authenticated', (ctx) => {
     let signedIn: boolean;
     try {
       signedIn = optionalCaller(ctx, engine.keys, engine.roles) !== undefined;
-    } catch {
+    } catch (err) {
+      if (err instanceof HttpError && err.status === 403) throw err;
       signedIn = false;
     }
     ctx.body = signedIn;

@@ -47,8 +47,12 @@ async function checkedCallback(ctx: Context, engine: Engine, p: ProviderClient, 
   if (ctx.cookies.get(COOKIE) !== nonce) throw badRequest('state was not issued to this browser: start the sign-in again');
   await spendState(engine.db, provider, nonce, expiresAt);
   ctx.cookies.set(COOKIE, null, { path: cookiePath(p) });
+  const query = new URLSearchParams(ctx.querystring);
+  // RFC 9207's iss guards against mix-up between providers sharing one callback; here each provider
+  // has its own callback, and Microsoft's issuer differs per account, so it is not compared.
+  query.delete('iss');
   try {
-    return { nonce, parameters: oauth.validateAuthResponse(p.as, p.client, new URLSearchParams(ctx.querystring), state as string) };
+    return { nonce, parameters: oauth.validateAuthResponse(p.as, p.client, query, state as string) };
   } catch (err) {
     // The provider's own answer (the user said no, the app is misconfigured): back to the client.
     if (err instanceof oauth.AuthorizationResponseError) throw new ProviderFailure(errorCode(err.error), err);

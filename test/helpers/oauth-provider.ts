@@ -89,6 +89,9 @@ export async function startOAuthProvider(): Promise<OAuthProviderStub> {
     const back = new URL(redirectUri);
     back.searchParams.set('code', code);
     if (q.get('state')) back.searchParams.set('state', q.get('state')!);
+    // RFC 9207: Google names itself in the redirect; Microsoft's issuer names the account's own tenant.
+    if (provider === 'google') back.searchParams.set('iss', `${url.origin}`);
+    if (provider === 'microsoft') back.searchParams.set('iss', 'https://login.microsoftonline.com/9188040d-6c67-4c5b-b112-36a304b66dad/v2.0');
     res.writeHead(302, { location: back.href });
     res.end();
   }

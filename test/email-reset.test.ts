@@ -1,5 +1,6 @@
 // Changing the account's email: POST /api/email-reset/request-change mails a code to the new
 // address, POST /api/email-reset/verify makes the change (and their Ever Gauzy aliases).
+import { Ajv } from 'ajv';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { login, PASSWORD, uniqueEmail, type Session } from './helpers/accounts.js';
@@ -214,6 +215,47 @@ test('a mail server that is down: request-change is a 503 with a clear message',
     console.error = quiet;
     await broken.close();
   }
+});
+
+test('the OpenAPI document lists every email route with its body, security and answers, and the answers fit it', async () => {
+  const doc = t.openapi as Record<string, any>;
+  const op = (path: string) => doc.paths[path]?.post;
+  const bearer = [{ bearer: [] }];
+  const expected: Record<string, { security: object[]; statuses: string[]; body?: string[] }> = {
+    '/api/auth/email/verify/resend-verification-code': { security: bearer, statuses: ['200', '401', '500', '503'] },
+    '/api/auth/email/verify/resend-link': { security: bearer, statuses: ['200', '401', '500', '503'] },
+    '/api/auth/email/verify/code': { security: [], statuses: ['200', '400', '413', '415', '500', '503'], body: ['email', 'code'] },
+    '/api/email-check/validate': { security: [], statuses: ['200', '400', '413', '415', '500', '503'], body: ['email'] },
+    '/api/email-reset/request-change': { security: bearer, statuses: ['200', '400', '401', '409', '413', '415', '500', '503'], body: ['email'] },
+    '/api/email-reset/request-change-email': { security: bearer, statuses: ['200', '400', '401', '409', '413', '415', '500', '503'], body: ['email'] },
+    '/api/email-reset/verify': { security: bearer, statuses: ['200', '400', '401', '409', '413', '415', '500', '503'], body: ['code'] },
+    '/api/email-reset/verify-change-email': { security: bearer, statuses: ['200', '400', '401', '409', '413', '415', '500', '503'], body: ['code'] },
+  };
+  const operationIds = new Set<string>();
+  for (const [path, want] of Object.entries(expected)) {
+    const operation = op(path);
+    assert.ok(operation, `${path} is documented`);
+    assert.equal(operation.security, want.security, path);
+    assert.equal(Object.keys(operation.responses).sort(), [...want.statuses].sort(), path);
+    assert.equal(operation.requestBody?.content['application/json'].schema.required, want.body, path);
+    assert.not.ok(operationIds.has(operation.operationId), `${path}: operationId ${operation.operationId} is unique`);
+    operationIds.add(operation.operationId);
+  }
+  // The code is documented as a number or a string, as the route accepts it.
+  const code = op('/api/email-reset/verify').requestBody.content['application/json'].schema.properties.code;
+  assert.equal(code.oneOf, [{ type: 'integer' }, { type: 'string' }]);
+
+  // What the server answers fits the documented 200 schemas.
+  const fits = (path: string, body: unknown) => {
+    const validate = new Ajv({ strict: false }).compile(op(path).responses['200'].content['application/json'].schema);
+    assert.ok(validate(body), `${path}: ${JSON.stringify(body)} ${JSON.stringify(validate.errors)}`);
+  };
+  const me = await account();
+  fits('/api/email-check/validate', (await t.http.post('/api/email-check/validate').send({ email: me.email })).body);
+  const target = uniqueEmail('doc');
+  const requested = await requestChange(me, target);
+  fits('/api/email-reset/request-change', requested.body);
+  fits('/api/email-reset/verify', (await verifyChange(me, codeIn(mailsTo(target).at(-1)!))).body);
 });
 
 test.run();

@@ -54,6 +54,20 @@ test('without SMTP_URL each message is one JSON log line with to, subject and te
   await mailer.close();
 });
 
+test('by default the log line goes to stdout, except under NODE_ENV=test where tests read an SMTP capture instead', async () => {
+  const printed: unknown[] = [];
+  const original = console.log;
+  console.log = (...args: unknown[]) => void printed.push(args.join(' '));
+  try {
+    await createMailer(loadConfig({ ...TEST_ENV, NODE_ENV: 'development' })).send({ to: 'dev@example.com', subject: 'S', text: 'T' });
+    await createMailer(loadConfig({ ...TEST_ENV })).send({ to: 'test@example.com', subject: 'S', text: 'T' });
+  } finally {
+    console.log = original;
+  }
+  assert.is(printed.length, 1);
+  assert.is(JSON.parse(String(printed[0])).to, 'dev@example.com');
+});
+
 test('waitFor rejects with what was received when nothing matches in time', async () => {
   let error: Error | undefined;
   await smtp.waitFor((m) => m.to.includes('nobody@example.com'), 50).catch((err) => (error = err));

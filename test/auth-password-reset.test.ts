@@ -189,6 +189,15 @@ test('an unknown or forged token is a 400, and so is the hash of a real one', as
   assert.is((await resetRows(user.userId))[0].usedAt, null);
 });
 
+test('the token of a user deactivated since it was mailed is a 400 and changes nothing', async () => {
+  const user = await userWithToken();
+  const hash = await storedHash(user.userId);
+  await t.db('user').where({ id: user.userId }).update({ isActive: false });
+  assertError(await reset({ token: user.resetToken, password: NEW_PASSWORD, confirmPassword: NEW_PASSWORD }), 400, INVALID_TOKEN);
+  assert.is(await storedHash(user.userId), hash);
+  assert.is((await resetRows(user.userId))[0].usedAt, null);
+});
+
 test('a new request spends the token mailed before; the new one works', async () => {
   const user = await userWithToken();
   assert.equal((await requestReset({ email: user.email })).body, OK);

@@ -103,7 +103,7 @@ export function passwordOpenApi(): OpenApiPaths {
           `email is accepted only unchanged (otherwise 400: "${EMAIL_CHANGE_ELSEWHERE}").`,
           "role and tenantId need a caller whose role is now ADMIN or SUPER_ADMIN (else 403); tenantId must be the caller's tenant (else 403);",
           `only a SUPER_ADMIN may give the SUPER_ADMIN role (else 403), and the tenant's last SUPER_ADMIN may not give it up (409: "${LAST_SUPER_ADMIN}").`,
-          'A new role shows in access tokens issued from then on.',
+          'A new role shows in the access tokens issued from then on (at the next refresh or sign-in); the stored role, not the token\'s, decides who may change roles.',
         ].join(' '),
         parameters: [tenantHeaderParameter],
         requestBody: jsonBody(profileRequest),

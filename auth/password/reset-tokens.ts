@@ -30,12 +30,13 @@ export async function createResetToken(db: Knex, email: string): Promise<string 
   return inserted.length ? token : undefined;
 }
 
-/** Spends a live token (unused, unexpired): the user it was issued to, or undefined. */
+/** Spends a live token (unused, unexpired, of a user still active): the user it was issued to, or undefined. */
 export async function spendResetToken(trx: Knex.Transaction, token: string): Promise<string | undefined> {
   const [row] = await trx(TABLE)
     .where({ tokenHash: hashResetToken(token) })
     .whereNull('usedAt')
     .where('expiresAt', '>', trx.fn.now())
+    .whereIn('userId', trx('user').select('id').where({ isActive: true }))
     .update({ usedAt: trx.fn.now(), updatedAt: trx.fn.now() })
     .returning('userId');
   return row?.userId;

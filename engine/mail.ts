@@ -32,7 +32,9 @@ export function createMailer(config: Config, options: MailerOptions = {}): Maile
       async close() {},
     };
   }
-  const transport = nodemailer.createTransport(smtpUrl);
+  // Mail is sent while a request waits: nodemailer's defaults (2 minutes to connect, 10 of socket
+  // silence) would hold it far longer than any client does. Query parameters of SMTP_URL still win.
+  const transport = nodemailer.createTransport({ url: smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 });
   return {
     async send(message) {
       // base64 keeps the text byte-exact through any server (no soft line breaks to undo).

@@ -147,7 +147,13 @@ for (const provider of PROVIDERS) {
     const org = await t.http.post('/api/organization').set(bearer(token)).send({ name: 'Social Org', currency: 'EUR' });
     assert.is(org.status, 201, JSON.stringify(org.body));
     assert.is(org.body.tenantId, user.tenantId);
-    assert.is((jwt.decode(refreshToken) as jwt.JwtPayload).typ, 'refresh');
+    const me = await t.http.get('/api/user/me').set(bearer(token));
+    assert.is(me.status, 200, JSON.stringify(me.body));
+    assert.is(me.body.id, userId);
+    assert.is(me.body.email, email);
+    const refreshed = await t.http.post('/api/auth/refresh-token').send({ refresh_token: refreshToken });
+    assert.is(refreshed.status, 200, JSON.stringify(refreshed.body));
+    assert.is((jwt.decode(refreshed.body.token) as jwt.JwtPayload).sub, userId);
 
     // No password was set: password login refuses, with the same 401 as a wrong password.
     const login = await t.http.post('/api/auth/login').send({ email, password: PASSWORD });

@@ -30,6 +30,16 @@ function redirect(ctx: Context, url: string) {
   ctx.redirect(url);
 }
 
+/**
+ * One JSON line when the fault is on the server's side of the exchange (a wrong client secret, a
+ * provider down), so that an operator sees it; a user who says no at the provider is not news.
+ */
+function logFailure(engine: Engine, provider: SocialProvider, failure: ProviderFailure) {
+  if (engine.config.env === 'test' || !['token_exchange_failed', 'profile_unavailable'].includes(failure.code)) return;
+  const cause = failure.cause instanceof Error ? failure.cause.message : undefined;
+  console.warn(JSON.stringify({ level: 'warn', time: new Date().toISOString(), msg: 'social sign-in failed', provider, error: failure.code, cause }));
+}
+
 function cookiePath(p: ProviderClient) {
   return new URL(p.config.callbackUrl).pathname;
 }
@@ -88,6 +98,7 @@ export function registerSocialRoutes(router: Router, engine: Engine) {
         await callback(ctx, engine, p, key, provider);
       } catch (err) {
         if (!(err instanceof ProviderFailure)) throw err;
+        logFailure(engine, provider, err);
         redirect(ctx, `${engine.config.clientBaseUrl}/#/sign-in?${new URLSearchParams({ error: err.code })}`);
       }
     });

@@ -289,7 +289,7 @@ test('no state, a forged one, an expired one, another provider\'s → 400, no us
   await refused(await cb(`code=${code}&state=${forged}`), /state is invalid/, before);
   await refused(await cb(`code=${code}&state=${expired}`), /state is invalid/, before);
   await refused(await cb(`code=${code}&state=${unsigned}`), /state is invalid/, before);
-  await refused(await cb(`code=${code}&state=${state}&state=${state}`), /state should not be empty/, before);
+  await refused(await cb(`code=${code}&state=${state}&state=${state}`), /state must be given once/, before);
   // Google's state at GitHub's callback (with the cookie, had it gone there).
   await refused(await t.http.get(`/api/auth/github/callback?code=${code}&state=${state}`).set('Cookie', cookie), /state is invalid/, before);
   // All refused before being spent: the genuine callback still works.

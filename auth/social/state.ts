@@ -41,6 +41,7 @@ const invalidState = () => badRequest('state is invalid, expired or already used
 
 /** The nonce of a state this server signed for this provider and that has not expired; else 400. */
 export function checkState(key: StateKey, provider: SocialProvider, state: unknown): { nonce: string; expiresAt: Date } {
+  if (Array.isArray(state)) throw badRequest('state must be given once');
   if (typeof state !== 'string' || !state) throw badRequest('state should not be empty');
   let claims: jwt.JwtPayload;
   try {

@@ -84,6 +84,10 @@ test('PUT /api/user/me: 200, firstName, lastName and imageUrl change, name follo
   const nothing = await updateMe(user.auth, {});
   assert.is(nothing.status, 200);
   assert.is(nothing.body.name, 'King');
+  // A name that does not come from the two parts (a social sign-in's) stays until one part is sent.
+  await t.db('user').where({ id: user.userId }).update({ name: 'Ada from GitHub' });
+  assert.is((await updateMe(user.auth, { imageUrl: 'https://img.example.com/2.png' })).body.name, 'Ada from GitHub');
+  assert.is((await updateMe(user.auth, { firstName: 'Ada' })).body.name, 'Ada King');
 });
 
 test('PUT /api/user/me: id, hash, isEmailVerified, isActive, roleId, name and timestamps are ignored', async () => {

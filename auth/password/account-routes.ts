@@ -83,9 +83,13 @@ export function registerAccountRoutes(router: Router, engine: Engine) {
     checkPrivileged(body, user);
     if (body.email !== undefined && body.email.trim().toLowerCase() !== user.email) throw badRequest(EMAIL_CHANGE_ELSEWHERE);
 
-    const firstName = body.firstName !== undefined ? body.firstName : user.firstName;
-    const lastName = body.lastName !== undefined ? body.lastName : user.lastName;
-    const changes: Record<string, unknown> = { firstName, lastName, name: fullName(firstName, lastName) };
+    const changes: Record<string, unknown> = {};
+    if (body.firstName !== undefined || body.lastName !== undefined) {
+      // name follows the two parts only when one is sent: a name given otherwise (social sign-in) stays.
+      const firstName = body.firstName !== undefined ? body.firstName : user.firstName;
+      const lastName = body.lastName !== undefined ? body.lastName : user.lastName;
+      Object.assign(changes, { firstName, lastName, name: fullName(firstName, lastName) });
+    }
     if (body.imageUrl !== undefined) changes.imageUrl = body.imageUrl;
     await db.transaction(async (trx) => {
       if (body.role !== undefined && body.role !== user.role) {

@@ -98,7 +98,7 @@ export function passwordOpenApi(): OpenApiPaths {
         operationId: 'updateMe',
         summary: "Update the signed-in user's profile",
         description: [
-          'Only the fields sent change; null clears firstName, lastName or imageUrl, and name follows firstName and lastName.',
+          'Only the fields sent change; null clears firstName, lastName or imageUrl; when either part is sent, name becomes firstName and lastName.',
           'Server-owned fields (readOnly: id, hash, isEmailVerified, isActive, roleId, name, createdAt, updatedAt) are ignored.',
           `email is accepted only unchanged (otherwise 400: "${EMAIL_CHANGE_ELSEWHERE}").`,
           "role and tenantId need a caller whose role is now ADMIN or SUPER_ADMIN (else 403); tenantId must be the caller's tenant (else 403);",

@@ -70,11 +70,12 @@ export const NEVER_ASSIGNED: Record<string, object> = {
   updatedAt: { type: 'string', format: 'date-time' },
 };
 
-function withoutNeverAssigned(body: unknown): unknown {
+/** A body without the server-owned fields (a profile's own, or a registration's and its user's). */
+export function withoutNeverAssigned(body: unknown, nested?: 'user'): unknown {
   if (!isPlainObject(body)) return body;
   const drop = (record: Record<string, unknown>) => Object.fromEntries(Object.entries(record).filter(([key]) => !Object.hasOwn(NEVER_ASSIGNED, key)));
   const copy = drop(body);
-  if (isPlainObject(copy.user)) copy.user = drop(copy.user);
+  if (nested && isPlainObject(copy[nested])) copy[nested] = drop(copy[nested]);
   return copy;
 }
 
@@ -98,7 +99,7 @@ export function registerAuthRoutes(router: Router, engine: Engine) {
 
   router.post('/api/auth/register', async (ctx) => {
     const caller = optionalCaller(ctx, keys, roles);
-    const body = validateRegister(withoutNeverAssigned(ctx.request.body));
+    const body = validateRegister(withoutNeverAssigned(ctx.request.body, 'user'));
     const requestedRole = body.user.role;
     const requestedTenant = body.user.tenantId ?? body.tenantId;
     const admin = caller && ADMIN_ROLES.has(caller.role) ? caller : undefined;

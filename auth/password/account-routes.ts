@@ -5,11 +5,10 @@ import type { Knex } from 'knex';
 import { badRequest, conflict, forbidden, notFound, unauthorized } from '../../engine/errors.js';
 import { callerOf } from '../../engine/http/context.js';
 import type { Engine } from '../../engine/module.js';
-import { isPlainObject } from '../../engine/objects.js';
 import { compileValidator } from '../../engine/validation.js';
 import { fullName, roleId, userView } from '../accounts.js';
 import { ADMIN_ROLES } from '../roles.js';
-import { NEVER_ASSIGNED } from '../routes.js';
+import { withoutNeverAssigned } from '../routes.js';
 import { profileSchema, tenantSchema } from './schemas.js';
 
 interface ProfileBody {
@@ -24,9 +23,6 @@ interface ProfileBody {
 export const EMAIL_CHANGE_ELSEWHERE = 'email cannot be changed here: request the change with POST /api/email-reset/request-change';
 export const LAST_SUPER_ADMIN = "The tenant's last SUPER_ADMIN cannot give up that role";
 
-/** Server-owned fields (the same list registration ignores) are dropped: sent, they are ignored. */
-const withoutNeverAssigned = (body: unknown) =>
-  isPlainObject(body) ? Object.fromEntries(Object.entries(body).filter(([key]) => !Object.hasOwn(NEVER_ASSIGNED, key))) : body;
 
 interface StoredUser {
   id: string;

@@ -204,13 +204,16 @@ for (const provider of PROVIDERS) {
 test('a matching account whose email was never verified: linked, its password (set by whoever registered) stops working', async () => {
   const email = uniqueEmail('squatted');
   const squatter = await registered(email, false);
-  assert.is((await t.http.post('/api/auth/login').send({ email, password: PASSWORD })).status, 200);
+  const squatterLogin = await t.http.post('/api/auth/login').send({ email, password: PASSWORD });
+  assert.is(squatterLogin.status, 200);
   const { userId } = successOf(await signIn('google', account('google', email)));
   assert.is(userId, squatter.id);
   const user = await t.db('user').where({ id: userId }).first();
   assert.is(user.isEmailVerified, true);
   assert.is(user.hash, null);
   assert.is((await t.http.post('/api/auth/login').send({ email, password: PASSWORD })).status, 401);
+  // The sessions opened with that password are over too.
+  assert.is((await t.http.post('/api/auth/refresh-token').send({ refresh_token: squatterLogin.body.refresh_token })).status, 401);
 });
 
 test('github: the verified primary address from /user/emails counts, not the public profile email', async () => {

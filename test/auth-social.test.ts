@@ -27,8 +27,13 @@ test.after(async () => {
 function account(provider: StubProvider, email: string, { verified = true, subject = String(Math.floor(Math.random() * 1e12)) } = {}): StubAccount {
   switch (provider) {
     case 'google':
-    case 'microsoft':
       return { profile: { sub: subject, email, email_verified: verified, given_name: 'Gia', family_name: 'Social', picture: 'https://img.example/p.png' } };
+    case 'microsoft':
+      // Microsoft's userinfo says nothing of verification: the ID token's optional claim xms_edov does.
+      return {
+        profile: { sub: subject, email, given_name: 'Gia', family_name: 'Social', name: 'Gia Social' },
+        idToken: { aud: stub.clientId('microsoft'), iss: 'https://login.microsoftonline.com/some-tenant/v2.0', sub: subject, email, xms_edov: verified },
+      };
     case 'github':
       return {
         profile: { id: Number(subject), login: 'gia', name: 'Gia Social', email: null, avatar_url: 'https://img.example/a.png' },
@@ -214,6 +219,34 @@ test('a matching account whose email was never verified: linked, its password (s
   assert.is((await t.http.post('/api/auth/login').send({ email, password: PASSWORD })).status, 401);
   // The sessions opened with that password are over too.
   assert.is((await t.http.post('/api/auth/refresh-token').send({ refresh_token: squatterLogin.body.refresh_token })).status, 401);
+});
+
+test('microsoft: the ID token vouches for the email only when it was issued to this client, for this account and this address', async () => {
+  const email = uniqueEmail('edov');
+  const users = await count('user');
+  const sub = 'ms-subject-1';
+  const claims = { aud: stub.clientId('microsoft'), sub, email, xms_edov: true };
+  const tries: Array<Record<string, unknown>> = [
+    { ...claims, aud: 'another-client' },
+    { ...claims, aud: [stub.clientId('microsoft') + 'x'] },
+    { ...claims, sub: 'someone-else' },
+    { ...claims, email: uniqueEmail('other') },
+    { ...claims, xms_edov: false },
+  ];
+  for (const idToken of tries) {
+    const res = await signIn('microsoft', { profile: { sub, email }, idToken });
+    assert.is(errorOf(res), 'email_not_verified', JSON.stringify(idToken));
+  }
+  assert.is(await count('user'), users);
+  const { userId } = successOf(await signIn('microsoft', { profile: { sub, email }, idToken: { ...claims, aud: [stub.clientId('microsoft')] } }));
+  assert.is((await t.db('user').where({ id: userId }).first()).email, email);
+});
+
+test('google: an ID token issued to someone else changes nothing; the userinfo decides', async () => {
+  const email = uniqueEmail('foreign');
+  // The stub's default ID token claims everything verified, but for another client.
+  const res = await signIn('google', { profile: { sub: 'g-unverified', email, email_verified: false } });
+  assert.is(errorOf(res), 'email_not_verified');
 });
 
 test('github: the verified primary address from /user/emails counts, not the public profile email', async () => {

@@ -56,29 +56,54 @@ export async function authorizeUrl(p: ProviderClient, state: string, verifier: s
   return url.href;
 }
 
+/** Claims of the ID token that came with the access token, when it was issued to this client. */
+export type IdClaims = Record<string, unknown>;
+
 /**
- * The identity comes from the profile endpoint alone, so an ID token in the token answer (Google,
- * Microsoft) is dropped before oauth4webapi reads it: Microsoft's multi-tenant issuer differs per
- * account and would fail a check that protects nothing we use.
+ * The ID token arrives straight from the token endpoint over TLS, which OpenID Connect accepts in
+ * place of its signature; only its audience is checked (it must be this client). Its issuer is
+ * not: Microsoft's differs per account tenant.
  */
-const withoutIdToken: typeof fetch = async (input, init) => {
-  const response = await fetch(input, init);
-  if (!response.ok || !(response.headers.get('content-type') ?? '').includes('json')) return response;
-  const body = await response.json().catch(() => undefined);
-  if (body && typeof body === 'object') delete (body as Record<string, unknown>).id_token;
-  return new Response(JSON.stringify(body ?? null), { status: response.status, headers: { 'content-type': 'application/json' } });
-};
+function idTokenClaims(idToken: unknown, clientId: string): IdClaims | undefined {
+  if (typeof idToken !== 'string') return undefined;
+  try {
+    const claims = JSON.parse(Buffer.from(idToken.split('.')[1] ?? '', 'base64url').toString('utf8'));
+    const audience = Array.isArray(claims?.aud) ? claims.aud : [claims?.aud];
+    return audience.includes(clientId) ? claims : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The token answer with its ID token (Google, Microsoft) set aside before oauth4webapi reads it:
+ * oauth4webapi would check the issuer, which fails for Microsoft's multi-tenant endpoint. The
+ * identity comes from the profile endpoint; the ID token only adds claims the profile lacks.
+ */
+function settingIdTokenAside(aside: { idToken?: unknown }): typeof fetch {
+  return async (input, init) => {
+    const response = await fetch(input, init);
+    if (!response.ok || !(response.headers.get('content-type') ?? '').includes('json')) return response;
+    const body = await response.json().catch(() => undefined);
+    if (body && typeof body === 'object') {
+      aside.idToken = (body as Record<string, unknown>).id_token;
+      delete (body as Record<string, unknown>).id_token;
+    }
+    return new Response(JSON.stringify(body ?? null), { status: response.status, headers: { 'content-type': 'application/json' } });
+  };
+}
 
 /** The provider's access token for the code of this callback (whose state the caller has checked). */
-export async function exchangeCode(p: ProviderClient, callback: URLSearchParams, verifier: string): Promise<string> {
+export async function exchangeCode(p: ProviderClient, callback: URLSearchParams, verifier: string): Promise<{ accessToken: string; idClaims?: IdClaims }> {
+  const aside: { idToken?: unknown } = {};
   try {
     const response = await oauth.authorizationCodeGrantRequest(p.as, p.client, oauth.ClientSecretPost(p.config.clientSecret), callback, p.config.callbackUrl, verifier, {
       ...p.options,
-      [oauth.customFetch]: withoutIdToken,
+      [oauth.customFetch]: settingIdTokenAside(aside),
       signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS),
     });
     const tokens = await oauth.processAuthorizationCodeResponse(p.as, p.client, response);
-    return tokens.access_token;
+    return { accessToken: tokens.access_token, idClaims: idTokenClaims(aside.idToken, p.config.clientId) };
   } catch (err) {
     throw new ProviderFailure('token_exchange_failed', err);
   }
@@ -101,7 +126,7 @@ export const emailsUrl = (profileUrl: string) => {
   return url.href;
 };
 
-export async function readProfile(p: ProviderClient, accessToken: string): Promise<Profile> {
+export async function readProfile(p: ProviderClient, accessToken: string, idClaims?: IdClaims): Promise<Profile> {
   let profile: Profile | undefined;
   try {
     const raw = await getJson(p, accessToken, p.config.profileUrl);
@@ -109,7 +134,7 @@ export async function readProfile(p: ProviderClient, accessToken: string): Promi
     // it just has no verified email to be matched or created by.
     const emails = p.rules.readsEmails ? await getJson(p, accessToken, emailsUrl(p.config.profileUrl)).catch(() => undefined) : undefined;
     if (raw && typeof raw === 'object' && !Array.isArray(raw)) {
-      profile = p.rules.toProfile(raw as Record<string, unknown>, Array.isArray(emails) ? (emails as GithubEmail[]) : undefined);
+      profile = p.rules.toProfile(raw as Record<string, unknown>, { emails: Array.isArray(emails) ? (emails as GithubEmail[]) : undefined, idClaims });
     }
   } catch (err) {
     throw new ProviderFailure('profile_unavailable', err);

@@ -26,7 +26,7 @@ export interface ProviderRules {
   scope: string;
   /** GitHub's profile does not say whether its email is verified: the emails endpoint does. */
   readsEmails?: boolean;
-  toProfile(raw: Record<string, unknown>, emails?: GithubEmail[]): Profile | undefined;
+  toProfile(raw: Record<string, unknown>, extra: { emails?: GithubEmail[]; idClaims?: Record<string, unknown> }): Profile | undefined;
 }
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() ? value.trim() : undefined);
@@ -40,16 +40,28 @@ function splitName(name: string | undefined): { firstName?: string; lastName?: s
   return { firstName: first, lastName: rest.join(' ') || undefined };
 }
 
+const yes = (value: unknown) => value === true || value === 'true';
+
+/**
+ * Whether the email is verified: email_verified (Google), or xms_edov, the optional claim Microsoft
+ * documents for it (the address's domain is verified by its owner; Microsoft's userinfo has no
+ * email_verified) once the app registration adds it to the ID token. The ID token's word counts
+ * only for the same account and the same address.
+ */
+function openIdEmailVerified(raw: Record<string, unknown>, idClaims: Record<string, unknown> | undefined): boolean {
+  if (yes(raw.email_verified) || yes(raw.xms_edov)) return true;
+  if (!idClaims || idClaims.sub !== raw.sub || typeof idClaims.email !== 'string' || typeof raw.email !== 'string') return false;
+  return idClaims.email.toLowerCase() === raw.email.toLowerCase() && (yes(idClaims.email_verified) || yes(idClaims.xms_edov));
+}
+
 /** An OpenID Connect userinfo answer (Google, Microsoft). */
-function openIdProfile(raw: Record<string, unknown>): Profile | undefined {
+function openIdProfile(raw: Record<string, unknown>, { idClaims }: { idClaims?: Record<string, unknown> }): Profile | undefined {
   const subject = id(raw.sub);
   if (!subject) return undefined;
   return {
     subject,
     email: text(raw.email),
-    // Microsoft's userinfo has no email_verified; its optional claim xms_edov (the email's domain
-    // is verified by its owner) is the one it documents for this, when the app registration adds it.
-    emailVerified: raw.email_verified === true || raw.email_verified === 'true' || raw.xms_edov === true || raw.xms_edov === 'true',
+    emailVerified: openIdEmailVerified(raw, idClaims),
     firstName: text(raw.given_name),
     lastName: text(raw.family_name),
     imageUrl: text(raw.picture),
@@ -62,7 +74,7 @@ export const PROVIDER_RULES: Record<SocialProvider, ProviderRules> = {
   github: {
     scope: 'read:user user:email',
     readsEmails: true,
-    toProfile(raw, emails = []) {
+    toProfile(raw, { emails = [] }) {
       const subject = id(raw.id);
       if (!subject) return undefined;
       // Only the primary address, and only when GitHub has verified it.

@@ -73,8 +73,8 @@ async function checkedCallback(ctx: Context, engine: Engine, p: ProviderClient, 
 async function callback(ctx: Context, engine: Engine, p: ProviderClient, key: StateKey, provider: SocialProvider) {
   const { nonce, parameters } = await checkedCallback(ctx, engine, p, key, provider);
   if (!parameters.get('code')) throw badRequest('code should not be empty');
-  const accessToken = await exchangeCode(p, parameters, codeVerifier(key, nonce));
-  const profile = await readProfile(p, accessToken);
+  const { accessToken, idClaims } = await exchangeCode(p, parameters, codeVerifier(key, nonce));
+  const profile = await readProfile(p, accessToken, idClaims);
   const user = await userForProfile(engine.db, provider, profile);
   const role = await engine.db('user').join('role', 'role.id', 'user.roleId').select('role.name').where('user.id', user.id).first();
   const employee = await primaryEmployee(engine.db, user.id, user.tenantId);

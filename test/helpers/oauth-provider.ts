@@ -11,6 +11,8 @@ export type StubProvider = 'google' | 'github' | 'microsoft' | 'facebook';
 export interface StubAccount {
   profile: Record<string, unknown>;
   emails?: Array<{ email: string; primary: boolean; verified: boolean }>;
+  /** Claims of the ID token the token endpoint returns (Google, Microsoft); without them, one no client may trust. */
+  idToken?: Record<string, unknown>;
 }
 
 interface IssuedCode {
@@ -53,11 +55,14 @@ function json(res: ServerResponse, status: number, body: unknown) {
   res.end(JSON.stringify(body));
 }
 
-/** An ID token no verifier would accept (foreign issuer, no signature): the app must not rely on it. */
-function junkIdToken(): string {
+/** An ID token with these claims. Unsigned: the app reads it only as it came, from the token endpoint. */
+function idToken(claims: Record<string, unknown>): string {
   const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  return `${part({ alg: 'none' })}.${part({ iss: 'https://elsewhere.example', aud: 'someone-else', sub: 'x', exp: 1 })}.`;
+  return `${part({ alg: 'none' })}.${part(claims)}.`;
 }
+
+/** Issued to another client, by another issuer, expired: nothing in it may count. */
+const FOREIGN_ID_TOKEN = { iss: 'https://elsewhere.example', aud: 'someone-else', sub: 'x', email_verified: true, xms_edov: true, exp: 1 };
 
 export async function startOAuthProvider(): Promise<OAuthProviderStub> {
   const secrets = new Map<StubProvider, string>();
@@ -113,7 +118,8 @@ export async function startOAuthProvider(): Promise<OAuthProviderStub> {
     const accessToken = randomBytes(16).toString('hex');
     tokens.set(accessToken, { provider, account: code.account });
     const openId = provider === 'google' || provider === 'microsoft';
-    json(res, 200, { access_token: accessToken, token_type: 'Bearer', expires_in: 3600, ...(openId ? { id_token: junkIdToken() } : {}) });
+    const id = openId ? { id_token: idToken(code.account.idToken ?? FOREIGN_ID_TOKEN) } : {};
+    json(res, 200, { access_token: accessToken, token_type: 'Bearer', expires_in: 3600, ...id });
   }
 
   function profile(provider: StubProvider, req: IncomingMessage, res: ServerResponse, emails: boolean) {

@@ -24,8 +24,11 @@ export const fullName = (first?: string | null, last?: string | null) => [first,
 const USER_COLUMNS = ['id', 'tenantId', 'email', 'firstName', 'lastName', 'name', 'roleId', 'isActive', 'isEmailVerified', 'imageUrl', 'createdAt', 'updatedAt'];
 
 /** A new tenant with one row per role. */
+/** The tenant column's length: a name made from a long first and last name is cut to fit. */
+const TENANT_NAME_MAX = 255;
+
 export async function createTenant(trx: Knex.Transaction, name: string): Promise<{ id: string; roles: Map<string, string> }> {
-  const [tenant] = await trx('tenant').insert({ name }).returning('id');
+  const [tenant] = await trx('tenant').insert({ name: name.slice(0, TENANT_NAME_MAX) }).returning('id');
   const rows = await trx('role')
     .insert(ROLES.map((role) => ({ tenantId: tenant.id, name: role })))
     .returning(['id', 'name']);
@@ -36,6 +39,17 @@ export async function roleId(db: Knex, tenantId: string, role: string): Promise<
   const row = await db('role').select('id').where({ tenantId, name: role }).first();
   if (!row) throw new Error(`tenant ${tenantId} has no role ${role}`);
   return row.id;
+}
+
+/**
+ * The role an active user holds now, or undefined for an inactive or deleted one. Privileges are
+ * judged by this, not by the token's claim: a demoted or deactivated admin's unexpired token must
+ * not keep its powers.
+ */
+export async function currentRole(db: Knex, userId: string, tenantId: string): Promise<string | undefined> {
+  const row = await db('user').select({ role: 'role.name' }).join('role', 'role.id', 'user.roleId')
+    .where({ 'user.id': userId, 'user.tenantId': tenantId, 'user.isActive': true }).first();
+  return row?.role;
 }
 
 /** The caller's first employee record: its id and organization go into the access token. */

@@ -5,7 +5,7 @@ import { badRequest, conflict, forbidden, unauthorized } from '../engine/errors.
 import type { Engine } from '../engine/module.js';
 import { isPlainObject } from '../engine/objects.js';
 import { compileValidator } from '../engine/validation.js';
-import { createTenant, findLogin, fullName, primaryEmployee, roleId, userView } from './accounts.js';
+import { createTenant, currentRole, findLogin, fullName, primaryEmployee, roleId, userView } from './accounts.js';
 import { optionalCaller } from './authenticate.js';
 import { afterRegister } from './email/after-register.js';
 import { hashPassword, MAX_PASSWORD_LENGTH, passwordProblems, verifyPassword } from './password.js';
@@ -102,7 +102,10 @@ export function registerAuthRoutes(router: Router, engine: Engine) {
     const body = validateRegister(withoutNeverAssigned(ctx.request.body, 'user'));
     const requestedRole = body.user.role;
     const requestedTenant = body.user.tenantId ?? body.tenantId;
-    const admin = caller && ADMIN_ROLES.has(caller.role) ? caller : undefined;
+    // A token of a user deactivated or deleted since is refused; an admin is one whose role is so now.
+    const role = caller && (await currentRole(db, caller.userId, caller.tenantId));
+    if (caller && !role) throw unauthorized();
+    const admin = caller && role && ADMIN_ROLES.has(role) ? { ...caller, role } : undefined;
     if ((requestedRole || requestedTenant) && !admin) throw forbidden();
     if (admin && requestedTenant && requestedTenant.toLowerCase() !== admin.tenantId) throw forbidden();
     // Only a SUPER_ADMIN may make another SUPER_ADMIN.

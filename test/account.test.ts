@@ -220,4 +220,16 @@ test('POST /api/tenant: 403 for other roles, 400 for a bad body, 401 without a t
   assert.is(await tenantName(stranger.tenantId), 'Olive Owner');
 });
 
+test('POST /api/tenant judges the role stored now: a demoted admin gets 403, a deactivated one 401', async () => {
+  const formerAdmin = await userWithRole(t, owner, 'ADMIN');
+  const viewerRole = await t.db('role').where({ tenantId: owner.tenantId, name: 'VIEWER' }).first();
+  await t.db('user').where({ id: formerAdmin.userId }).update({ roleId: viewerRole.id });
+  const before = (await t.db('tenant').where({ id: owner.tenantId }).first()).name;
+  assertForbidden(await t.http.post('/api/tenant').set(formerAdmin.auth).send({ name: 'Taken over' }));
+  const deactivated = await userWithRole(t, owner, 'ADMIN');
+  await t.db('user').where({ id: deactivated.userId }).update({ isActive: false });
+  assertUnauthorized(await t.http.post('/api/tenant').set(deactivated.auth).send({ name: 'Taken over' }));
+  assert.is((await t.db('tenant').where({ id: owner.tenantId }).first()).name, before);
+});
+
 test.run();

@@ -197,4 +197,30 @@ test('a token that is present but invalid is a 401, even on this public route', 
   assert.equal(await counts(), before);
 });
 
+test('an admin demoted or deactivated since its token was issued registers no one of its tenant', async () => {
+  const formerAdmin = await userWithRole(t, owner, 'ADMIN');
+  const employeeRole = await t.db('role').where({ tenantId: owner.tenantId, name: 'EMPLOYEE' }).first();
+  await t.db('user').where({ id: formerAdmin.userId }).update({ roleId: employeeRole.id });
+  const before = await counts();
+  const email = uniqueEmail('backdoor');
+  assertForbidden(await register({ user: { email, role: 'ADMIN' }, password: PASSWORD }, formerAdmin.auth));
+  assert.equal(await counts(), before);
+  assert.is(await userByEmail(email), undefined);
+
+  const deactivated = await userWithRole(t, owner, 'ADMIN');
+  await t.db('user').where({ id: deactivated.userId }).update({ isActive: false });
+  const beforeInactive = await counts();
+  assertError(await register({ user: { email, role: 'EMPLOYEE' }, password: PASSWORD }, deactivated.auth), 401);
+  assertError(await register({ user: { email }, password: PASSWORD }, deactivated.auth), 401);
+  assert.equal(await counts(), beforeInactive);
+});
+
+test('long first and last names still register: the tenant name is cut to its column', async () => {
+  const email = uniqueEmail('long');
+  const res = await register({ user: { email, firstName: 'F'.repeat(200), lastName: 'L'.repeat(200) }, password: PASSWORD });
+  assert.is(res.status, 201, JSON.stringify(res.body));
+  const tenant = await t.db('tenant').where({ id: res.body.tenantId }).first();
+  assert.is(tenant.name, `${'F'.repeat(200)} ${'L'.repeat(54)}`);
+});
+
 test.run();

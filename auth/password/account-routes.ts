@@ -6,7 +6,7 @@ import { badRequest, conflict, forbidden, notFound, unauthorized } from '../../e
 import { callerOf } from '../../engine/http/context.js';
 import type { Engine } from '../../engine/module.js';
 import { compileValidator } from '../../engine/validation.js';
-import { fullName, roleId, userView } from '../accounts.js';
+import { currentRole, fullName, roleId, userView } from '../accounts.js';
 import { ADMIN_ROLES } from '../roles.js';
 import { withoutNeverAssigned } from '../routes.js';
 import { profileSchema, tenantSchema } from './schemas.js';
@@ -99,7 +99,9 @@ export function registerAccountRoutes(router: Router, engine: Engine) {
 
   router.post('/api/tenant', async (ctx) => {
     const caller = callerOf(ctx);
-    if (!ADMIN_ROLES.has(caller.role)) throw forbidden();
+    const role = await currentRole(db, caller.userId, caller.tenantId);
+    if (!role) throw unauthorized();
+    if (!ADMIN_ROLES.has(role)) throw forbidden();
     const { name } = validateTenant(ctx.request.body);
     const [tenant] = await db('tenant').where({ id: caller.tenantId }).update({ name, updatedAt: db.fn.now() })
       .returning(['id', 'name', 'createdAt', 'updatedAt']);

@@ -36,6 +36,18 @@ async function registered(): Promise<{ email: string; userId: string; code: stri
 const verify = (body: unknown) => t.http.post('/api/auth/email/verify/code').send(body as object);
 const isVerified = async (userId: string) => (await t.db('user').where({ id: userId }).first()).isEmailVerified as boolean;
 const codeRow = (userId: string) => t.db('email_code').where({ userId, purpose: 'verify-email' }).first();
+const resend = (session: Session, path = '/api/auth/email/verify/resend-verification-code') => t.http.post(path).set(session.auth);
+const TOO_MANY_CODES = 'Too many codes were asked for: try again later';
+const TOO_MANY_WRONG = 'Too many wrong codes were entered: try again later';
+
+/** Codes issued, or wrong tries made, for the user's email verification within the last hour. */
+async function events(userId: string, kind: 'issued' | 'wrong'): Promise<number> {
+  const rows = await t.db('email_code_event').where({ userId, purpose: 'verify-email', kind }).andWhere('createdAt', '>', new Date(Date.now() - 3_600_000));
+  return rows.length;
+}
+/** Moves the user's code events into the past, as if that many minutes went by. */
+const ageEvents = (userId: string, minutes: number) =>
+  t.db('email_code_event').where({ userId }).update({ createdAt: new Date(Date.now() - minutes * 60_000) });
 
 /** A wrong code for sure: the right one plus one (wrapping inside the six-digit range). */
 const wrong = (code: string) => String(Number(code) >= 999_999 ? 100_000 : Number(code) + 1);
@@ -177,13 +189,82 @@ test('resend: a new code replaces the old one, under both paths; no token is a 4
   assertUnauthorized(await t.http.post('/api/auth/email/verify/resend-link').set('Authorization', 'Bearer nonsense'));
 });
 
-test('resend also resets the tries: a code killed by wrong tries is replaced by a live one', async () => {
+test('a code killed by five wrong tries is replaced by a live one on resend; the wrong tries stay counted', async () => {
   const { email, userId, code } = await registered();
   for (let i = 0; i < 5; i++) await verify({ email, code: wrong(code) });
   const session = await login(t, email);
-  assert.is((await t.http.post('/api/auth/email/verify/resend-verification-code').set(session.auth)).status, 200);
+  assert.is((await resend(session)).status, 200);
   assert.is((await codeRow(userId)).attempts, 0);
+  assert.is(await events(userId, 'wrong'), 5);
   assert.is((await verify({ email, code: codeIn(mailsTo(email).at(-1)!) })).status, 200);
+});
+
+test('at most five codes an hour: the sixth resend is a 429 with Retry-After and mails nothing, until the hour passes', async () => {
+  const { email, userId } = await registered();
+  assert.is(await events(userId, 'issued'), 1);
+  const session = await login(t, email);
+  for (let i = 0; i < 4; i++) assert.is((await resend(session, i % 2 ? '/api/auth/email/verify/resend-link' : undefined)).status, 200);
+  assert.is(await events(userId, 'issued'), 5);
+  const before = mailsTo(email).length;
+  for (const path of ['/api/auth/email/verify/resend-verification-code', '/api/auth/email/verify/resend-link']) {
+    const res = await resend(session, path);
+    assertError(res, 429, TOO_MANY_CODES);
+    const wait = Number(res.headers['retry-after']);
+    assert.ok(Number.isInteger(wait) && wait > 0 && wait <= 3600, `Retry-After ${res.headers['retry-after']}`);
+  }
+  assert.is(mailsTo(email).length, before);
+  assert.is(await events(userId, 'issued'), 5);
+  // The last code mailed still works meanwhile: the limit is on asking, not on entering.
+  const live = codeIn(mailsTo(email).at(-1)!);
+  // An hour later the window has passed.
+  await ageEvents(userId, 61);
+  assert.is((await resend(session)).status, 200);
+  assert.is(mailsTo(email).length, before + 1);
+  assert.is(await events(userId, 'issued'), 1);
+  if (live !== codeIn(mailsTo(email).at(-1)!)) assertError(await verify({ email, code: live }), 400, INVALID);
+  assert.is((await verify({ email, code: codeIn(mailsTo(email).at(-1)!) })).status, 200);
+});
+
+test('ten wrong tries an hour across resends kill every code of the purpose; strangers cannot lock it past the window', async () => {
+  const { email, userId, code: first } = await registered();
+  const session = await login(t, email);
+  // Anonymous guesses: five on the first code, three on the second, two on the third.
+  for (let i = 0; i < 5; i++) assertError(await verify({ email, code: wrong(first) }), 400, INVALID);
+  assert.is((await resend(session)).status, 200);
+  const second = codeIn(mailsTo(email).at(-1)!);
+  for (let i = 0; i < 3; i++) assertError(await verify({ email, code: wrong(second) }), 400, INVALID);
+  assert.is((await resend(session)).status, 200);
+  const third = codeIn(mailsTo(email).at(-1)!);
+  for (let i = 0; i < 2; i++) assertError(await verify({ email, code: wrong(third) }), 400, INVALID);
+  assert.is(await events(userId, 'wrong'), 10);
+  assert.is((await codeRow(userId)).attempts, 2);
+  // The third code has tries left, yet even the right code fails now, and spends nothing.
+  assertError(await verify({ email, code: third }), 400, INVALID);
+  assert.is(await isVerified(userId), false);
+  assert.is((await codeRow(userId)).attempts, 2);
+  assert.is(await events(userId, 'wrong'), 10);
+  // A new code would be dead as well: the owner is told when to come back.
+  const before = mailsTo(email).length;
+  const refused = await resend(session);
+  assertError(refused, 429, TOO_MANY_WRONG);
+  assert.ok(Number(refused.headers['retry-after']) > 0);
+  assert.is(mailsTo(email).length, before);
+  // The window passes: the same live code works again.
+  await ageEvents(userId, 61);
+  assert.is((await verify({ email, code: third })).status, 200);
+  assert.is(await isVerified(userId), true);
+});
+
+test('concurrent wrong tries across the hour limit are each counted once, and never more than a code allows', async () => {
+  const { email, userId, code } = await registered();
+  await Promise.all(Array.from({ length: 8 }, () => verify({ email, code: wrong(code) })));
+  assert.is(await events(userId, 'wrong'), 5);
+  const session = await login(t, email);
+  assert.is((await resend(session)).status, 200);
+  const next = codeIn(mailsTo(email).at(-1)!);
+  await Promise.all(Array.from({ length: 8 }, () => verify({ email, code: wrong(next) })));
+  assert.is(await events(userId, 'wrong'), 10);
+  assert.is((await codeRow(userId)).attempts, 5);
 });
 
 test('resend for a verified email answers 200 and mails nothing', async () => {

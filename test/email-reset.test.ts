@@ -7,6 +7,7 @@ import { login, PASSWORD, uniqueEmail, type Session } from './helpers/accounts.j
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { assertError, assertUnauthorized } from './helpers/error-envelope.js';
 import { codeIn, startSmtp, type SmtpCapture } from './helpers/smtp.js';
+import { clearPendingCodes } from '../auth/email/codes.js';
 
 const INVALID = 'The code is invalid or has expired: ask for a new one';
 const OK = { status: 200, message: 'OK' };
@@ -46,6 +47,17 @@ async function codeFor(session: Session, email: string): Promise<string> {
   assert.is(res.status, 200, JSON.stringify(res.body));
   return codeIn(mailsTo(email.toLowerCase()).at(-1)!);
 }
+
+const TOO_MANY_CODES = 'Too many codes were asked for: try again later';
+const TOO_MANY_WRONG = 'Too many wrong codes were entered: try again later';
+
+/** Events of the user's email change (codes issued, wrong tries) within the last hour. */
+async function events(userId: string, kind: 'issued' | 'wrong', purpose = 'change-email'): Promise<number> {
+  const rows = await t.db('email_code_event').where({ userId, purpose, kind }).andWhere('createdAt', '>', new Date(Date.now() - 3_600_000));
+  return rows.length;
+}
+const ageEvents = (userId: string, minutes: number) =>
+  t.db('email_code_event').where({ userId }).update({ createdAt: new Date(Date.now() - minutes * 60_000) });
 
 const wrong = (code: string) => String(Number(code) >= 999_999 ? 100_000 : Number(code) + 1);
 
@@ -217,19 +229,119 @@ test('a mail server that is down: request-change is a 503 with a clear message',
   }
 });
 
+test('the old address is told of the change, with the new address and no code', async () => {
+  const me = await account();
+  const target = uniqueEmail('moved');
+  const code = await codeFor(me, target);
+  const before = mailsTo(me.email).length;
+  assert.is((await verifyChange(me, code)).status, 200);
+  const notice = await smtp.waitFor((m) => m.to.includes(me.email) && m.subject === 'The email of your account was changed');
+  assert.equal(notice.to, [me.email]);
+  assert.ok(notice.text.includes(target), notice.text);
+  assert.ok(notice.text.includes(me.email), notice.text);
+  assert.throws(() => codeIn(notice));
+  assert.is(mailsTo(me.email).length, before + 1);
+  // Nothing is mailed to the old address for a refused code.
+  const other = await account();
+  const otherCode = await codeFor(other, uniqueEmail('refused'));
+  const otherBefore = mailsTo(other.email).length;
+  assertError(await verifyChange(other, wrong(otherCode)), 400, INVALID);
+  assert.is(mailsTo(other.email).length, otherBefore);
+});
+
+test('at most five change codes an hour: the sixth request is a 429 with Retry-After, mails nothing, and stores nothing', async () => {
+  const me = await account();
+  const targets = Array.from({ length: 5 }, (_, i) => uniqueEmail(`limit${i}`));
+  for (const [i, target] of targets.entries()) {
+    assert.is((await requestChange(me, target, i % 2 ? '/api/email-reset/request-change-email' : undefined)).status, 200);
+  }
+  assert.is(await events(me.userId, 'issued'), 5);
+  const before = smtp.messages.length;
+  for (const path of ['/api/email-reset/request-change', '/api/email-reset/request-change-email']) {
+    const late = uniqueEmail('late');
+    const res = await requestChange(me, late, path);
+    assertError(res, 429, TOO_MANY_CODES);
+    const wait = Number(res.headers['retry-after']);
+    assert.ok(Number.isInteger(wait) && wait > 0 && wait <= 3600, `Retry-After ${res.headers['retry-after']}`);
+  }
+  assert.is(smtp.messages.length, before);
+  assert.is(await events(me.userId, 'issued'), 5);
+  assert.is((await changeRow(me.userId)).email, targets[4]);
+  // Each purpose counts on its own: verifying the current address can still be asked for.
+  assert.is((await t.http.post('/api/auth/email/verify/resend-verification-code').set(me.auth)).status, 200);
+  // The hour passes.
+  await ageEvents(me.userId, 61);
+  const code = await codeFor(me, uniqueEmail('after'));
+  assert.is(await events(me.userId, 'issued'), 1);
+  assert.is((await verifyChange(me, code)).status, 200);
+});
+
+test('ten wrong change codes an hour, across new requests, kill the purpose until the window passes', async () => {
+  const me = await account();
+  const first = await codeFor(me, uniqueEmail('guess1'));
+  for (let i = 0; i < 5; i++) assertError(await verifyChange(me, wrong(first)), 400, INVALID);
+  const target = uniqueEmail('guess2');
+  const second = await codeFor(me, target);
+  assert.is((await changeRow(me.userId)).attempts, 0);
+  for (let i = 0; i < 5; i++) assertError(await verifyChange(me, wrong(second)), 400, INVALID);
+  assert.is(await events(me.userId, 'wrong'), 10);
+  const refused = await requestChange(me, uniqueEmail('guess3'));
+  assertError(refused, 429, TOO_MANY_WRONG);
+  assert.ok(Number(refused.headers['retry-after']) > 0);
+  assert.is(await events(me.userId, 'issued'), 2);
+  assert.is((await changeRow(me.userId)).email, target);
+  await ageEvents(me.userId, 61);
+  const third = await codeFor(me, target);
+  assert.is((await verifyChange(me, third)).status, 200);
+  assert.is(await emailOf(me.userId), target);
+});
+
+test('a Tenant-Id naming another tenant is a 403 on every bearer email route, and changes nothing', async () => {
+  const me = await account();
+  const foreign = { 'Tenant-Id': '00000000-0000-4000-8000-000000000000' };
+  const before = smtp.messages.length;
+  for (const path of ['/api/auth/email/verify/resend-verification-code', '/api/auth/email/verify/resend-link']) {
+    assertError(await t.http.post(path).set(me.auth).set(foreign), 403);
+  }
+  for (const path of ['/api/email-reset/request-change', '/api/email-reset/request-change-email']) {
+    assertError(await t.http.post(path).set(me.auth).set(foreign).send({ email: uniqueEmail() }), 403);
+  }
+  const code = await codeFor(me, uniqueEmail('foreign'));
+  for (const path of ['/api/email-reset/verify', '/api/email-reset/verify-change-email']) {
+    assertError(await t.http.post(path).set(me.auth).set(foreign).send({ code }), 403);
+  }
+  assert.is(smtp.messages.length, before + 1);
+  assert.is(await events(me.userId, 'issued'), 1);
+  assert.is((await changeRow(me.userId)).attempts, 0);
+  assert.is(await emailOf(me.userId), me.email);
+});
+
+test('clearPendingCodes deletes every pending code of the user, and of that user only; the hourly counts stay', async () => {
+  const me = await account();
+  await codeFor(me, uniqueEmail('pending'));
+  const other = await account();
+  await codeFor(other, uniqueEmail('kept'));
+  assert.is((await t.db('email_code').where({ userId: me.userId })).length, 2);
+  await clearPendingCodes(t.db, me.userId);
+  assert.is((await t.db('email_code').where({ userId: me.userId })).length, 0);
+  assert.is((await t.db('email_code').where({ userId: other.userId })).length, 2);
+  assert.is(await events(me.userId, 'issued'), 1);
+  assert.is(await events(me.userId, 'issued', 'verify-email'), 1);
+});
+
 test('the OpenAPI document lists every email route with its body, security and answers, and the answers fit it', async () => {
   const doc = t.openapi as Record<string, any>;
   const op = (path: string) => doc.paths[path]?.post;
   const bearer = [{ bearer: [] }];
   const expected: Record<string, { security: object[]; statuses: string[]; body?: string[] }> = {
-    '/api/auth/email/verify/resend-verification-code': { security: bearer, statuses: ['200', '401', '500', '503'] },
-    '/api/auth/email/verify/resend-link': { security: bearer, statuses: ['200', '401', '500', '503'] },
+    '/api/auth/email/verify/resend-verification-code': { security: bearer, statuses: ['200', '401', '403', '429', '500', '503'] },
+    '/api/auth/email/verify/resend-link': { security: bearer, statuses: ['200', '401', '403', '429', '500', '503'] },
     '/api/auth/email/verify/code': { security: [], statuses: ['200', '400', '413', '415', '500', '503'], body: ['email', 'code'] },
     '/api/email-check/validate': { security: [], statuses: ['200', '400', '413', '415', '500', '503'], body: ['email'] },
-    '/api/email-reset/request-change': { security: bearer, statuses: ['200', '400', '401', '409', '413', '415', '500', '503'], body: ['email'] },
-    '/api/email-reset/request-change-email': { security: bearer, statuses: ['200', '400', '401', '409', '413', '415', '500', '503'], body: ['email'] },
-    '/api/email-reset/verify': { security: bearer, statuses: ['200', '400', '401', '409', '413', '415', '500', '503'], body: ['code'] },
-    '/api/email-reset/verify-change-email': { security: bearer, statuses: ['200', '400', '401', '409', '413', '415', '500', '503'], body: ['code'] },
+    '/api/email-reset/request-change': { security: bearer, statuses: ['200', '400', '401', '403', '409', '413', '415', '429', '500', '503'], body: ['email'] },
+    '/api/email-reset/request-change-email': { security: bearer, statuses: ['200', '400', '401', '403', '409', '413', '415', '429', '500', '503'], body: ['email'] },
+    '/api/email-reset/verify': { security: bearer, statuses: ['200', '400', '401', '403', '409', '413', '415', '500', '503'], body: ['code'] },
+    '/api/email-reset/verify-change-email': { security: bearer, statuses: ['200', '400', '401', '403', '409', '413', '415', '500', '503'], body: ['code'] },
   };
   const operationIds = new Set<string>();
   for (const [path, want] of Object.entries(expected)) {
@@ -240,6 +352,10 @@ test('the OpenAPI document lists every email route with its body, security and a
     assert.equal(operation.requestBody?.content['application/json'].schema.required, want.body, path);
     assert.not.ok(operationIds.has(operation.operationId), `${path}: operationId ${operation.operationId} is unique`);
     operationIds.add(operation.operationId);
+  }
+  // The 429 names its Retry-After header.
+  for (const path of ['/api/auth/email/verify/resend-verification-code', '/api/email-reset/request-change']) {
+    assert.equal(op(path).responses['429'].headers['Retry-After'].schema, { type: 'integer', minimum: 1 }, path);
   }
   // The code is documented as a number or a string, as the route accepts it.
   const code = op('/api/email-reset/verify').requestBody.content['application/json'].schema.properties.code;

@@ -6,8 +6,8 @@ import { callerOf } from '../../engine/http/context.js';
 import type { Engine } from '../../engine/module.js';
 import { compileValidator } from '../../engine/validation.js';
 import { invalidCode, OK, sendOrFail } from './answers.js';
-import { consumeCode, dropCodes, issueCode, normalizeCode } from './codes.js';
-import { changeEmailMail } from './messages.js';
+import { clearPendingCodes, consumeCode, issueCode, normalizeCode } from './codes.js';
+import { changeEmailMail, emailChangedMail } from './messages.js';
 import { changeCodeBody, emailBody, normalizeEmail, type ChangeCodeBody, type EmailBody } from './schemas.js';
 
 export const REQUEST_CHANGE_PATHS = ['/api/email-reset/request-change', '/api/email-reset/request-change-email'];
@@ -38,6 +38,8 @@ export function registerChangeRoutes(router: Router, engine: Engine) {
     const caller = callerOf(ctx);
     const code = normalizeCode(validateVerify(ctx.request.body).code);
     if (!code) throw invalidCode();
+    const before = await db('user').select('email').where({ id: caller.userId }).first();
+    if (!before) throw unauthorized();
     const spent = await consumeCode(db, secret, caller.userId, 'change-email', code);
     if (!spent?.email) throw invalidCode();
     try {
@@ -50,8 +52,22 @@ export function registerChangeRoutes(router: Router, engine: Engine) {
       throw err;
     }
     // Codes mailed for the old address (verification) prove nothing about the new one.
-    await dropCodes(db, caller.userId);
+    await clearPendingCodes(db, caller.userId);
+    await noticeToOldAddress(engine, caller.userId, before.email, spent.email);
     ctx.body = OK;
   };
   for (const path of VERIFY_CHANGE_PATHS) router.post(path, verifyChange);
+}
+
+/**
+ * Tells the old address that the account's email changed: if a stolen session made the change, the
+ * owner learns it at the address they still read. The change is done, so a mail that cannot be
+ * sent is logged rather than failing the request.
+ */
+async function noticeToOldAddress(engine: Engine, userId: string, oldEmail: string, newEmail: string): Promise<void> {
+  try {
+    await engine.mailer.send(emailChangedMail(oldEmail, newEmail));
+  } catch (err) {
+    console.error(JSON.stringify({ level: 'error', time: new Date().toISOString(), msg: 'email change notice not sent', userId, error: String(err) }));
+  }
 }

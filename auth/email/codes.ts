@@ -1,7 +1,9 @@
 // Six-digit codes that prove a person reads a mailbox: one live code per user and purpose, stored
-// as a keyed hash, valid for CODE_TTL_SECONDS and for at most MAX_ATTEMPTS tries.
+// as a keyed hash, valid for CODE_TTL_SECONDS and for at most MAX_ATTEMPTS tries; and, across the
+// codes of a purpose, the hourly limits of limits.ts.
 import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Knex } from 'knex';
+import { lockUser, MAX_CODES_PER_WINDOW, MAX_WRONG_PER_WINDOW, recordEvent, secondsUntilBelow, TOO_MANY_CODES, TOO_MANY_WRONG, tooMany } from './limits.js';
 
 export type CodePurpose = 'verify-email' | 'change-email';
 
@@ -22,45 +24,67 @@ function codeHash(secret: string, userId: string, purpose: CodePurpose, code: st
   return createHmac('sha256', key).update(`${purpose}:${userId}:${code}`).digest('hex');
 }
 
-/** A new code for the user and purpose, replacing any earlier one; the code itself is returned to be mailed. */
+/**
+ * A new code for the user and purpose, replacing any earlier one; the code itself is returned to be
+ * mailed. A 429 (with Retry-After) when the hour's codes are used up, or when its wrong tries are:
+ * a new code would be dead on arrival then.
+ */
 export async function issueCode(db: Knex, secret: string, userId: string, purpose: CodePurpose, email: string | null = null): Promise<string> {
-  const code = String(randomInt(CODE_MIN, CODE_MAX + 1));
-  const row = {
-    userId,
-    purpose,
-    email,
-    codeHash: codeHash(secret, userId, purpose, code),
-    expiresAt: new Date(Date.now() + CODE_TTL_SECONDS * 1000),
-    attempts: 0,
-    createdAt: new Date(),
-  };
-  await db(TABLE).insert(row).onConflict(['userId', 'purpose']).merge();
-  return code;
+  return db.transaction(async (trx) => {
+    await lockUser(trx, userId);
+    const lockedFor = await secondsUntilBelow(trx, userId, purpose, 'wrong', MAX_WRONG_PER_WINDOW);
+    if (lockedFor) throw tooMany(TOO_MANY_WRONG, lockedFor);
+    const waitFor = await secondsUntilBelow(trx, userId, purpose, 'issued', MAX_CODES_PER_WINDOW);
+    if (waitFor) throw tooMany(TOO_MANY_CODES, waitFor);
+    const code = String(randomInt(CODE_MIN, CODE_MAX + 1));
+    const row = {
+      userId,
+      purpose,
+      email,
+      codeHash: codeHash(secret, userId, purpose, code),
+      expiresAt: new Date(Date.now() + CODE_TTL_SECONDS * 1000),
+      attempts: 0,
+      createdAt: new Date(),
+    };
+    await trx(TABLE).insert(row).onConflict(['userId', 'purpose']).merge();
+    await recordEvent(trx, userId, purpose, 'issued');
+    return code;
+  });
 }
 
 /**
- * Spends one try of the user's live code for the purpose. The try is counted in the same statement
- * that checks the limit and expiry, so concurrent guesses cannot get past MAX_ATTEMPTS. The right
- * code is deleted (single use) and its row returned; anything else returns undefined.
+ * Spends one try of the user's live code for the purpose. Nothing is tried while the hour's wrong
+ * tries are used up (every code of the purpose is dead until the window passes). The user's codes
+ * are locked while the try is counted, so concurrent guesses cannot get past either limit. The
+ * right code is deleted (single use) and its row returned; anything else returns undefined.
  */
 export async function consumeCode(db: Knex, secret: string, userId: string, purpose: CodePurpose, code: string): Promise<{ email: string | null } | undefined> {
-  const [row] = await db(TABLE)
-    .where({ userId, purpose })
-    .andWhere('attempts', '<', MAX_ATTEMPTS)
-    .andWhere('expiresAt', '>', new Date())
-    .increment('attempts', 1)
-    .returning(['id', 'codeHash', 'email']);
-  if (!row) return undefined;
-  const expected = Buffer.from(row.codeHash, 'hex');
-  const given = Buffer.from(codeHash(secret, userId, purpose, code), 'hex');
-  if (!timingSafeEqual(expected, given)) return undefined;
-  // Two right tries at once: only the one that deletes the row succeeds.
-  const deleted = await db(TABLE).where({ id: row.id }).del().returning('id');
-  return deleted.length ? { email: row.email } : undefined;
+  return db.transaction(async (trx) => {
+    await lockUser(trx, userId);
+    if (await secondsUntilBelow(trx, userId, purpose, 'wrong', MAX_WRONG_PER_WINDOW)) return undefined;
+    const [row] = await trx(TABLE)
+      .where({ userId, purpose })
+      .andWhere('attempts', '<', MAX_ATTEMPTS)
+      .andWhere('expiresAt', '>', new Date())
+      .increment('attempts', 1)
+      .returning(['id', 'codeHash', 'email']);
+    if (!row) return undefined;
+    const expected = Buffer.from(row.codeHash, 'hex');
+    const given = Buffer.from(codeHash(secret, userId, purpose, code), 'hex');
+    if (!timingSafeEqual(expected, given)) {
+      await recordEvent(trx, userId, purpose, 'wrong');
+      return undefined;
+    }
+    await trx(TABLE).where({ id: row.id }).del();
+    return { email: row.email };
+  });
 }
 
-/** Every pending code of the user (its address changed, so codes mailed before are moot). */
-export async function dropCodes(db: Knex, userId: string): Promise<void> {
+/**
+ * Deletes every pending code of the user, of every purpose: when its address changed, its password
+ * was reset or an identity was linked, codes mailed before are moot. The hourly counts stay.
+ */
+export async function clearPendingCodes(db: Knex, userId: string): Promise<void> {
   await db(TABLE).where({ userId }).del();
 }
 

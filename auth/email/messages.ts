@@ -32,3 +32,18 @@ export function changeEmailMail(to: string, code: string): MailMessage {
     ].join('\n'),
   };
 }
+
+/** To the old address after a change: no code and no link, only what happened and what to do if it was not you. */
+export function emailChangedMail(to: string, newEmail: string): MailMessage {
+  return {
+    to,
+    subject: 'The email of your account was changed',
+    text: [
+      `The email of your account was changed from ${to} to:`,
+      '',
+      newEmail,
+      '',
+      'This address will no longer receive messages about the account. If you did not make this change, contact your administrator at once.',
+    ].join('\n'),
+  };
+}

@@ -1,6 +1,7 @@
 // Bearer verification with koa-jwt on every route but the public ones, then the Caller that
-// handlers use. Only HS256 access tokens pass: alg "none", other algorithms, refresh tokens and
-// tokens of an unknown role are 401; a Tenant-Id header naming another tenant is 403.
+// handlers use. Only HS256 access tokens pass: alg "none", other algorithms, refresh tokens,
+// tokens of an unknown role and tokens whose session has ended (or that name none) are 401; a
+// Tenant-Id header naming another tenant is 403.
 import type { Context, Next } from 'koa';
 import koaJwt from 'koa-jwt';
 import jwt from 'jsonwebtoken';
@@ -23,11 +24,17 @@ export const PUBLIC_PATHS: RegExp[] = [
   /^\/(?!api(\/|$))/,
 ];
 
-function callerFrom(claims: unknown, roles: RoleTable): Caller {
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+type LiveCaller = Caller & { sessionId: string };
+
+function callerFrom(claims: unknown, roles: RoleTable): LiveCaller {
   const c = claims as Partial<AccessClaims> | undefined;
   if (!c || c.typ !== 'access' || typeof c.sub !== 'string' || typeof c.tenantId !== 'string' || typeof c.role !== 'string') {
     throw unauthorized();
   }
+  // Every token we issue names its session (and its user, a UUID): one that does not cannot be revoked.
+  if (typeof c.sid !== 'string' || !UUID.test(c.sid) || !UUID.test(c.sub)) throw unauthorized();
   const permissions = roles.grants.get(c.role);
   if (!permissions) throw unauthorized();
   return {
@@ -36,7 +43,7 @@ function callerFrom(claims: unknown, roles: RoleTable): Caller {
     role: c.role,
     employeeId: c.employeeId,
     organizationId: c.organizationId,
-    sessionId: typeof c.sid === 'string' ? c.sid : undefined,
+    sessionId: c.sid,
     permissions,
   };
 }
@@ -46,33 +53,66 @@ function checkTenantHeader(ctx: Context, caller: Caller) {
   if (header && header.toLowerCase() !== caller.tenantId) throw forbidden();
 }
 
+/** A password reset or change, a reused refresh token, a social link: its access tokens stop here. */
+async function isLive(keys: TokenKeys, caller: LiveCaller): Promise<boolean> {
+  return keys.liveSession ? keys.liveSession(caller.sessionId, caller.userId) : false;
+}
+
+/** The verified claims of the request's bearer token; undefined without one; 401 for any other. */
+function bearerClaims(ctx: Context, keys: TokenKeys): unknown {
+  const header = ctx.get('authorization');
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)$/i.exec(header);
+  if (!match) throw unauthorized();
+  try {
+    return jwt.verify(match[1], keys.access, { algorithms: [ALGORITHM] });
+  } catch {
+    throw unauthorized();
+  }
+}
+
+/**
+ * Public routes read an optional token synchronously (optionalCaller); the session lookup is
+ * asynchronous, so it is made here beforehand, and the live session's id left for optionalCaller.
+ * A bad token is ignored here: optionalCaller refuses it where a token matters.
+ */
+async function noteLiveSession(ctx: Context, keys: TokenKeys, roles: RoleTable) {
+  let caller: LiveCaller;
+  try {
+    caller = callerFrom(bearerClaims(ctx, keys), roles);
+  } catch {
+    return;
+  }
+  if (await isLive(keys, caller)) ctx.state.liveSessionId = caller.sessionId;
+}
+
 export function authenticate(keys: TokenKeys, roles: RoleTable) {
   const verifyJwt = koaJwt({ secret: keys.access as unknown as string, algorithms: [ALGORITHM], key: 'jwt' }).unless({ path: PUBLIC_PATHS });
   return async function authenticated(ctx: Context, next: Next) {
     await verifyJwt(ctx, async () => {
       if (ctx.state.jwt) {
         const caller = callerFrom(ctx.state.jwt, roles);
+        if (!(await isLive(keys, caller))) throw unauthorized();
         checkTenantHeader(ctx, caller);
         ctx.state.caller = caller;
+      } else if (ctx.get('authorization')) {
+        // koa-jwt let it through without verifying: a public path.
+        await noteLiveSession(ctx, keys, roles);
       }
       await next();
     });
   };
 }
 
-/** For public routes that act differently for a signed-in caller (registration). */
+/**
+ * For public routes that act differently for a signed-in caller (registration): the caller of a
+ * valid token whose session the bearer middleware found live; 401 for any other token.
+ */
 export function optionalCaller(ctx: Context, keys: TokenKeys, roles: RoleTable): Caller | undefined {
-  const header = ctx.get('authorization');
-  if (!header) return undefined;
-  const match = /^Bearer\s+(\S+)$/i.exec(header);
-  if (!match) throw unauthorized();
-  let claims: unknown;
-  try {
-    claims = jwt.verify(match[1], keys.access, { algorithms: [ALGORITHM] });
-  } catch {
-    throw unauthorized();
-  }
+  const claims = bearerClaims(ctx, keys);
+  if (claims === undefined) return undefined;
   const caller = callerFrom(claims, roles);
+  if (ctx.state.liveSessionId !== caller.sessionId) throw unauthorized();
   checkTenantHeader(ctx, caller);
   return caller;
 }

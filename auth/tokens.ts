@@ -4,6 +4,7 @@ import { createHash, createSecretKey, randomUUID, type KeyObject } from 'node:cr
 import jwt from 'jsonwebtoken';
 import type { Config } from '../engine/config.js';
 import { unauthorized } from '../engine/errors.js';
+import type { SessionCheck } from './session/live.js';
 
 export const ALGORITHM = 'HS256';
 
@@ -13,7 +14,10 @@ export interface AccessClaims {
   role: string;
   employeeId?: string;
   organizationId?: string;
-  /** The session (refresh-token family) this token was issued with: what a password change keeps. */
+  /**
+   * The session (refresh-token family) this token was issued with: what a password change keeps,
+   * and what every request checks is still live. A token without one is refused.
+   */
   sid?: string;
   typ: 'access';
 }
@@ -30,6 +34,11 @@ export interface TokenKeys {
   refresh: KeyObject;
   accessSeconds: number;
   refreshSeconds: number;
+  /**
+   * Whether an access token's session is still live. Set by the session module when it registers
+   * (it needs the database, which the keys are made without); until then every token is refused.
+   */
+  liveSession?: SessionCheck;
 }
 
 export function tokenKeys(config: Config): TokenKeys {

@@ -24,6 +24,12 @@ export interface Config {
     /** True when the secrets were generated for this process (development only). */
     generated: boolean;
   };
+  /**
+   * Milliseconds an instance trusts its last answer to "is this access token's session still live?";
+   * 0 asks the database on every request. A session revoked on another instance stops working here
+   * within this time; one revoked through this instance, at once.
+   */
+  sessionCheckTtlMs: number;
   /** Largest JSON body accepted, in bytes. */
   bodyLimit: number;
   /** Milliseconds a health probe waits for the database. */
@@ -230,6 +236,7 @@ export function loadConfig(env: Env = process.env): Config {
       expiresIn: integer(env, 'JWT_EXPIRES_IN', 86_400, 1),
       refreshExpiresIn: integer(env, 'JWT_REFRESH_EXPIRES_IN', 7 * 86_400, 1),
     },
+    sessionCheckTtlMs: integer(env, 'SESSION_CHECK_TTL_MS', 5000, 0, 3_600_000),
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1),
     healthTimeoutMs: integer(env, 'HEALTH_TIMEOUT_MS', 2000, 1),
     extraResourceDirs: folders(env, 'EXTRA_RESOURCES_DIR'),

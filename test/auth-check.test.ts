@@ -5,6 +5,7 @@ import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { revokeSession } from '../auth/session/revoke.js';
 import { newTenant, PASSWORD, userWithRole, type Session } from './helpers/accounts.js';
 import { createTestApp, TEST_ENV, type TestApp } from './helpers/app.js';
 import { assertError, assertUnauthorized } from './helpers/error-envelope.js';
@@ -12,10 +13,13 @@ import { assertError, assertUnauthorized } from './helpers/error-envelope.js';
 let t: TestApp;
 let owner: Session & { organizationId: string };
 let refreshToken: string;
+/** An access token of a session of the owner's that has been revoked. */
+let revokedToken: string;
 
 const now = () => Math.floor(Date.now() / 1000);
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
-const claims = () => ({ sub: owner.userId, tenantId: owner.tenantId, role: 'SUPER_ADMIN', typ: 'access' });
+const sid = (token: string) => (jwt.decode(token) as jwt.JwtPayload).sid as string;
+const claims = () => ({ sub: owner.userId, tenantId: owner.tenantId, role: 'SUPER_ADMIN', typ: 'access', sid: sid(owner.token) });
 const sign = (payload: object, options: jwt.SignOptions = {}) => jwt.sign(payload, TEST_ENV.JWT_SECRET, { algorithm: 'HS256', ...options });
 const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const check = (headers: Record<string, string> = {}) => t.http.get('/api/auth/check').set(headers);
@@ -39,6 +43,10 @@ function refusedTokens(): Array<Record<string, string>> {
     bearer(jwt.sign(claims(), 'another-secret-of-a-decent-length-0123456789', { algorithm: 'HS256' })),
     bearer(sign({ ...claims(), typ: 'refresh' })),
     bearer(sign({ ...claims(), role: 'GOD' })),
+    bearer(sign({ ...claims(), sid: undefined })),
+    bearer(sign({ ...claims(), sid: randomUUID() })),
+    bearer(sign({ ...claims(), sid: 'not-a-uuid' })),
+    bearer(revokedToken),
   ];
 }
 
@@ -47,6 +55,9 @@ test.before(async () => {
   owner = await newTenant(t);
   const res = await t.http.post('/api/auth/login').send({ email: owner.email, password: PASSWORD });
   refreshToken = res.body.refresh_token;
+  const ended = await t.http.post('/api/auth/login').send({ email: owner.email, password: PASSWORD });
+  revokedToken = ended.body.token;
+  assert.is(await revokeSession(t.db, owner.userId, sid(revokedToken)), 1);
 });
 test.after(async () => {
   await t.close();

@@ -8,7 +8,8 @@ import type { Engine } from '../../engine/module.js';
 import { primaryEmployee } from '../accounts.js';
 import { signRefreshToken, tokenHash, verifyRefreshToken } from '../tokens.js';
 import { accessToken, type Account, type TokenPair } from './issue.js';
-import { deleteExpiredTokens, exchangeToken, findToken, revokeSession } from './store.js';
+import { revokeSession } from './revoke.js';
+import { deleteExpiredTokens, exchangeToken, findToken } from './store.js';
 
 /** The claims of the new access token, read now: a role or employee changed since login takes effect. */
 async function currentAccount(db: Knex, userId: string): Promise<Account | undefined> {
@@ -27,13 +28,13 @@ export async function refreshSession(engine: Engine, presented: string): Promise
   const spent = await exchangeToken(db, hash, { tokenHash: tokenHash(next.token), expiresAt: next.expiresAt });
   if (!spent) {
     const known = await findToken(db, hash);
-    if (known?.status === 'spent') await revokeSession(db, known.sessionId);
+    if (known?.status === 'spent') await revokeSession(db, known.userId, known.sessionId);
     throw unauthorized();
   }
   const account = await currentAccount(db, spent.userId);
   if (!account) {
     // Deactivated between the exchange and now: the successor was never handed out.
-    await revokeSession(db, spent.sessionId);
+    await revokeSession(db, spent.userId, spent.sessionId);
     throw unauthorized();
   }
   await deleteExpiredTokens(db, account.id);

@@ -250,4 +250,13 @@ test('both forms are public: a bearer token is not needed, and a broken one is n
   assert.is(res.status, 200, JSON.stringify(res.body));
 });
 
+test('a reset also ends an email change the old sessions started: its pending code is gone', async () => {
+  const user = await userWithToken();
+  const change = await t.http.post('/api/email-reset/request-change').set(user.auth).send({ email: uniqueEmail('elsewhere') });
+  assert.is(change.status, 200, JSON.stringify(change.body));
+  assert.ok(await t.db('email_code').where({ userId: user.userId, purpose: 'change-email' }).first());
+  assert.is((await reset({ token: user.resetToken, password: NEW_PASSWORD, confirmPassword: NEW_PASSWORD })).status, 200);
+  assert.is(await t.db('email_code').where({ userId: user.userId }).first(), undefined);
+});
+
 test.run();

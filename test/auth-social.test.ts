@@ -211,8 +211,14 @@ test('a matching account whose email was never verified: linked, its password (s
   const squatter = await registered(email, false);
   const squatterLogin = await t.http.post('/api/auth/login').send({ email, password: PASSWORD });
   assert.is(squatterLogin.status, 200);
+  // What the squatter started before the owner arrives: a password reset and the registration's code.
+  assert.is((await t.http.post('/api/auth/reset-password').send({ email })).status, 200);
+  assert.ok(await t.db('password_reset').where({ userId: squatter.id }).whereNull('usedAt').first());
+  assert.ok(await t.db('email_code').where({ userId: squatter.id }).first());
   const { userId } = successOf(await signIn('google', account('google', email)));
   assert.is(userId, squatter.id);
+  assert.is(await t.db('password_reset').where({ userId }).whereNull('usedAt').first(), undefined);
+  assert.is(await t.db('email_code').where({ userId }).first(), undefined);
   const user = await t.db('user').where({ id: userId }).first();
   assert.is(user.isEmailVerified, true);
   assert.is(user.hash, null);

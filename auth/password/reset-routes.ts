@@ -7,6 +7,7 @@ import type { Engine } from '../../engine/module.js';
 import { isPlainObject } from '../../engine/objects.js';
 import { compileValidator } from '../../engine/validation.js';
 import { hashPassword, passwordProblems } from '../password.js';
+import { clearPendingCodes } from '../email/codes.js';
 import { revokeUserSessions } from '../session/revoke.js';
 import { resetMail, sendInBackground } from './reset-mail.js';
 import { createResetToken, spendOutstanding, spendResetToken } from './reset-tokens.js';
@@ -49,8 +50,10 @@ export function registerResetRoutes(router: Router, engine: Engine) {
       if (!userId) return false;
       await trx('user').where({ id: userId }).update({ hash, updatedAt: trx.fn.now() });
       await spendOutstanding(trx, userId);
-      // Whoever held a session (perhaps the reason for the reset) must sign in again.
+      // Whoever held a session (perhaps the reason for the reset) must sign in again, and an email
+      // change it may have started dies with it.
       await revokeUserSessions(trx, userId);
+      await clearPendingCodes(trx, userId);
       return true;
     });
     if (!done) throw badRequest(INVALID_TOKEN);

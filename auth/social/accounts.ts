@@ -4,6 +4,8 @@
 import type { Knex } from 'knex';
 import type { SocialProvider } from '../../engine/config.js';
 import { createTenant, fullName } from '../accounts.js';
+import { clearPendingCodes } from '../email/codes.js';
+import { spendOutstanding } from '../password/reset-tokens.js';
 import { revokeUserSessions } from '../session/revoke.js';
 import { ProviderFailure } from './oauth.js';
 import type { Profile } from './providers.js';
@@ -34,7 +36,11 @@ async function linkByEmail(trx: Knex.Transaction, provider: SocialProvider, prof
   if (!user) return undefined;
   if (!user.isEmailVerified) {
     await trx('user').where('id', user.id).update({ isEmailVerified: true, hash: null, updatedAt: trx.fn.now() });
+    // Nothing the squatter started may finish later: its sessions, a password reset it asked for,
+    // an email change or verification code it holds.
     await revokeUserSessions(trx, user.id);
+    await spendOutstanding(trx, user.id);
+    await clearPendingCodes(trx, user.id);
   }
   await trx('user_identity').insert({ tenantId: user.tenantId, userId: user.id, provider, subject: profile.subject, email });
   return user;

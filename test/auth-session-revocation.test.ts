@@ -165,6 +165,18 @@ test('tokens without a session, or naming one that does not exist or is not thei
   await assertAccepted(sign({ sid: sid(owner.token) }));
 });
 
+test('a session whose refresh tokens have all expired is deleted at the next sign-in, and its access tokens refused', async () => {
+  const user = await userWithRole(t, owner, 'EMPLOYEE');
+  const old = await signIn(user.email);
+  await t.db('refresh_token').where({ sessionId: sid(old.token) }).update({ expiresAt: new Date(Date.now() - 1000) });
+  const fresh = await signIn(user.email);
+  assert.is(await sessionRow(old.token), undefined);
+  assert.is(await t.db('refresh_token').where({ sessionId: sid(old.token) }).first(), undefined);
+  await assertRefused(old.token);
+  await assertAccepted(fresh.token);
+  await assertAccepted(user.token);
+});
+
 test('with a long SESSION_CHECK_TTL_MS the answer is cached, yet a revocation through this process takes effect at once', async () => {
   const cached = await createTestApp({ env: { SESSION_CHECK_TTL_MS: '3600000' } });
   try {

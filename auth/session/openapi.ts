@@ -37,7 +37,8 @@ export function sessionOpenApi(): OpenApiPaths {
           'Each refresh token is good for one exchange: the one sent is spent and the answer carries its successor.',
           'An expired, revoked, unknown or forged token, an access token, or a token of an inactive user is a 401.',
           'Sending a token that was already spent is a 401 and ends its whole session: the successor issued for it',
-          'is revoked too, so whoever holds it must sign in again. The new access token carries the role and employee',
+          'is revoked too, so whoever holds it must sign in again, and the access tokens of that session are refused',
+          'from then on, as after a password reset or change. The new access token carries the role and employee',
           'of the user as they are now.',
         ].join(' '),
         security: [],
@@ -53,7 +54,9 @@ export function sessionOpenApi(): OpenApiPaths {
         tags: ['auth'],
         operationId: 'checkToken',
         summary: 'Check the access token',
-        description: 'The claims of the bearer token and when it expires; any token the API would refuse is a 401.',
+        description:
+          'The claims of the bearer token and when it expires; any token the API would refuse is a 401, ' +
+          'among them one whose session has ended (password reset or change, a spent refresh token sent again).',
         responses: {
           '200': jsonResponse('The token is valid', checkAnswer),
           ...errorResponses(401, 403, 500, 503),

@@ -196,6 +196,29 @@ test('with a long SESSION_CHECK_TTL_MS the answer is cached, yet a revocation th
   }
 });
 
+// A request while the revoking transaction is open reads the session as still live (and may cache
+// that); once it commits, the answer is forgotten. PGlite's one connection cannot serve a request
+// while a transaction is open: PostgreSQL only.
+(usingPostgres() ? test : test.skip)("with a long TTL, a revocation inside a caller's transaction takes effect when it commits", async () => {
+  const cached = await createTestApp({ env: { SESSION_CHECK_TTL_MS: '3600000' } });
+  try {
+    const admin = await newTenant(cached);
+    await assertAccepted(admin.token, cached);
+    const trx = await cached.db.transaction();
+    try {
+      assert.is(await revokeUserSessions(trx, admin.userId), 1);
+      assert.is((await cached.http.get('/api/user/me').set(bearer(admin.token))).status, 200, 'not revoked until committed');
+      await trx.commit();
+    } catch (err) {
+      if (!trx.isCompleted()) await trx.rollback();
+      throw err;
+    }
+    await assertRefused(admin.token, cached);
+  } finally {
+    await cached.close();
+  }
+});
+
 // PGlite has a single connection: a transaction held open there blocks every other query, so the
 // two sides of this race cannot run at once. PostgreSQL only.
 (usingPostgres() ? test : test.skip)('a refresh held open while the sessions are revoked: its successor is refused everywhere', async () => {

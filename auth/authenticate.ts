@@ -8,6 +8,7 @@ import jwt from 'jsonwebtoken';
 import type { Caller } from '../engine/caller.js';
 import { forbidden, unauthorized } from '../engine/errors.js';
 import type { RoleTable } from './roles.js';
+import type { SessionCheck } from './session/live.js';
 import { ALGORITHM, type AccessClaims, type TokenKeys } from './tokens.js';
 
 /**
@@ -54,9 +55,7 @@ function checkTenantHeader(ctx: Context, caller: Caller) {
 }
 
 /** A password reset or change, a reused refresh token, a social link: its access tokens stop here. */
-async function isLive(keys: TokenKeys, caller: LiveCaller): Promise<boolean> {
-  return keys.liveSession ? keys.liveSession(caller.sessionId, caller.userId) : false;
-}
+const isLive = (liveSession: SessionCheck, caller: LiveCaller) => liveSession(caller.sessionId, caller.userId);
 
 /** The verified claims of the request's bearer token; undefined without one; 401 for any other. */
 function bearerClaims(ctx: Context, keys: TokenKeys): unknown {
@@ -76,28 +75,29 @@ function bearerClaims(ctx: Context, keys: TokenKeys): unknown {
  * asynchronous, so it is made here beforehand, and the live session's id left for optionalCaller.
  * A bad token is ignored here: optionalCaller refuses it where a token matters.
  */
-async function noteLiveSession(ctx: Context, keys: TokenKeys, roles: RoleTable) {
+async function noteLiveSession(ctx: Context, keys: TokenKeys, roles: RoleTable, liveSession: SessionCheck) {
   let caller: LiveCaller;
   try {
     caller = callerFrom(bearerClaims(ctx, keys), roles);
   } catch {
     return;
   }
-  if (await isLive(keys, caller)) ctx.state.liveSessionId = caller.sessionId;
+  if (await isLive(liveSession, caller)) ctx.state.liveSessionId = caller.sessionId;
 }
 
-export function authenticate(keys: TokenKeys, roles: RoleTable) {
+/** @param liveSession whether a token's session is still live (auth/session/live.ts) */
+export function authenticate(keys: TokenKeys, roles: RoleTable, liveSession: SessionCheck) {
   const verifyJwt = koaJwt({ secret: keys.access as unknown as string, algorithms: [ALGORITHM], key: 'jwt' }).unless({ path: PUBLIC_PATHS });
   return async function authenticated(ctx: Context, next: Next) {
     await verifyJwt(ctx, async () => {
       if (ctx.state.jwt) {
         const caller = callerFrom(ctx.state.jwt, roles);
-        if (!(await isLive(keys, caller))) throw unauthorized();
+        if (!(await isLive(liveSession, caller))) throw unauthorized();
         checkTenantHeader(ctx, caller);
         ctx.state.caller = caller;
       } else if (ctx.get('authorization')) {
         // koa-jwt let it through without verifying: a public path.
-        await noteLiveSession(ctx, keys, roles);
+        await noteLiveSession(ctx, keys, roles, liveSession);
       }
       await next();
     });

@@ -4,7 +4,6 @@ import { createHash, createSecretKey, randomUUID, type KeyObject } from 'node:cr
 import jwt from 'jsonwebtoken';
 import type { Config } from '../engine/config.js';
 import { unauthorized } from '../engine/errors.js';
-import type { SessionCheck } from './session/live.js';
 
 export const ALGORITHM = 'HS256';
 
@@ -34,11 +33,6 @@ export interface TokenKeys {
   refresh: KeyObject;
   accessSeconds: number;
   refreshSeconds: number;
-  /**
-   * Whether an access token's session is still live. Set by the session module when it registers
-   * (it needs the database, which the keys are made without); until then every token is refused.
-   */
-  liveSession?: SessionCheck;
 }
 
 export function tokenKeys(config: Config): TokenKeys {

@@ -5,6 +5,7 @@ import Koa from 'koa';
 import { Model } from 'objection';
 import { authenticate } from '../auth/authenticate.js';
 import { authModules } from '../auth/modules.js';
+import { sessionCheck } from '../auth/session/live.js';
 import { loadRoles } from '../auth/roles.js';
 import { tokenKeys } from '../auth/tokens.js';
 import type { Config } from './config.js';
@@ -66,7 +67,7 @@ export function createApp(options: AppOptions): App {
 
   const koa = new Koa();
   koa.use(errorMiddleware(options.logError));
-  koa.use(authenticate(engine.keys, roles));
+  koa.use(authenticate(engine.keys, roles, sessionCheck(db, config.sessionCheckTtlMs)));
   koa.use(jsonBody(config.bodyLimit));
   koa.use(router.routes());
   koa.use(router.allowedMethods());

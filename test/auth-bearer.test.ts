@@ -18,7 +18,7 @@ const now = () => Math.floor(Date.now() / 1000);
 const tagCount = async () => Number((await t.db('tag').count({ n: '*' }))[0].n);
 
 /** The claims of a real access token of the owner, to forge variants of. */
-const claims = () => ({ sub: owner.userId, tenantId: owner.tenantId, role: 'SUPER_ADMIN', typ: 'access' });
+const claims = () => ({ sub: owner.userId, tenantId: owner.tenantId, role: 'SUPER_ADMIN', typ: 'access', sid: (jwt.decode(owner.token) as jwt.JwtPayload).sid });
 const sign = (payload: object, options: jwt.SignOptions = {}) => jwt.sign(payload, TEST_ENV.JWT_SECRET, { algorithm: 'HS256', ...options });
 const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
 

@@ -267,7 +267,7 @@ test('every operation documents 503, and the server answers it in the envelope w
   try {
     const app = createApp({ config: loadConfig(TEST_ENV), db, modules, logError: () => {} });
     const http = request(app.koa.callback());
-    const token = signAccessToken(app.engine.keys, { sub: randomUUID(), tenantId: randomUUID(), role: 'SUPER_ADMIN' });
+    const token = signAccessToken(app.engine.keys, { sub: randomUUID(), tenantId: randomUUID(), role: 'SUPER_ADMIN', sid: randomUUID() });
     const auth = { Authorization: `Bearer ${token}` };
     const id = randomUUID();
     const calls = [

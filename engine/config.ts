@@ -102,20 +102,23 @@ function integer(env: Env, name: string, fallback: number, min = 0, max = Number
   return Number(raw);
 }
 
-function databaseUrl(env: Env): string | undefined {
-  const raw = env.DATABASE_URL;
+/** A connection URL of another service, if set; a value that is not one of its protocols names the variable. */
+function serviceUrl(env: Env, name: string, protocols: string[], example: string): string | undefined {
+  const raw = env[name];
   if (!raw) return undefined;
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError('DATABASE_URL must be a URL such as postgres://user@host:5432/db');
+    throw new ConfigError(`${name} must be a URL such as ${example}`);
   }
-  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new ConfigError(`DATABASE_URL must use postgres:// or postgresql://, got "${url.protocol}"`);
+  if (!protocols.includes(url.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.map((p) => `${p}//`).join(' or ')}, got "${url.protocol}"`);
   }
   return raw;
 }
+
+const databaseUrl = (env: Env) => serviceUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:'], 'postgres://user@host:5432/db');
 
 function databaseSchema(env: Env, databaseUrl: string | undefined): string | undefined {
   const raw = env.DATABASE_SCHEMA;
@@ -182,18 +185,7 @@ function httpUrl(env: Env, name: string, fallback: string): string {
   return raw.replace(/\/+$/, '');
 }
 
-function smtpUrl(env: Env): string | undefined {
-  const raw = env.SMTP_URL;
-  if (!raw) return undefined;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError('SMTP_URL must be a URL such as smtp://user:pass@host:587 or smtps://host:465');
-  }
-  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw new ConfigError(`SMTP_URL must use smtp:// or smtps://, got "${url.protocol}"`);
-  return raw;
-}
+const smtpUrl = (env: Env) => serviceUrl(env, 'SMTP_URL', ['smtp:', 'smtps:'], 'smtp://user:pass@host:587 or smtps://host:465');
 
 function socialProviders(env: Env, apiBaseUrl: string): Config['social'] {
   const social = {} as Config['social'];

@@ -637,8 +637,9 @@ test('engine/ names no resource of resources/', () => {
   for (const file of engineFiles()) {
     const relative = path.relative(ENGINE_DIR, file);
     for (const literal of literals(readFileSync(file, 'utf8'))) {
-      // Prose and other services' addresses (https://api.github.com/user) name no resource of ours.
-      const match = /\s/.test(literal) || /^https?:\/\//.test(literal) ? null : pattern.exec(literal);
+      // Prose and other services' addresses (https://api.github.com/user, postgres://user@host/db)
+      // name no resource of ours.
+      const match = /\s/.test(literal) || /^[a-z][a-z0-9+.-]*:\/\//.test(literal) ? null : pattern.exec(literal);
       if (match) found.set(`${relative}\u0000${literal}`, `engine/${relative}: '${literal}' names "${match[1]}"`);
     }
   }

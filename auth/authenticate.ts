@@ -71,6 +71,23 @@ function bearerClaims(ctx: Context, keys: TokenKeys): unknown {
 }
 
 /**
+ * Who a request's access token names when it is valid (signature, expiry, kind, role): what rate
+ * limits key a caller by, before authentication proper. Never throws; a revoked session's token
+ * still names its user, so its requests count against that user.
+ */
+export function tokenHolder(keys: TokenKeys, roles: RoleTable) {
+  return (ctx: Context): { userId: string; role: string } | undefined => {
+    if (!ctx.get('authorization')) return undefined;
+    try {
+      const caller = callerFrom(bearerClaims(ctx, keys), roles);
+      return { userId: caller.userId, role: caller.role };
+    } catch {
+      return undefined;
+    }
+  };
+}
+
+/**
  * Public routes read an optional token synchronously (optionalCaller); the session lookup is
  * asynchronous, so it is made here beforehand, and the live session's id left for optionalCaller.
  * A bad token is ignored here: optionalCaller refuses it where a token matters.

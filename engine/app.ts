@@ -1,9 +1,9 @@
-// Builds the Koa app: errors → authentication → JSON body → routes. Everything is compiled
+// Builds the Koa app: errors → rate limits → authentication → JSON body → routes. Everything is compiled
 // here, once: definitions, validators, routes and the OpenAPI document.
 import Router from '@koa/router';
 import Koa from 'koa';
 import { Model } from 'objection';
-import { authenticate } from '../auth/authenticate.js';
+import { authenticate, tokenHolder } from '../auth/authenticate.js';
 import { authModules } from '../auth/modules.js';
 import { sessionCheck } from '../auth/session/live.js';
 import { loadRoles } from '../auth/roles.js';
@@ -16,7 +16,9 @@ import { createMailer, type Mailer } from './mail.js';
 import type { Engine, Module } from './module.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 import { registerDocs } from './openapi/docs-routes.js';
-import { RESOURCES_DIR, ROLES_FILE } from './paths.js';
+import { LIMITS_FILE, RESOURCES_DIR, ROLES_FILE } from './paths.js';
+import { logEvent, type LogEvent } from './log.js';
+import { createRateLimiting, type RateLimiting } from './ratelimit/setup.js';
 import { compileDefinitions } from './resource/compile.js';
 import { loadDefinitionDir, loadDefinitionFile } from './resource/load.js';
 import { registerResourceRoutes } from './resource/routes.js';
@@ -30,7 +32,11 @@ export interface AppOptions {
   resourceDirs?: string[];
   modules?: Module[];
   rolesFile?: string;
+  /** Rate limits; the project's resources/limits.yaml by default. */
+  limitsFile?: string;
   logError?: (err: unknown) => void;
+  /** Events worth a line in the log (a Redis outage); one JSON line on stdout by default. */
+  log?: LogEvent;
   /** Outgoing mail; by default SMTP_URL's server, or one log line per message. */
   mailer?: Mailer;
 }
@@ -39,7 +45,15 @@ export interface App {
   koa: Koa;
   engine: Engine;
   openapi: Record<string, unknown>;
+  rateLimiting: RateLimiting;
+  /** Resolves when the services the app counts on are connected (or have been waited for long enough). */
+  ready(): Promise<void>;
+  /** Closes what the app opened itself (the rate-limit store); the database is the caller's. */
+  close(): Promise<void>;
 }
+
+/** How long start-up waits for Redis before serving without it (fail-open). */
+const STORE_READY_TIMEOUT_MS = 2000;
 
 export function createApp(options: AppOptions): App {
   const { config, db } = options;
@@ -62,14 +76,30 @@ export function createApp(options: AppOptions): App {
   registerHealth(router, db, config.healthTimeoutMs);
   for (const service of services.values()) if (service.resource.routes) registerResourceRoutes(router, service);
   for (const module of modules) module.register(router, engine);
+  const rateLimiting = createRateLimiting({
+    config,
+    limitsFile: options.limitsFile ?? LIMITS_FILE,
+    registry,
+    roles: roles.grants.keys(),
+    identify: tokenHolder(engine.keys, roles),
+    log: options.log ?? logEvent,
+  });
   const openapi = buildOpenApiDocument(engine, modules);
   registerDocs(router, openapi);
 
   const koa = new Koa();
   koa.use(errorMiddleware(options.logError));
+  koa.use(rateLimiting.middleware);
   koa.use(authenticate(engine.keys, roles, sessionCheck(db, config.sessionCheckTtlMs)));
   koa.use(jsonBody(config.bodyLimit));
   koa.use(router.routes());
   koa.use(router.allowedMethods());
-  return { koa, engine, openapi };
+  return {
+    koa,
+    engine,
+    openapi,
+    rateLimiting,
+    ready: async () => rateLimiting.store?.ready(STORE_READY_TIMEOUT_MS),
+    close: async () => rateLimiting.store?.close(),
+  };
 }

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import path from 'node:path';
+import { checkTrustedProxies } from './ratelimit/client-ip.js';
 
 export interface Config {
   env: string;
@@ -50,6 +51,25 @@ export interface Config {
   apiBaseUrl: string;
   /** Social login providers; a provider without client id and secret is off (its routes answer 404). */
   social: Record<SocialProvider, SocialProviderConfig | undefined>;
+  /** redis:// or rediss:// URL; rate-limit counts live there (shared by every instance) when set. */
+  redisUrl?: string;
+  /**
+   * Proxies whose X-Forwarded-For is believed (addresses, CIDR ranges, or loopback, linklocal,
+   * uniquelocal); with none, a caller's address is the socket's.
+   */
+  trustedProxies: string[];
+  rateLimits: {
+    /** RATE_LIMITS=off switches every limit off (development). */
+    enabled: boolean;
+    /** Multiplies every limit's request count. */
+    scale: number;
+    /** Multiplies every window (tests use short ones). */
+    windowScale: number;
+    /** Most counts the in-memory store keeps before it drops the oldest. */
+    maxKeys: number;
+    /** Start of every Redis key, so that several deployments can share one Redis. */
+    prefix: string;
+  };
 }
 
 export const SOCIAL_PROVIDERS = ['google', 'github', 'microsoft', 'facebook'] as const;
@@ -185,6 +205,42 @@ function httpUrl(env: Env, name: string, fallback: string): string {
   return raw.replace(/\/+$/, '');
 }
 
+/** A positive decimal number, such as 0.5 or 10. */
+function factor(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!/^\d+(\.\d+)?$/.test(raw) || !(value > 0)) throw new ConfigError(`${name} must be a positive number such as 0.5 or 10, got "${raw}"`);
+  return value;
+}
+
+function onOff(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'on') return true;
+  if (raw === 'off') return false;
+  throw new ConfigError(`${name} must be on or off, got "${raw}"`);
+}
+
+/** Comma-separated; each entry checked by proxy-addr, the library that will use it. */
+function trustedProxies(env: Env): string[] {
+  const entries = (env.TRUSTED_PROXIES ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  try {
+    checkTrustedProxies(entries);
+  } catch (err) {
+    throw new ConfigError(`TRUSTED_PROXIES must list IP addresses, CIDR ranges, loopback, linklocal or uniquelocal: ${(err as Error).message}`);
+  }
+  return entries;
+}
+
+function keyPrefix(env: Env): string {
+  const raw = env.RATE_LIMIT_PREFIX || 'ratelimit';
+  if (!/^[A-Za-z0-9_:.-]{1,64}$/.test(raw)) throw new ConfigError(`RATE_LIMIT_PREFIX must be 1 to 64 letters, digits, _ : . or -, got "${raw}"`);
+  return raw;
+}
+
+const redisUrl = (env: Env) => serviceUrl(env, 'REDIS_URL', ['redis:', 'rediss:'], 'redis://host:6379');
+
 const smtpUrl = (env: Env) => serviceUrl(env, 'SMTP_URL', ['smtp:', 'smtps:'], 'smtp://user:pass@host:587 or smtps://host:465');
 
 function socialProviders(env: Env, apiBaseUrl: string): Config['social'] {
@@ -236,5 +292,14 @@ export function loadConfig(env: Env = process.env): Config {
     clientBaseUrl: httpUrl(env, 'CLIENT_BASE_URL', 'http://localhost:4200'),
     apiBaseUrl,
     social: socialProviders(env, apiBaseUrl),
+    redisUrl: redisUrl(env),
+    trustedProxies: trustedProxies(env),
+    rateLimits: {
+      enabled: onOff(env, 'RATE_LIMITS', true),
+      scale: factor(env, 'RATE_LIMIT_SCALE', 1),
+      windowScale: factor(env, 'RATE_LIMIT_WINDOW_SCALE', 1),
+      maxKeys: integer(env, 'RATE_LIMIT_MAX_KEYS', 250_000, 1000),
+      prefix: keyPrefix(env),
+    },
   };
 }

@@ -5,3 +5,4 @@ export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const RESOURCES_DIR = fileURLToPath(new URL('../resources', import.meta.url));
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../resources/migrations', import.meta.url));
 export const ROLES_FILE = fileURLToPath(new URL('../resources/roles.yaml', import.meta.url));
+export const LIMITS_FILE = fileURLToPath(new URL('../resources/limits.yaml', import.meta.url));

@@ -5,18 +5,18 @@
 import { createServer, type Server } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { modules } from '../resources/modules.js';
-import { createApp } from './app.js';
+import { createApp, type App } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { DataDirLockedError, ensureSchema, openDatabase, type Database } from './db.js';
 import { migrate, migrationFolders, MissingMigrationsError } from './migrations.js';
 import { RESOURCES_DIR } from './paths.js';
 import { DefinitionError } from './resource/load.js';
+import { logEvent } from './log.js';
 
 /** How long open requests may take to finish after SIGTERM before their connections are cut. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
-const log = (level: string, msg: string, extra: Record<string, unknown> = {}) =>
-  console.log(JSON.stringify({ level, time: new Date().toISOString(), msg, ...extra }));
+const log = logEvent;
 
 /** A start-up failure whose message says all there is to say (no stack needed). */
 class StartupError extends Error {}
@@ -59,24 +59,29 @@ export async function start(config: Config): Promise<{ server: Server; database:
     schema: config.databaseSchema,
     dataDir: config.databaseUrl ? undefined : config.dataDir,
   });
+  let app: App | undefined;
   try {
     // Definitions first: a mistake in one is reported before anything touches the database.
-    const { koa, engine } = createApp({
+    app = createApp({
       config,
       db: database.knex,
       resourceDirs,
       modules,
       logError: (err) => log('error', 'request failed', { error: String((err as Error)?.stack ?? err) }),
+      log,
     });
+    const { koa, engine, rateLimiting } = app;
     await ensureSchema(database.knex, config.databaseSchema);
     const applied = await migrate(database.knex, migrationDirs);
     if (applied.length) log('info', 'migrations applied', { migrations: applied });
+    await app.ready();
     const server = createServer(koa.callback());
     await listen(server, config);
     const address = server.address();
     log('info', 'listening', {
       port: typeof address === 'object' && address ? address.port : config.port,
       database: database.kind === 'pglite' ? `embedded (${config.dataDir})` : `postgresql${config.databaseSchema ? ` (schema ${config.databaseSchema})` : ''}`,
+      rateLimits: rateLimiting.store?.driver ?? 'off',
     });
     const stop = async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -87,10 +92,12 @@ export async function start(config: Config): Promise<{ server: Server; database:
       clearTimeout(cut);
       // After the last request: a response may still have been sending its mail.
       await engine.mailer.close();
+      await app!.close();
       await database.close();
     };
     return { server, database, stop };
   } catch (err) {
+    await app?.close();
     await database.close();
     throw databaseProblem(err, config) ?? err;
   }

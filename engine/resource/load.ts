@@ -38,7 +38,7 @@ function segments(instancePath: string): string[] {
 
 const RELATION_KINDS = ['belongsTo', 'hasMany', 'manyToMany'];
 
-function describe(error: ErrorObject, value: unknown): { at: string[]; key?: boolean; fault: string } {
+function describe(error: ErrorObject, value: unknown, topLevel: string): { at: string[]; key?: boolean; fault: string } {
   const at = segments(error.instancePath);
   const p = error.params as Record<string, any>;
   switch (error.keyword) {
@@ -57,7 +57,7 @@ function describe(error: ErrorObject, value: unknown): { at: string[]; key?: boo
     case 'propertyNames':
       return { at: [...at, p.propertyName], key: true, fault: 'is not a valid name (letters and digits, starting with a letter)' };
     case 'type':
-      if (at.length === 0) return { at, fault: 'must be a YAML mapping with at least name, scope, permissions and fields' };
+      if (at.length === 0) return { at, fault: topLevel };
       return { at, fault: error.message ?? 'is invalid' };
     default:
       return { at, fault: error.message ?? 'is invalid' };
@@ -91,7 +91,8 @@ function relevant(errors: ErrorObject[]): ErrorObject[] {
   );
 }
 
-export function parseDefinition(text: string, file: string): SourcedDefinition {
+/** A YAML file's value, and a way to point at any place in it ("file:line:col path"). */
+export function parseLocatedYaml(text: string, file: string): { value: unknown; locate: SourcedDefinition['locate'] } {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false });
   const locate = (at: Array<string | number>, options: { key?: boolean } = {}) => {
@@ -104,14 +105,26 @@ export function parseDefinition(text: string, file: string): SourcedDefinition {
       return `${file}:${line}:${col} YAML syntax: ${e.message.split('\n')[0]}`;
     }));
   }
-  const value = doc.toJS();
-  if (!validateFormat(value)) {
-    const problems = relevant(validateFormat.errors ?? []).map((e) => {
-      const { at, key, fault } = describe(e, value);
-      return `${locate(at, { key })}: ${fault}`;
-    });
-    throw new DefinitionError([...new Set(problems)]);
-  }
+  return { value: doc.toJS(), locate };
+}
+
+/** One line per schema fault, each pointing into the file. */
+export function schemaProblems(
+  errors: ErrorObject[],
+  value: unknown,
+  locate: SourcedDefinition['locate'],
+  topLevel = 'must be a YAML mapping with at least name, scope, permissions and fields',
+): string[] {
+  const problems = relevant(errors).map((e) => {
+    const { at, key, fault } = describe(e, value, topLevel);
+    return `${locate(at, { key })}: ${fault}`;
+  });
+  return [...new Set(problems)];
+}
+
+export function parseDefinition(text: string, file: string): SourcedDefinition {
+  const { value, locate } = parseLocatedYaml(text, file);
+  if (!validateFormat(value)) throw new DefinitionError(schemaProblems(validateFormat.errors ?? [], value, locate));
   return { definition: value as ResourceDefinition, file, locate };
 }
 

@@ -73,5 +73,17 @@ export interface ResourceDefinition {
   dateRange?: string;
   tagFilter?: string;
   maxTake?: number;
+  /** Rate limits of this resource's own endpoints (README "Rate limits"). */
+  limits?: ResourceLimitDefinition[];
   unique?: Array<{ fields: string[]; message?: string }>;
+}
+
+export interface ResourceLimitDefinition {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Below the resource's path and each alias (/upload); absent: the path itself; /*: everything below. */
+  path?: string;
+  requests: number;
+  /** Seconds. */
+  window: number;
+  reason?: string;
 }

@@ -13,6 +13,8 @@ import { modules as projectModules } from '../../resources/modules.js';
 
 export const TEST_ENV = {
   NODE_ENV: 'test',
+  // The suites register and sign in far more often than the limits allow; the rate-limit suites switch them on.
+  RATE_LIMITS: 'off',
   JWT_SECRET: 'test-access-secret-0123456789abcdef0123456789',
   JWT_REFRESH_SECRET: 'test-refresh-secret-0123456789abcdef012345678',
 };
@@ -62,8 +64,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       resourceDirs: options.resourceDirs ?? [RESOURCES_DIR],
       modules: options.modules ?? projectModules,
       logError: () => {},
+      log: () => {},
       ...options.appOptions,
     });
+    await app.ready();
     return {
       ...app,
       db: database.knex,
@@ -71,6 +75,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       config,
       http: request(app.koa.callback()),
       async close() {
+        await app.close();
         await database.close();
         await dropSchema?.();
       },

@@ -1,0 +1,100 @@
+// Counts each request against every limit that matches it (its caller's tier, its method, its
+// endpoint) and refuses it with 429 when any is used up. koa-ratelimit does the counting: one of
+// its middlewares per policy, each run as a probe, because one koa-ratelimit middleware is one
+// policy and its own answers (fractional reset, plain-text 429) are not this API's. Each probe
+// writes its figures to headers of its own, which are read back and removed here.
+import type { Context, Middleware, Next } from 'koa';
+import ratelimit from 'koa-ratelimit';
+import type { ClientAddress } from './client-ip.js';
+import { byRestriction, rateLimitHeaders, tooManyRequests, type Count } from './headers.js';
+import { PolicyMatcher, type LimitPolicy, type LimitTable } from './policy.js';
+import type { LimitStore } from './store.js';
+
+/** The user of a valid access token, and the role it carries. */
+export interface TokenHolder {
+  userId: string;
+  role: string;
+}
+
+export interface RateLimitOptions {
+  table: LimitTable;
+  store: LimitStore;
+  /** Start of every key in the store. */
+  prefix: string;
+  /** The holder of the request's access token when it is valid; undefined for any other request. */
+  identify(ctx: Context): TokenHolder | undefined;
+  clientAddress: ClientAddress;
+  /** Unix seconds now; the store keeps its own clock, this one only words the headers. */
+  now?: () => number;
+}
+
+/** ctx.state key of the bucket a request counts in, read by every probe. */
+const CALLER = 'rateLimitCaller';
+
+interface Probe {
+  policy: LimitPolicy;
+  middleware: Middleware;
+  headers: { remaining: string; reset: string; total: string };
+}
+
+function probes(options: RateLimitOptions): Map<LimitPolicy, Probe> {
+  const { table, store, prefix } = options;
+  const all = [...table.tiers, ...table.endpoints];
+  return new Map(
+    all.map((policy, i) => {
+      const headers = { remaining: `x-limit-probe-${i}-remaining`, reset: `x-limit-probe-${i}-reset`, total: `x-limit-probe-${i}-total` };
+      const middleware = ratelimit({
+        driver: store.driver,
+        db: store.db,
+        namespace: `${prefix}:${policy.name}`,
+        max: policy.requests,
+        duration: Math.round(policy.windowSeconds * 1000),
+        id: (ctx) => ctx.state[CALLER] as string,
+        headers,
+      }) as Middleware;
+      return [policy, { policy, middleware, headers }];
+    }),
+  );
+}
+
+/** One policy's count for this request; undefined when the store could not take it (fail-open). */
+async function count(ctx: Context, probe: Probe, store: LimitStore): Promise<Count | undefined> {
+  let passed = false;
+  try {
+    // koa-ratelimit calls next only when the request is within the limit.
+    await probe.middleware(ctx, async () => {
+      passed = true;
+    });
+  } catch (err) {
+    store.failed(err);
+    return undefined;
+  }
+  store.worked();
+  const { remaining, reset, total } = probe.headers;
+  const figures = { remaining: Number(ctx.response.get(remaining)), resetAt: Number(ctx.response.get(reset)), limit: Number(ctx.response.get(total)) };
+  ctx.remove(remaining);
+  ctx.remove(reset);
+  ctx.remove(total);
+  return { policy: probe.policy, ...figures, refused: !passed };
+}
+
+export function rateLimits(options: RateLimitOptions): Middleware {
+  const matcher = new PolicyMatcher(options.table);
+  const byPolicy = probes(options);
+  const now = options.now ?? (() => Date.now() / 1000);
+  return async function rateLimited(ctx: Context, next: Next) {
+    if (matcher.isExempt(ctx.method, ctx.path)) return next();
+    const holder = options.identify(ctx);
+    ctx.state[CALLER] = holder ? `sub:${holder.userId}` : `ip:${options.clientAddress(ctx.req)}`;
+    const policies = [matcher.tierOf(holder?.role), ...matcher.endpointPolicies(ctx.method, ctx.path)];
+    const counted = await Promise.all(policies.map((policy) => count(ctx, byPolicy.get(policy)!, options.store)));
+    const counts = counted.filter((c): c is Count => c !== undefined).sort(byRestriction);
+    if (counts.length) {
+      const at = now();
+      ctx.set(rateLimitHeaders(counts, at));
+      // Refused by one limit; the wait lasts until every limit with nothing left frees up.
+      if (counts.some((c) => c.refused)) throw tooManyRequests(counts.filter((c) => c.remaining === 0), at);
+    }
+    return next();
+  };
+}

@@ -1,0 +1,37 @@
+// Rate limiting as the app uses it: the effective policy table (limits.yaml, the resources' own
+// limits, the configured scaling), its store, and the middleware; or a pass-through when
+// RATE_LIMITS=off.
+import type { Middleware } from 'koa';
+import type { Config } from '../config.js';
+import type { LogEvent } from '../log.js';
+import type { Registry } from '../resource/compiled.js';
+import { clientAddress } from './client-ip.js';
+import { rateLimits, type RateLimitOptions } from './middleware.js';
+import { loadLimitTable, scaleLimitTable, type LimitTable } from './policy.js';
+import { memoryStore, redisStore, type LimitStore } from './store.js';
+
+export interface RateLimiting {
+  /** The limits in force (the table of limits.yaml as configured), whether or not they are enforced. */
+  table: LimitTable;
+  enabled: boolean;
+  middleware: Middleware;
+  store?: LimitStore;
+}
+
+export interface RateLimitingOptions {
+  config: Config;
+  limitsFile: string;
+  registry: Registry;
+  roles: Iterable<string>;
+  identify: RateLimitOptions['identify'];
+  log: LogEvent;
+}
+
+export function createRateLimiting({ config, limitsFile, registry, roles, identify, log }: RateLimitingOptions): RateLimiting {
+  const { enabled, scale, windowScale, maxKeys, prefix } = config.rateLimits;
+  const table = scaleLimitTable(loadLimitTable(limitsFile, registry, roles), { scale, windowScale });
+  if (!enabled) return { table, enabled, middleware: (_ctx, next) => next() };
+  const store = config.redisUrl ? redisStore(config.redisUrl, log) : memoryStore(maxKeys);
+  const middleware = rateLimits({ table, store, prefix, identify, clientAddress: clientAddress(config.trustedProxies) });
+  return { table, enabled, middleware, store };
+}

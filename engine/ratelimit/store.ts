@@ -1,0 +1,123 @@
+// Where koa-ratelimit keeps its counts: a bounded Map in this process by default, Redis (shared
+// by every instance) when REDIS_URL is set. Redis trouble never stops the service: a count that
+// cannot be taken is skipped (fail-open), and the outage is logged once when it starts and once
+// when it ends, never per request.
+import { Redis } from 'ioredis';
+import type { LogEvent } from '../log.js';
+
+/**
+ * The memory driver's Map never forgets a caller. This one drops counts whose window has passed
+ * (swept every `sweepMs`) and, should a flood of distinct callers outrun the sweep, the oldest
+ * counts beyond `maxKeys`: memory stays bounded whatever the number of callers.
+ */
+export class ExpiringCounts extends Map<string, { reset: number }> {
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly maxKeys: number,
+    sweepMs: number,
+  ) {
+    super();
+    this.timer = setInterval(() => this.sweep(), sweepMs);
+    this.timer.unref();
+  }
+
+  override set(key: string, entry: { reset: number }): this {
+    // Re-inserted at the end, so iteration order is (nearly) the order windows began in.
+    if (super.has(key)) super.delete(key);
+    else if (this.size >= this.maxKeys) super.delete(this.keys().next().value!);
+    return super.set(key, entry);
+  }
+
+  /** Drops every count whose window ended (koa-ratelimit's memory driver keeps `reset` in Unix seconds). */
+  sweep(nowSeconds = Date.now() / 1000): void {
+    for (const [key, entry] of this) if (entry.reset < nowSeconds) super.delete(key);
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.clear();
+  }
+}
+
+export interface LimitStore {
+  driver: 'memory' | 'redis';
+  db: Map<string, unknown> | Redis;
+  /** A count failed (Redis unreachable): logged if it is the first since the store last worked. */
+  failed(err: unknown): void;
+  /** A count worked: ends an outage in the log. */
+  worked(): void;
+  /** Resolves once counts can be taken, or after `timeoutMs` (then the outage is logged). */
+  ready(timeoutMs: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function memoryStore(maxKeys: number, sweepMs = 10_000): LimitStore {
+  const db = new ExpiringCounts(maxKeys, sweepMs);
+  return {
+    driver: 'memory',
+    db,
+    failed() {},
+    worked() {},
+    async ready() {},
+    async close() {
+      db.close();
+    },
+  };
+}
+
+/** How long one count may wait for Redis before the request goes on without it. */
+const REDIS_COMMAND_TIMEOUT_MS = 500;
+
+const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+export function redisStore(url: string, log: LogEvent): LimitStore {
+  let down = false;
+  const failed = (err: unknown) => {
+    if (down) return;
+    down = true;
+    log('warn', 'rate limits: Redis does not answer; requests are let through uncounted until it does', { error: describe(err) });
+  };
+  const db = new Redis(url, {
+    // Fail fast instead of queueing while disconnected: the request must not wait for Redis.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    // Keep reconnecting, at most every 2 s, for as long as the service runs.
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+    // Concurrent counts of one request (tier, method, endpoint) travel in one round trip.
+    enableAutoPipelining: true,
+  });
+  // Without a listener ioredis prints every reconnection failure; the outage is logged once instead.
+  db.on('error', failed);
+  return {
+    driver: 'redis',
+    db,
+    failed,
+    worked() {
+      if (!down) return;
+      down = false;
+      log('info', 'rate limits: Redis answers again; requests are counted');
+    },
+    async ready(timeoutMs) {
+      if (db.status === 'ready') return;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          db.off('ready', done);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          failed(new Error(`not ready after ${timeoutMs} ms`));
+          done();
+        }, timeoutMs);
+        db.once('ready', done);
+      });
+    },
+    async close() {
+      db.removeAllListeners('error');
+      db.on('error', () => {});
+      db.disconnect();
+    },
+  };
+}

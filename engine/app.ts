@@ -84,7 +84,7 @@ export function createApp(options: AppOptions): App {
     identify: tokenHolder(engine.keys, roles),
     log: options.log ?? logEvent,
   });
-  const openapi = buildOpenApiDocument(engine, modules);
+  const openapi = buildOpenApiDocument(engine, modules, rateLimiting.table);
   registerDocs(router, openapi);
 
   const koa = new Koa();

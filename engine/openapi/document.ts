@@ -1,5 +1,6 @@
 // The OpenAPI 3.0 document, built once at start-up from the same compiled definitions that the
 // routes and validators come from: generated resource paths, health, and each module's paths.
+import type { LimitTable } from '../ratelimit/policy.js';
 import pkg from '../../package.json' with { type: 'json' };
 import type { Engine, Module, OpenApiPaths } from '../module.js';
 import { BEARER_SCHEME, buildComponents } from './components.js';
@@ -94,7 +95,8 @@ function tagsOf(engine: Engine, paths: OpenApiPaths) {
   return [...tags.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
 
-export function buildOpenApiDocument(engine: Engine, modules: Module[]): OpenApiDocument {
+/** @param limits the rate limits in force: every limited operation documents their headers and its 429 */
+export function buildOpenApiDocument(engine: Engine, modules: Module[], _limits?: LimitTable): OpenApiDocument {
   const paths: OpenApiPaths = {};
   const owners = new Map<string, string>();
   merge(paths, healthPaths(), 'health', owners);

@@ -83,6 +83,10 @@ export function redisStore(url: string, log: LogEvent): LimitStore {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    // A Redis that hangs (connection open, no answer) would cost every request the command
+    // timeout for as long as it hangs: a connection silent this long with commands waiting is
+    // dropped instead, and until a new one is ready counts are skipped at once.
+    socketTimeout: 2 * REDIS_COMMAND_TIMEOUT_MS,
     // Keep reconnecting, at most every 2 s, for as long as the service runs.
     retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
     // Concurrent counts of one request (tier, method, endpoint) travel in one round trip.

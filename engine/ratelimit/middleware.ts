@@ -57,19 +57,17 @@ function probes(options: RateLimitOptions): Map<LimitPolicy, Probe> {
   );
 }
 
-/** One policy's count for this request; undefined when the store could not take it (fail-open). */
-async function count(ctx: Context, probe: Probe, store: LimitStore): Promise<Count | undefined> {
+/** One policy's count for this request; the store's error when it could not take it. */
+async function count(ctx: Context, probe: Probe): Promise<Count | { error: unknown }> {
   let passed = false;
   try {
     // koa-ratelimit calls next only when the request is within the limit.
     await probe.middleware(ctx, async () => {
       passed = true;
     });
-  } catch (err) {
-    store.failed(err);
-    return undefined;
+  } catch (error) {
+    return { error };
   }
-  store.worked();
   const { remaining, reset, total } = probe.headers;
   const figures = { remaining: Number(ctx.response.get(remaining)), resetAt: Number(ctx.response.get(reset)), limit: Number(ctx.response.get(total)) };
   ctx.remove(remaining);
@@ -87,8 +85,13 @@ export function rateLimits(options: RateLimitOptions): Middleware {
     const holder = options.identify(ctx);
     ctx.state[CALLER] = holder ? `sub:${holder.userId}` : `ip:${options.clientAddress(ctx.req)}`;
     const policies = [matcher.tierOf(holder?.role), ...matcher.endpointPolicies(ctx.method, ctx.path)];
-    const counted = await Promise.all(policies.map((policy) => count(ctx, byPolicy.get(policy)!, options.store)));
-    const counts = counted.filter((c): c is Count => c !== undefined).sort(byRestriction);
+    const counted = await Promise.all(policies.map((policy) => count(ctx, byPolicy.get(policy)!)));
+    // A count the store could not take is skipped (fail-open). The store hears once per request,
+    // so an outage that begins between two counts of one request is still one outage in the log.
+    const failure = counted.find((c): c is { error: unknown } => 'error' in c);
+    if (failure) options.store.failed(failure.error);
+    else options.store.worked();
+    const counts = counted.filter((c): c is Count => !('error' in c)).sort(byRestriction);
     if (counts.length) {
       const at = now();
       ctx.set(rateLimitHeaders(counts, at));

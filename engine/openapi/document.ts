@@ -4,13 +4,12 @@ import type { LimitTable } from '../ratelimit/policy.js';
 import pkg from '../../package.json' with { type: 'json' };
 import type { Engine, Module, OpenApiPaths } from '../module.js';
 import { BEARER_SCHEME, buildComponents } from './components.js';
-import { tenantHeaderParameter } from './fragments.js';
+import { OPERATION_METHODS as METHODS, tenantHeaderParameter } from './fragments.js';
 import { healthPaths } from './health-paths.js';
+import { exemptionsInWords, withRateLimits } from './rate-limit-fragments.js';
 import { resourcePaths } from './resource-paths.js';
 
 export type OpenApiDocument = Record<string, unknown> & { paths: OpenApiPaths };
-
-const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
 
 const DESCRIPTION = [
   'Multi-tenant workforce and time-tracking API. Every resource is described by one definition that also',
@@ -24,6 +23,14 @@ const DESCRIPTION = [
   '  `POST /api/{resource}/search` takes the same parameters as a JSON body.',
   '- An operation that needs the database answers 503 when it is unavailable.',
   '- Errors are `{statusCode, message, error}`; on 400 `message` lists every broken rule.',
+  '',
+  '**Rate limits.** Requests are counted per caller: the user of a valid access token, else the client IP',
+  '(X-Forwarded-For is believed only from trusted proxies). Every limit that matches a request counts it:',
+  "the caller's tier (anonymous, authenticated, or one by role), its method and its endpoint; each operation's",
+  'description lists its own. When any of them is used up the answer is 429 with `Retry-After` (seconds).',
+  '`X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` (Unix time, whole seconds) report the',
+  'most restrictive limit, the one with the fewest requests left; `RateLimit-Policy` and `RateLimit` (IETF draft',
+  'syntax) report every limit that counted the request. The numbers are those configured for this deployment.',
 ].join('\n');
 
 /** Adds a part's path items; the same method on the same path twice is a start-up error. */
@@ -96,7 +103,7 @@ function tagsOf(engine: Engine, paths: OpenApiPaths) {
 }
 
 /** @param limits the rate limits in force: every limited operation documents their headers and its 429 */
-export function buildOpenApiDocument(engine: Engine, modules: Module[], _limits?: LimitTable): OpenApiDocument {
+export function buildOpenApiDocument(engine: Engine, modules: Module[], limits: LimitTable): OpenApiDocument {
   const paths: OpenApiPaths = {};
   const owners = new Map<string, string>();
   merge(paths, healthPaths(), 'health', owners);
@@ -105,13 +112,14 @@ export function buildOpenApiDocument(engine: Engine, modules: Module[], _limits?
   }
   for (const module of modules) merge(paths, module.openapi?.(engine) ?? {}, `module ${module.name}`, owners);
   checkOperationIds(paths);
+  const limited = withRateLimits(withTenantHeader(paths), buildComponents(engine.registry), limits);
   return {
     openapi: '3.0.3',
-    info: { title: 'Workforce Management API', version: pkg.version, description: DESCRIPTION },
+    info: { title: 'Workforce Management API', version: pkg.version, description: `${DESCRIPTION} ${exemptionsInWords(limits)}` },
     servers: [{ url: '/' }],
     security: [{ [BEARER_SCHEME]: [] }],
     tags: tagsOf(engine, paths),
-    paths: Object.fromEntries(Object.entries(withTenantHeader(paths)).sort(([a], [b]) => a.localeCompare(b))),
-    components: buildComponents(engine.registry),
+    paths: Object.fromEntries(Object.entries(limited.paths).sort(([a], [b]) => a.localeCompare(b))),
+    components: limited.components,
   };
 }

@@ -20,6 +20,9 @@ export function schemaName(resource: CompiledResource, kind: SchemaKind): string
   return `${pascalCase(resource.name)}${SUFFIX[kind]}`;
 }
 
+/** The keys of a path item that are operations (the others are its parameters, summary…). */
+export const OPERATION_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+
 export function ref(schemaName: string): { $ref: string } {
   return { $ref: `#/components/schemas/${schemaName}` };
 }

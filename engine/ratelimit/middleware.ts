@@ -35,6 +35,11 @@ interface Probe {
   policy: LimitPolicy;
   middleware: Middleware;
   headers: { remaining: string; reset: string; total: string };
+  /**
+   * Seconds to add to the reset a probe reports: the Redis driver rounds it down to a whole
+   * second, and a client told to come back early would only be refused again.
+   */
+  resetLag: number;
 }
 
 function probes(options: RateLimitOptions): Map<LimitPolicy, Probe> {
@@ -52,7 +57,7 @@ function probes(options: RateLimitOptions): Map<LimitPolicy, Probe> {
         id: (ctx) => ctx.state[CALLER] as string,
         headers,
       }) as Middleware;
-      return [policy, { policy, middleware, headers }];
+      return [policy, { policy, middleware, headers, resetLag: store.driver === 'redis' ? 1 : 0 }];
     }),
   );
 }
@@ -69,7 +74,7 @@ async function count(ctx: Context, probe: Probe): Promise<Count | { error: unkno
     return { error };
   }
   const { remaining, reset, total } = probe.headers;
-  const figures = { remaining: Number(ctx.response.get(remaining)), resetAt: Number(ctx.response.get(reset)), limit: Number(ctx.response.get(total)) };
+  const figures = { remaining: Number(ctx.response.get(remaining)), resetAt: Number(ctx.response.get(reset)) + probe.resetLag, limit: Number(ctx.response.get(total)) };
   ctx.remove(remaining);
   ctx.remove(reset);
   ctx.remove(total);

@@ -336,12 +336,12 @@ test('the OpenAPI document lists every email route with its body, security and a
   const expected: Record<string, { security: object[]; statuses: string[]; body?: string[] }> = {
     '/api/auth/email/verify/resend-verification-code': { security: bearer, statuses: ['200', '401', '403', '429', '500', '503'] },
     '/api/auth/email/verify/resend-link': { security: bearer, statuses: ['200', '401', '403', '429', '500', '503'] },
-    '/api/auth/email/verify/code': { security: [], statuses: ['200', '400', '413', '415', '500', '503'], body: ['email', 'code'] },
-    '/api/email-check/validate': { security: [], statuses: ['200', '400', '413', '415', '500', '503'], body: ['email'] },
+    '/api/auth/email/verify/code': { security: [], statuses: ['200', '400', '413', '415', '429', '500', '503'], body: ['email', 'code'] },
+    '/api/email-check/validate': { security: [], statuses: ['200', '400', '413', '415', '429', '500', '503'], body: ['email'] },
     '/api/email-reset/request-change': { security: bearer, statuses: ['200', '400', '401', '403', '409', '413', '415', '429', '500', '503'], body: ['email'] },
     '/api/email-reset/request-change-email': { security: bearer, statuses: ['200', '400', '401', '403', '409', '413', '415', '429', '500', '503'], body: ['email'] },
-    '/api/email-reset/verify': { security: bearer, statuses: ['200', '400', '401', '403', '409', '413', '415', '500', '503'], body: ['code'] },
-    '/api/email-reset/verify-change-email': { security: bearer, statuses: ['200', '400', '401', '403', '409', '413', '415', '500', '503'], body: ['code'] },
+    '/api/email-reset/verify': { security: bearer, statuses: ['200', '400', '401', '403', '409', '413', '415', '429', '500', '503'], body: ['code'] },
+    '/api/email-reset/verify-change-email': { security: bearer, statuses: ['200', '400', '401', '403', '409', '413', '415', '429', '500', '503'], body: ['code'] },
   };
   const operationIds = new Set<string>();
   for (const [path, want] of Object.entries(expected)) {

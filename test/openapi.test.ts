@@ -166,7 +166,7 @@ test('register and login document the bodies their routes validate', async () =>
   const schema = register.requestBody.content['application/json'].schema;
   assert.equal(schema.required, ['user']);
   assert.equal(schema.properties.user.required, ['email']);
-  assert.equal(Object.keys(register.responses).sort(), ['201', '400', '401', '403', '409', '413', '415', '500', '503']);
+  assert.equal(Object.keys(register.responses).sort(), ['201', '400', '401', '403', '409', '413', '415', '429', '500', '503']);
   const res = await t.http.post('/api/auth/register').send({ password: 'Str0ng!Passw0rd' });
   assert.is(res.status, 400);
   assert.ok(res.body.message.includes('user should not be empty'), JSON.stringify(res.body));

@@ -25,7 +25,7 @@ const tooManyCodes = `429 with Retry-After (seconds) when ${MAX_CODES_PER_WINDOW
 const tooManyResponse = {
   '429': {
     description: 'Too many codes asked for, or too many wrong codes entered, within the window; nothing is mailed',
-    headers: { 'Retry-After': { description: 'Whole seconds until a new code can be asked for', schema: { type: 'integer', minimum: 1 } } },
+    headers: { 'Retry-After': { description: 'Whole seconds until a new code can be asked for (or until a rate limit frees up)', schema: { type: 'integer', minimum: 1 } } },
     content: { 'application/json': { schema: ref(ERROR_SCHEMA), example: { statusCode: 429, message: TOO_MANY_CODES, error: 'Too Many Requests' } } },
   },
 };

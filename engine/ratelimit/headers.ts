@@ -20,7 +20,12 @@ export function byRestriction(a: Count, b: Count): number {
 }
 
 const windowOf = (policy: LimitPolicy) => Math.max(1, Math.ceil(policy.windowSeconds));
-const secondsUntil = (resetAt: number, now: number) => Math.max(0, Math.ceil(resetAt - now));
+/**
+ * Whole seconds until a count's window frees up, never more than the window: koa-ratelimit times
+ * windows with its own clock (hrtime counted from a Date.now() in whole milliseconds), which may
+ * run a fraction of a millisecond ahead of `now`, and rounding that up made a 60 s window read 61.
+ */
+const secondsUntil = (count: Count, now: number) => Math.min(windowOf(count.policy), Math.max(0, Math.ceil(count.resetAt - now)));
 
 /** @param counts sorted by byRestriction, most restrictive first */
 export function rateLimitHeaders(counts: Count[], now: number): Record<string, string> {
@@ -30,14 +35,14 @@ export function rateLimitHeaders(counts: Count[], now: number): Record<string, s
     'X-RateLimit-Remaining': String(tightest.remaining),
     'X-RateLimit-Reset': String(Math.ceil(tightest.resetAt)),
     'RateLimit-Policy': counts.map((c) => `"${c.policy.name}";q=${c.limit};w=${windowOf(c.policy)}`).join(', '),
-    RateLimit: counts.map((c) => `"${c.policy.name}";r=${c.remaining};t=${secondsUntil(c.resetAt, now)}`).join(', '),
+    RateLimit: counts.map((c) => `"${c.policy.name}";r=${c.remaining};t=${secondsUntil(c, now)}`).join(', '),
   };
 }
 
 /** 429 naming the limit that frees up last, with Retry-After until then (at least 1 s). */
 export function tooManyRequests(refused: Count[], now: number): HttpError {
   const last = refused.reduce((a, b) => (b.resetAt > a.resetAt ? b : a));
-  const wait = Math.max(1, secondsUntil(last.resetAt, now));
+  const wait = Math.max(1, secondsUntil(last, now));
   const { name } = last.policy;
   return new HttpError(
     429,

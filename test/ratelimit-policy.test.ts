@@ -190,6 +190,7 @@ test('a limits file with a mistake stops start-up, pointing at the mistake', () 
       error = err;
     }
     assert.instance(error, DefinitionError, `${name} is refused`);
+    assert.ok((error as Error).message.startsWith('Invalid rate limits:\n'), (error as Error).message);
     const { problems } = error as DefinitionError;
     assert.is(problems.length, 1, problems.join('\n'));
     assert.ok(problems[0].startsWith(`${file}${place}`), `${problems[0]} points at ${place}`);

@@ -53,11 +53,19 @@ interface LimitsFile {
 const schema = JSON.parse(readFileSync(new URL('./limits.schema.json', import.meta.url), 'utf8'));
 const validateLimits = new Ajv({ allErrors: true, strict: true, strictRequired: false }).compile(schema);
 
+const HEADING = 'Invalid rate limits';
+
 /** Reads limits.yaml and merges in the resources' own limits; every problem stops start-up, located. */
 export function loadLimitTable(file: string, registry: Registry, roles: Iterable<string>): LimitTable {
-  const { value, locate } = parseLocatedYaml(readFileSync(file, 'utf8'), file);
+  let parsed: ReturnType<typeof parseLocatedYaml>;
+  try {
+    parsed = parseLocatedYaml(readFileSync(file, 'utf8'), file);
+  } catch (err) {
+    throw err instanceof DefinitionError ? new DefinitionError(err.problems, HEADING) : err;
+  }
+  const { value, locate } = parsed;
   if (!validateLimits(value)) {
-    throw new DefinitionError(schemaProblems(validateLimits.errors ?? [], value, locate, 'must be a YAML mapping with tiers and endpoints'));
+    throw new DefinitionError(schemaProblems(validateLimits.errors ?? [], value, locate, 'must be a YAML mapping with tiers and endpoints'), HEADING);
   }
   const doc = value as LimitsFile;
   const problems: string[] = [];
@@ -115,7 +123,7 @@ export function loadLimitTable(file: string, registry: Registry, roles: Iterable
     if (names.has(policy.name)) problems.push(`${file}: the limit "${policy.name}" is declared twice`);
     names.add(policy.name);
   }
-  if (problems.length) throw new DefinitionError(problems);
+  if (problems.length) throw new DefinitionError(problems, HEADING);
   const exempt = (doc.exempt ?? []).map((e) => ({ method: counted(e.method), paths: e.paths ?? [e.path!] }));
   return { tiers, endpoints, sameAs, exempt };
 }

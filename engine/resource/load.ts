@@ -8,8 +8,11 @@ import { LineCounter, parseDocument, isMap, isNode, isScalar, type Document } fr
 import type { ResourceDefinition } from './types.js';
 
 export class DefinitionError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`Invalid resource definition:\n  ${problems.join('\n  ')}`);
+  constructor(
+    readonly problems: string[],
+    heading = 'Invalid resource definition',
+  ) {
+    super(`${heading}:\n  ${problems.join('\n  ')}`);
   }
 }
 

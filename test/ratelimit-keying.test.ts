@@ -170,7 +170,8 @@ test('bounded memory: with RATE_LIMIT_MAX_KEYS=1000, more callers than that push
   await useUpAnonymous(bounded, () => oldest);
   assertTooMany(await anonymousGet(bounded, oldest), 'anonymous', 60);
   await flood(bounded);
-  assert.is(bounded.storedKeys(), 1000);
+  // Full, it drops the oldest 1 % at once (10 keys) to make room, so it holds between 990 and 1000.
+  assert.ok(bounded.storedKeys() > 990 && bounded.storedKeys() <= 1000, `${bounded.storedKeys()} counts kept`);
   await assertFresh(bounded, oldest); // its count was dropped: it starts again
   assert.is((await anonymousGet(bounded, latest)).headers['x-ratelimit-remaining'], '3', 'the latest callers keep theirs');
 

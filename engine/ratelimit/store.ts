@@ -25,8 +25,20 @@ export class ExpiringCounts extends Map<string, { reset: number }> {
   override set(key: string, entry: { reset: number }): this {
     // Re-inserted at the end, so iteration order is (nearly) the order windows began in.
     if (super.has(key)) super.delete(key);
-    else if (this.size >= this.maxKeys) super.delete(this.keys().next().value!);
+    else if (this.size >= this.maxKeys) this.dropOldest(Math.ceil(this.maxKeys / 100));
     return super.set(key, entry);
+  }
+
+  /**
+   * In one pass: a Map keeps deleted entries as holes at its start until it rehashes, so a fresh
+   * iterator per eviction would walk them all, every time, just when a flood is under way.
+   */
+  private dropOldest(count: number): void {
+    let left = count;
+    for (const key of this.keys()) {
+      super.delete(key);
+      if (--left === 0) return;
+    }
   }
 
   /** Drops every count whose window ended (koa-ratelimit's memory driver keeps `reset` in Unix seconds). */

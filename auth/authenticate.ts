@@ -71,16 +71,17 @@ function bearerClaims(ctx: Context, keys: TokenKeys): unknown {
 }
 
 /**
- * Who a request's access token names when it is valid (signature, expiry, kind, role): what rate
- * limits key a caller by, before authentication proper. Never throws; a revoked session's token
- * still names its user, so its requests count against that user.
+ * Who a request's access token names when it is valid (signature, expiry, kind, role) and its
+ * session live: what rate limits key a caller by, before authentication proper. A revoked
+ * session's token (a stolen one, say) counts against its address, never against its user. Never
+ * throws: without an answer about the session, the request counts as anonymous.
  */
-export function tokenHolder(keys: TokenKeys, roles: RoleTable) {
-  return (ctx: Context): { userId: string; role: string } | undefined => {
+export function tokenHolder(keys: TokenKeys, roles: RoleTable, liveSession: SessionCheck) {
+  return async (ctx: Context): Promise<{ userId: string; role: string } | undefined> => {
     if (!ctx.get('authorization')) return undefined;
     try {
       const caller = callerFrom(bearerClaims(ctx, keys), roles);
-      return { userId: caller.userId, role: caller.role };
+      return (await isLive(liveSession, caller)) ? { userId: caller.userId, role: caller.role } : undefined;
     } catch {
       return undefined;
     }

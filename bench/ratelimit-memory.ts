@@ -51,7 +51,7 @@ function listen(callback: Parameters<typeof createServer>[1]): Promise<Server> {
 }
 
 async function engineTarget(windowScale: number, waitMs: number): Promise<Target> {
-  const app = await createTestApp({ env: { RATE_LIMITS: 'on', TRUSTED_PROXIES: 'loopback', RATE_LIMIT_WINDOW_SCALE: String(windowScale) } });
+  const app = await createTestApp({ env: { RATE_LIMITS: 'on', TRUST_PROXY: 'loopback', RATE_LIMIT_WINDOW_SCALE: String(windowScale) } });
   const store = app.rateLimiting.store!.db as Map<string, unknown>;
   const server = await listen(app.koa.callback());
   return { server, keys: () => store.size, waitMs, close: () => app.close() };

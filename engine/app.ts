@@ -76,12 +76,13 @@ export function createApp(options: AppOptions): App {
   registerHealth(router, db, config.healthTimeoutMs);
   for (const service of services.values()) if (service.resource.routes) registerResourceRoutes(router, service);
   for (const module of modules) module.register(router, engine);
+  const liveSession = sessionCheck(db, config.sessionCheckTtlMs);
   const rateLimiting = createRateLimiting({
     config,
     limitsFile: options.limitsFile ?? LIMITS_FILE,
     registry,
     roles: roles.grants.keys(),
-    identify: tokenHolder(engine.keys, roles),
+    identify: tokenHolder(engine.keys, roles, liveSession),
     log: options.log ?? logEvent,
   });
   const openapi = buildOpenApiDocument(engine, modules, rateLimiting.table);
@@ -90,7 +91,7 @@ export function createApp(options: AppOptions): App {
   const koa = new Koa();
   koa.use(errorMiddleware(options.logError));
   koa.use(rateLimiting.middleware);
-  koa.use(authenticate(engine.keys, roles, sessionCheck(db, config.sessionCheckTtlMs)));
+  koa.use(authenticate(engine.keys, roles, liveSession));
   koa.use(jsonBody(config.bodyLimit));
   koa.use(router.routes());
   koa.use(router.allowedMethods());

@@ -224,11 +224,11 @@ function onOff(env: Env, name: string, fallback: boolean): boolean {
 
 /** Comma-separated; each entry checked by proxy-addr, the library that will use it. */
 function trustedProxies(env: Env): string[] {
-  const entries = (env.TRUSTED_PROXIES ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  const entries = (env.TRUST_PROXY ?? '').split(',').map((e) => e.trim()).filter(Boolean);
   try {
     checkTrustedProxies(entries);
   } catch (err) {
-    throw new ConfigError(`TRUSTED_PROXIES must list IP addresses, CIDR ranges, loopback, linklocal or uniquelocal: ${(err as Error).message}`);
+    throw new ConfigError(`TRUST_PROXY must list IP addresses, CIDR ranges, loopback, linklocal or uniquelocal: ${(err as Error).message}`);
   }
   return entries;
 }

@@ -71,10 +71,10 @@ test('REDIS_URL: a redis:// or rediss:// URL', () => {
   assertRefused('REDIS_URL', ['127.0.0.1:6379x', 'not a url'], /must be a URL/);
 });
 
-test('TRUSTED_PROXIES: a comma list of addresses, CIDR ranges or proxy-addr names', () => {
-  assert.equal(loadConfig({ TRUSTED_PROXIES: 'loopback' }).trustedProxies, ['loopback']);
-  assert.equal(loadConfig({ TRUSTED_PROXIES: ' loopback, 10.0.0.0/8 ,192.168.1.1,fd00::/8,uniquelocal ' }).trustedProxies, ['loopback', '10.0.0.0/8', '192.168.1.1', 'fd00::/8', 'uniquelocal']);
-  assertRefused('TRUSTED_PROXIES', ['bogus', 'loopback, 10.0.0.0/33', '999.1.1.1', 'everyone'], /IP addresses, CIDR ranges, loopback/);
+test('TRUST_PROXY: a comma list of addresses, CIDR ranges or proxy-addr names', () => {
+  assert.equal(loadConfig({ TRUST_PROXY: 'loopback' }).trustedProxies, ['loopback']);
+  assert.equal(loadConfig({ TRUST_PROXY: ' loopback, 10.0.0.0/8 ,192.168.1.1,fd00::/8,uniquelocal ' }).trustedProxies, ['loopback', '10.0.0.0/8', '192.168.1.1', 'fd00::/8', 'uniquelocal']);
+  assertRefused('TRUST_PROXY', ['bogus', 'loopback, 10.0.0.0/33', '999.1.1.1', 'everyone'], /IP addresses, CIDR ranges, loopback/);
 });
 
 test.run();

@@ -5,7 +5,7 @@
 //
 // The apps here run at RATE_LIMIT_SCALE=0.05 (anonymous 5, authenticated 50, POST 5 a minute): the
 // numbers themselves are ratelimit.test.ts's. Distinct client addresses come from a trusted proxy
-// on loopback (TRUSTED_PROXIES=loopback) naming them in X-Forwarded-For.
+// on loopback (TRUST_PROXY=loopback) naming them in X-Forwarded-For.
 import jwt from 'jsonwebtoken';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -19,7 +19,7 @@ let first: Session;
 let second: Session;
 
 const apps = siblingApps(() => t, { env: { RATE_LIMIT_SCALE: '0.05' } });
-const behindProxy = (env: Record<string, string> = {}) => apps.create({ env: { TRUSTED_PROXIES: 'loopback', ...env } });
+const behindProxy = (env: Record<string, string> = {}) => apps.create({ env: { TRUST_PROXY: 'loopback', ...env } });
 
 test.before(async () => {
   t = await createTestApp();
@@ -107,7 +107,7 @@ test('an invalid, expired, forged or refresh token counts in the IP\'s anonymous
   assertLimitHeaders(valid, { authenticated: { q: 50, w: 60, r: 49 }, 'GET /api/*': { q: 50, w: 60, r: 49 } });
 });
 
-test('without TRUSTED_PROXIES a spoofed X-Forwarded-For (or X-Real-IP, Forwarded) buys no fresh count', async () => {
+test('without TRUST_PROXY a spoofed X-Forwarded-For (or X-Real-IP, Forwarded) buys no fresh count', async () => {
   const spoof = (i: number) => ({ 'X-Forwarded-For': `203.0.113.${i + 10}`, 'X-Real-IP': `198.51.100.${i + 10}`, Forwarded: `for=192.0.2.${i + 10}` });
   const app = apps.create();
   await useUpAnonymous(app, spoof);
@@ -115,7 +115,7 @@ test('without TRUSTED_PROXIES a spoofed X-Forwarded-For (or X-Real-IP, Forwarded
   assertTooMany(await anonymousGet(app, forwardedFor('203.0.113.250, 198.51.100.250')), 'anonymous', 60);
 
   // Trusting other proxies does not make the socket's loopback one of them.
-  const elsewhere = apps.create({ env: { TRUSTED_PROXIES: '10.0.0.0/8, 192.168.1.1' } });
+  const elsewhere = apps.create({ env: { TRUST_PROXY: '10.0.0.0/8, 192.168.1.1' } });
   await useUpAnonymous(elsewhere, spoof);
   assertTooMany(await anonymousGet(elsewhere, spoof(99)), 'anonymous', 60);
 });
@@ -135,7 +135,7 @@ test('behind a trusted proxy the forwarded address is the caller; in a chain onl
   assert.is((await anonymousGet(app, forwardedFor('198.51.100.2'))).headers['x-ratelimit-remaining'], '3');
 
   // Two trusted hops: the address before them is the caller.
-  const twoHops = behindProxy({ TRUSTED_PROXIES: 'loopback, 10.0.0.0/8' });
+  const twoHops = behindProxy({ TRUST_PROXY: 'loopback, 10.0.0.0/8' });
   await useUpAnonymous(twoHops, (i) => forwardedFor(`192.0.2.${i}, 203.0.113.7, 10.1.2.3`));
   assertTooMany(await anonymousGet(twoHops, forwardedFor('203.0.113.7')), 'anonymous', 60);
   await assertFresh(twoHops, forwardedFor('203.0.113.9, 10.1.2.3'));

@@ -14,20 +14,34 @@ export function clientAddress(trustedProxies: string[]): ClientAddress {
   const trust = trustedProxies.length ? proxyaddr.compile(trustedProxies) : undefined;
   return (req) => {
     const raw = trust ? proxyaddr(req, trust) : req.socket.remoteAddress;
-    return raw ? callerAddress(raw) : 'unknown';
+    return raw ? callerAddress(raw) : UNREADABLE_ADDRESS;
   };
 }
 
-/** 10.0.0.1 and ::ffff:10.0.0.1 are one caller; an IPv6 caller is its /64. */
+/** Where a forwarded address cannot be read: one shared bucket, never a bucket per string. */
+export const UNREADABLE_ADDRESS = 'unreadable';
+
+/**
+ * 10.0.0.1 and ::ffff:10.0.0.1 are one caller; an IPv6 caller is its /64. Some proxies forward
+ * the client's port too (203.0.113.5:1234, [2001:db8::1]:443): without it, or a port per bucket.
+ */
 export function callerAddress(raw: string): string {
-  if (!ipaddr.isValid(raw)) return raw;
-  const address = ipaddr.process(raw);
+  const bare = withoutPort(raw);
+  if (!ipaddr.isValid(bare)) return UNREADABLE_ADDRESS;
+  const address = ipaddr.process(bare);
   if (address.kind() === 'ipv4') return address.toString();
   const parts = (address as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16));
   return `${parts.join(':')}::/64`;
 }
 
-/** proxy-addr's own check, so a bad TRUSTED_PROXIES entry is reported at start-up. */
+function withoutPort(raw: string): string {
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(raw);
+  if (bracketed) return bracketed[1];
+  const v4WithPort = /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(raw);
+  return v4WithPort ? v4WithPort[1] : raw;
+}
+
+/** proxy-addr's own check, so a bad TRUST_PROXY entry is reported at start-up. */
 export function checkTrustedProxies(entries: string[]): void {
   proxyaddr.compile(entries);
 }

@@ -21,15 +21,16 @@ export interface RateLimitOptions {
   store: LimitStore;
   /** Start of every key in the store. */
   prefix: string;
-  /** The holder of the request's access token when it is valid; undefined for any other request. */
-  identify(ctx: Context): TokenHolder | undefined;
+  /** The holder of the request's access token when it is valid and its session live; undefined for any other request. */
+  identify(ctx: Context): Promise<TokenHolder | undefined>;
   clientAddress: ClientAddress;
   /** Unix seconds now; the store keeps its own clock, this one only words the headers. */
   now?: () => number;
 }
 
-/** ctx.state key of the bucket a request counts in, read by every probe. */
+/** ctx.state keys of the buckets a request counts in (its caller's; its address's), read by the probes. */
 const CALLER = 'rateLimitCaller';
+const ADDRESS = 'rateLimitAddress';
 
 interface Probe {
   policy: LimitPolicy;
@@ -53,8 +54,9 @@ function probes(options: RateLimitOptions): Map<LimitPolicy, Probe> {
         db: store.db,
         namespace: `${prefix}:${policy.name}`,
         max: policy.requests,
-        duration: Math.round(policy.windowSeconds * 1000),
-        id: (ctx) => ctx.state[CALLER] as string,
+        // A window scaled below a millisecond would be 0: never counted by memory, refused by Redis.
+        duration: Math.max(1, Math.round(policy.windowSeconds * 1000)),
+        id: policy.per === 'address' ? (ctx) => ctx.state[ADDRESS] as string : (ctx) => ctx.state[CALLER] as string,
         headers,
       }) as Middleware;
       return [policy, { policy, middleware, headers, resetLag: store.driver === 'redis' ? 1 : 0 }];
@@ -86,9 +88,12 @@ export function rateLimits(options: RateLimitOptions): Middleware {
   const byPolicy = probes(options);
   const now = options.now ?? (() => Date.now() / 1000);
   return async function rateLimited(ctx: Context, next: Next) {
-    if (matcher.isExempt(ctx.method, ctx.path)) return next();
-    const holder = options.identify(ctx);
-    ctx.state[CALLER] = holder ? `sub:${holder.userId}` : `ip:${options.clientAddress(ctx.req)}`;
+    // While the store is known to be failing, requests go on uncounted without waiting for it.
+    if (matcher.isExempt(ctx.method, ctx.path) || !options.store.available()) return next();
+    const holder = await options.identify(ctx);
+    const address = `ip:${options.clientAddress(ctx.req)}`;
+    ctx.state[CALLER] = holder ? `sub:${holder.userId}` : address;
+    ctx.state[ADDRESS] = address;
     const policies = [matcher.tierOf(holder?.role), ...matcher.endpointPolicies(ctx.method, ctx.path)];
     const counted = await Promise.all(policies.map((policy) => count(ctx, byPolicy.get(policy)!)));
     // A count the store could not take is skipped (fail-open). The store hears once per request,

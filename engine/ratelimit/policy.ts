@@ -11,6 +11,8 @@ export interface LimitPolicy {
   /** Unique; names the policy in RateLimit-Policy and keys its counts in the store. */
   name: string;
   kind: 'tier' | 'endpoint';
+  /** caller: the user of a valid access token, else the client address; address: the client address always. */
+  per: 'caller' | 'address';
   requests: number;
   windowSeconds: number;
   reason?: string;
@@ -45,7 +47,7 @@ export const AUTHENTICATED_TIER = 'authenticated';
 
 interface LimitsFile {
   tiers: Array<{ name: string; roles?: string[]; requests: number; window: number; reason?: string }>;
-  endpoints: Array<{ method: string; path?: string; paths?: string[]; requests: number; window: number; reason?: string }>;
+  endpoints: Array<{ method: string; path?: string; paths?: string[]; per?: 'caller' | 'address'; requests: number; window: number; reason?: string }>;
   sameAs?: Record<string, string>;
   exempt?: Array<{ method: string; path?: string; paths?: string[] }>;
 }
@@ -80,7 +82,7 @@ export function loadLimitTable(file: string, registry: Registry, roles: Iterable
     for (const [j, role] of (t.roles ?? []).entries()) {
       if (!knownRoles.has(role)) problems.push(`${locate(['tiers', i, 'roles', j])}: "${role}" is not a role of roles.yaml`);
     }
-    return { name: t.name, kind: 'tier', roles: t.roles ?? [], requests: t.requests, windowSeconds: t.window, reason: t.reason };
+    return { name: t.name, kind: 'tier', per: 'caller', roles: t.roles ?? [], requests: t.requests, windowSeconds: t.window, reason: t.reason };
   });
   for (const required of [ANONYMOUS_TIER, AUTHENTICATED_TIER]) {
     const tier = tiers.find((t) => t.name === required);
@@ -94,7 +96,7 @@ export function loadLimitTable(file: string, registry: Registry, roles: Iterable
   const endpoints: EndpointPolicy[] = doc.endpoints.map((e, i) => {
     if (sameAs[e.method]) problems.push(`${locate(['endpoints', i, 'method'])}: ${e.method} is counted as ${sameAs[e.method]} (sameAs); limit ${sameAs[e.method]}`);
     const paths = e.paths ?? [e.path!];
-    return { name: `${e.method} ${paths[0]}`, kind: 'endpoint', method: counted(e.method), paths, requests: e.requests, windowSeconds: e.window, reason: e.reason, source: file };
+    return { name: `${e.method} ${paths[0]}`, kind: 'endpoint', per: e.per ?? 'caller', method: counted(e.method), paths, requests: e.requests, windowSeconds: e.window, reason: e.reason, source: file };
   });
 
   // A resource's own limits cover its path and every alias under one count, and replace an entry
@@ -105,6 +107,7 @@ export function loadLimitTable(file: string, registry: Registry, roles: Iterable
       const policy: EndpointPolicy = {
         name: `${limit.method} ${paths[0]}`,
         kind: 'endpoint',
+        per: limit.per ?? 'caller',
         method: limit.method,
         paths,
         requests: limit.requests,

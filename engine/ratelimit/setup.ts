@@ -31,7 +31,7 @@ export function createRateLimiting({ config, limitsFile, registry, roles, identi
   const { enabled, scale, windowScale, maxKeys, prefix } = config.rateLimits;
   const table = scaleLimitTable(loadLimitTable(limitsFile, registry, roles), { scale, windowScale });
   if (!enabled) return { table, enabled, middleware: (_ctx, next) => next() };
-  const store = config.redisUrl ? redisStore(config.redisUrl, log) : memoryStore(maxKeys);
+  const store = config.redisUrl ? redisStore(config.redisUrl, log) : memoryStore(maxKeys, log);
   const middleware = rateLimits({ table, store, prefix, identify, clientAddress: clientAddress(config.trustedProxies) });
   return { table, enabled, middleware, store };
 }

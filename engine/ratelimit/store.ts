@@ -12,10 +12,13 @@ import type { LogEvent } from '../log.js';
  */
 export class ExpiringCounts extends Map<string, { reset: number }> {
   private readonly timer: NodeJS.Timeout;
+  /** Whether counts are being dropped to make room (told once per episode, not per drop). */
+  private full = false;
 
   constructor(
     private readonly maxKeys: number,
     sweepMs: number,
+    private readonly onFull: (full: boolean) => void = () => {},
   ) {
     super();
     this.timer = setInterval(() => this.sweep(), sweepMs);
@@ -34,6 +37,10 @@ export class ExpiringCounts extends Map<string, { reset: number }> {
    * iterator per eviction would walk them all, every time, just when a flood is under way.
    */
   private dropOldest(count: number): void {
+    if (!this.full) {
+      this.full = true;
+      this.onFull(true);
+    }
     let left = count;
     for (const key of this.keys()) {
       super.delete(key);
@@ -44,6 +51,10 @@ export class ExpiringCounts extends Map<string, { reset: number }> {
   /** Drops every count whose window ended (koa-ratelimit's memory driver keeps `reset` in Unix seconds). */
   sweep(nowSeconds = Date.now() / 1000): void {
     for (const [key, entry] of this) if (entry.reset < nowSeconds) super.delete(key);
+    if (this.full && this.size < this.maxKeys * 0.9) {
+      this.full = false;
+      this.onFull(false);
+    }
   }
 
   close(): void {
@@ -55,6 +66,8 @@ export class ExpiringCounts extends Map<string, { reset: number }> {
 export interface LimitStore {
   driver: 'memory' | 'redis';
   db: Map<string, unknown> | Redis;
+  /** False for a while after a count failed: requests then go on uncounted without trying. */
+  available(): boolean;
   /** A count failed (Redis unreachable): logged if it is the first since the store last worked. */
   failed(err: unknown): void;
   /** A count worked: ends an outage in the log. */
@@ -64,13 +77,46 @@ export interface LimitStore {
   close(): Promise<void>;
 }
 
-export function memoryStore(maxKeys: number, sweepMs = 10_000): LimitStore {
-  const db = new ExpiringCounts(maxKeys, sweepMs);
+/** How long counting pauses after a failure before the next request tries the store again. */
+const RETRY_AFTER_FAILURE_MS = 2000;
+
+const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * Fail-open bookkeeping shared by the stores: an outage is logged when it starts and when it
+ * ends, never per request; while it lasts, only one request per RETRY_AFTER_FAILURE_MS asks the
+ * store, so a store that answers slowly costs the service one slow request, not every request.
+ */
+function outageTracker(log: LogEvent, what: string) {
+  let down = false;
+  let retryAt = 0;
+  return {
+    available: () => !down || Date.now() >= retryAt,
+    failed(err: unknown) {
+      retryAt = Date.now() + RETRY_AFTER_FAILURE_MS;
+      if (down) return;
+      down = true;
+      log('warn', `rate limits: ${what} does not answer; requests are let through uncounted until it does`, { error: describe(err) });
+    },
+    worked() {
+      if (!down) return;
+      down = false;
+      log('info', `rate limits: ${what} answers again; requests are counted`);
+    },
+  };
+}
+
+export function memoryStore(maxKeys: number, log: LogEvent, sweepMs = 10_000): LimitStore {
+  const db = new ExpiringCounts(maxKeys, sweepMs, (full) =>
+    full
+      ? log('warn', `rate limits: the in-memory store holds ${maxKeys} counts (RATE_LIMIT_MAX_KEYS); the oldest are dropped to make room`)
+      : log('info', 'rate limits: the in-memory store has room again'),
+  );
   return {
     driver: 'memory',
     db,
-    failed() {},
-    worked() {},
+    // A throwing count here is a bug, not an outage; it is still never a failed request.
+    ...outageTracker(log, 'the in-memory store'),
     async ready() {},
     async close() {
       db.close();
@@ -81,15 +127,9 @@ export function memoryStore(maxKeys: number, sweepMs = 10_000): LimitStore {
 /** How long one count may wait for Redis before the request goes on without it. */
 const REDIS_COMMAND_TIMEOUT_MS = 500;
 
-const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
-
 export function redisStore(url: string, log: LogEvent): LimitStore {
-  let down = false;
-  const failed = (err: unknown) => {
-    if (down) return;
-    down = true;
-    log('warn', 'rate limits: Redis does not answer; requests are let through uncounted until it does', { error: describe(err) });
-  };
+  const outage = outageTracker(log, 'Redis');
+  const failed = outage.failed;
   const db = new Redis(url, {
     // Fail fast instead of queueing while disconnected: the request must not wait for Redis.
     enableOfflineQueue: false,
@@ -109,12 +149,7 @@ export function redisStore(url: string, log: LogEvent): LimitStore {
   return {
     driver: 'redis',
     db,
-    failed,
-    worked() {
-      if (!down) return;
-      down = false;
-      log('info', 'rate limits: Redis answers again; requests are counted');
-    },
+    ...outage,
     async ready(timeoutMs) {
       if (db.status === 'ready') return;
       await new Promise<void>((resolve) => {

@@ -82,6 +82,8 @@ export interface ResourceLimitDefinition {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Below the resource's path and each alias (/upload); absent: the path itself; /*: everything below. */
   path?: string;
+  /** caller (default): the token's user, else the client address; address: the client address always. */
+  per?: 'caller' | 'address';
   requests: number;
   /** Seconds. */
   window: number;

@@ -101,13 +101,14 @@ test('every operation but GET /api/health declares a 429 and the five headers on
 test('each operation names the tier, method and endpoint limits that match its method and path', () => {
   const tiers = /`anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s/;
   const login = doc.paths['/api/auth/login'].post.description;
-  assert.match(login, /`POST \/api\/auth\/login`: 5 per 60 s \(brute-force protection\)/);
+  assert.match(login, /`POST \/api\/auth\/login`: 5 per 60 s \(brute-force protection; per client address\)/);
   assert.match(login, /`POST \/api\/\*`: 100 per 60 s/);
   assert.match(login, tiers);
   assert.match(login, /^Unknown email/, 'the operation keeps its own description first');
 
   const reset = doc.paths['/api/auth/request-password'].post.description;
-  assert.match(reset, /`POST \/api\/auth\/reset-password`: 3 per 300 s/, 'an alias is counted with its route');
+  assert.match(reset, /`POST \/api\/auth\/reset-password`: 3 per 300 s \(abuse prevention; per client address\)/, 'an alias is counted with its route');
+  assert.not.match(doc.paths['/api/auth/register'].post.description, /per client address/, 'register counts per caller');
   assert.not.match(reset, /auth\/login/);
 
   const list = doc.paths['/api/employee'].get.description;
@@ -157,7 +158,8 @@ test('header components: integers where the value is a number, with their units;
 test("the document's description explains the keying, the counting and the headers", () => {
   const { description } = doc.info;
   assert.match(description, /\*\*Rate limits\.\*\*/);
-  assert.match(description, /user of a valid access token, else the client IP/);
+  assert.match(description, /user of a valid access token of a live session, else the\s+client IP/);
+  assert.match(description, /"per client address" count\s+by IP whatever the token/);
   assert.match(description, /Every limit that matches a request counts it/);
   assert.match(description, /report the\s+most restrictive limit/);
   assert.match(description, /Exempt: `GET \/api\/health`\./);

@@ -77,7 +77,10 @@ function tooManyRequestsComponent(table: LimitTable): Json {
 /** The limits that count a call of one operation, in words; its path template is matched as a request path would be. */
 function describeLimits(matcher: PolicyMatcher, method: string, path: string): string {
   const counted = matcher.countedMethod(method);
-  const endpoint = matcher.endpointPolicies(method, path).map((p) => `\`${p.name}\`: ${perWindow(p)}${p.reason ? ` (${p.reason})` : ''}`);
+  const endpoint = matcher.endpointPolicies(method, path).map((p) => {
+    const notes = [p.reason, p.per === 'address' ? 'per client address' : undefined].filter(Boolean);
+    return `\`${p.name}\`: ${perWindow(p)}${notes.length ? ` (${notes.join('; ')})` : ''}`;
+  });
   const tiers = matcher.table.tiers.map((t) => `\`${t.name}\`: ${perWindow(t)}`).join(', ');
   const sameAs = counted === method ? '' : ` (${method} counts as ${counted})`;
   const listed = [...endpoint, `the caller's tier, one of ${tiers}`].join('; ');

@@ -10,31 +10,33 @@ import * as assert from 'uvu/assert';
 import { PolicyMatcher, type EndpointPolicy, type LimitTable } from '../engine/ratelimit/policy.js';
 import { RESOURCES_DIR } from '../engine/paths.js';
 import { DefinitionError } from '../engine/resource/load.js';
-import { newTenant, type Session } from './helpers/accounts.js';
+import { newTenant, userWithRole, type Session } from './helpers/accounts.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
-import { assertLimitHeaders, assertTooMany, policiesOf, siblingApps } from './helpers/ratelimit.js';
+import { assertLimitHeaders, assertTooMany, countsOf, policiesOf, siblingApps } from './helpers/ratelimit.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/limits/', import.meta.url));
 const GADGET_DIR = path.join(FIXTURES, 'resources');
 const OVERRIDE_FILE = path.join(FIXTURES, 'override.yaml');
 
-// SPEC.md "Limits", as written there.
+// SPEC.md "Limits", as written there; plus `per`, whose count a request goes to (limits.yaml): the
+// caller (the user of a valid token, else the client address), or the address always on the
+// routes that take a password or mail one, where each account held must buy no allowance.
 const SPEC_TIERS = [
-  { name: 'anonymous', roles: [], requests: 100, window: 60 }, // "Default"
-  { name: 'authenticated', roles: [], requests: 1000, window: 60 },
-  { name: 'admin', roles: ['ADMIN', 'SUPER_ADMIN'], requests: 5000, window: 60 }, // the roles: CONTRACT §5
+  { name: 'anonymous', roles: [], per: 'caller', requests: 100, window: 60 }, // "Default"
+  { name: 'authenticated', roles: [], per: 'caller', requests: 1000, window: 60 },
+  { name: 'admin', roles: ['ADMIN', 'SUPER_ADMIN'], per: 'caller', requests: 5000, window: 60 }, // the roles: CONTRACT §5
 ];
 const SPEC_ENDPOINTS = [
-  { method: 'POST', path: '/api/auth/login', requests: 5, window: 60, reason: 'brute-force protection' },
-  { method: 'POST', path: '/api/auth/register', requests: 3, window: 300, reason: 'abuse prevention' },
-  { method: 'POST', path: '/api/auth/reset-password', requests: 3, window: 300, reason: 'abuse prevention' },
-  { method: 'GET', path: '/api/*', requests: 1000, window: 60, reason: undefined },
-  { method: 'POST', path: '/api/*', requests: 100, window: 60, reason: undefined },
-  { method: 'PUT', path: '/api/*', requests: 100, window: 60, reason: undefined },
-  { method: 'DELETE', path: '/api/*', requests: 50, window: 60, reason: undefined },
-  { method: 'POST', path: '/api/image-asset/upload', requests: 10, window: 60, reason: 'resource intensive' },
-  { method: 'GET', path: '/api/export/*', requests: 5, window: 300, reason: 'CPU intensive' },
-  { method: 'POST', path: '/api/import/*', requests: 5, window: 300, reason: 'CPU intensive' },
+  { method: 'POST', path: '/api/auth/login', per: 'address', requests: 5, window: 60, reason: 'brute-force protection' },
+  { method: 'POST', path: '/api/auth/register', per: 'caller', requests: 3, window: 300, reason: 'abuse prevention' },
+  { method: 'POST', path: '/api/auth/reset-password', per: 'address', requests: 3, window: 300, reason: 'abuse prevention' },
+  { method: 'GET', path: '/api/*', per: 'caller', requests: 1000, window: 60, reason: undefined },
+  { method: 'POST', path: '/api/*', per: 'caller', requests: 100, window: 60, reason: undefined },
+  { method: 'PUT', path: '/api/*', per: 'caller', requests: 100, window: 60, reason: undefined },
+  { method: 'DELETE', path: '/api/*', per: 'caller', requests: 50, window: 60, reason: undefined },
+  { method: 'POST', path: '/api/image-asset/upload', per: 'caller', requests: 10, window: 60, reason: 'resource intensive' },
+  { method: 'GET', path: '/api/export/*', per: 'caller', requests: 5, window: 300, reason: 'CPU intensive' },
+  { method: 'POST', path: '/api/import/*', per: 'caller', requests: 5, window: 300, reason: 'CPU intensive' },
 ];
 /** Other spellings of a SPEC route (CONTRACT §3, §4) that share its count. */
 const ALIASES: Record<string, string[]> = {
@@ -44,12 +46,14 @@ const ALIASES: Record<string, string[]> = {
 
 let t: TestApp;
 let owner: Session & { organizationId: string };
+let employee: Session;
 const apps = siblingApps(() => t);
 
 test.before(async () => {
   // The project's resources only (the gadget's table is there for the apps that load it).
   t = await createTestApp({ migrationDirs: [path.join(FIXTURES, 'migrations')] });
   owner = await newTenant(t);
+  employee = await userWithRole(t, owner, 'EMPLOYEE');
 });
 test.after.each(() => apps.closeAll());
 test.after(async () => {
@@ -66,14 +70,14 @@ function rowFor(table: LimitTable, method: string, routePath: string): EndpointP
 /** Every SPEC row, with `requests` and `window` as `tune` makes them, and nothing else unless named. */
 function assertSpecRows(table: LimitTable, tune: { requests: (n: number) => number; window: (n: number) => number } = { requests: (n) => n, window: (n) => n }) {
   assert.equal(
-    table.tiers.map((tier) => ({ name: tier.name, roles: [...tier.roles].sort(), requests: tier.requests, window: tier.windowSeconds })),
+    table.tiers.map((tier) => ({ name: tier.name, roles: [...tier.roles].sort(), per: tier.per, requests: tier.requests, window: tier.windowSeconds })),
     SPEC_TIERS.map((tier) => ({ ...tier, requests: tune.requests(tier.requests), window: tune.window(tier.window) })),
   );
   for (const spec of SPEC_ENDPOINTS) {
     const row = rowFor(table, spec.method, spec.path);
     assert.equal(
-      { method: row.method, paths: row.paths, requests: row.requests, window: row.windowSeconds, reason: row.reason },
-      { method: spec.method, paths: [spec.path, ...(ALIASES[spec.path] ?? [])], requests: tune.requests(spec.requests), window: tune.window(spec.window), reason: spec.reason },
+      { method: row.method, paths: row.paths, per: row.per, requests: row.requests, window: row.windowSeconds, reason: row.reason },
+      { method: spec.method, paths: [spec.path, ...(ALIASES[spec.path] ?? [])], per: spec.per, requests: tune.requests(spec.requests), window: tune.window(spec.window), reason: spec.reason },
       `${spec.method} ${spec.path}`,
     );
   }
@@ -128,10 +132,16 @@ test('a resource\'s own limits add a row for its path and every alias, counted a
   assertSpecRows(table); // untouched
   assert.is(table.endpoints.length, SPEC_ENDPOINTS.length + 2);
   const list = rowFor(table, 'GET', '/api/gadgets');
-  assert.equal({ name: list.name, paths: list.paths, requests: list.requests, window: list.windowSeconds }, { name: 'GET /api/gadget', paths: ['/api/gadget', '/api/gadgets'], requests: 3, window: 60 });
+  assert.equal(
+    { name: list.name, paths: list.paths, per: list.per, requests: list.requests, window: list.windowSeconds },
+    { name: 'GET /api/gadget', paths: ['/api/gadget', '/api/gadgets'], per: 'caller', requests: 3, window: 60 },
+  );
   assert.ok(list.source.endsWith('gadget.yaml'), list.source);
   const upload = rowFor(table, 'POST', '/api/gadget/upload');
-  assert.equal({ paths: upload.paths, requests: upload.requests, window: upload.windowSeconds }, { paths: ['/api/gadget/upload', '/api/gadgets/upload'], requests: 4, window: 30 });
+  assert.equal(
+    { paths: upload.paths, per: upload.per, requests: upload.requests, window: upload.windowSeconds },
+    { paths: ['/api/gadget/upload', '/api/gadgets/upload'], per: 'address', requests: 4, window: 30 },
+  );
 
   // Through HTTP: both spellings draw on one count of 3.
   for (const [i, routePath] of ['/api/gadget', '/api/gadgets', '/api/gadget?take=5'].entries()) {
@@ -151,27 +161,29 @@ test('a resource\'s own limit replaces the limits file\'s row for the same metho
   // The file alone limits the upload to 10 a minute ...
   const fileOnly = apps.create({ appOptions: { limitsFile: OVERRIDE_FILE } }).rateLimiting.table;
   const declared = rowFor(fileOnly, 'POST', '/api/gadget/upload');
-  assert.equal({ requests: declared.requests, window: declared.windowSeconds, source: declared.source }, { requests: 10, window: 60, source: OVERRIDE_FILE });
+  assert.equal({ per: declared.per, requests: declared.requests, window: declared.windowSeconds, source: declared.source }, { per: 'caller', requests: 10, window: 60, source: OVERRIDE_FILE });
 
-  // ... the gadget's definition says 4 per 30 s, for both its spellings, and wins.
+  // ... the gadget's definition says 4 per 30 s per address, for both its spellings, and wins.
   const app = apps.create({ resourceDirs: [RESOURCES_DIR, GADGET_DIR], appOptions: { limitsFile: OVERRIDE_FILE } });
   const { table } = app.rateLimiting;
   const upload = rowFor(table, 'POST', '/api/gadget/upload');
   assert.equal(
-    { name: upload.name, paths: upload.paths, requests: upload.requests, window: upload.windowSeconds },
-    { name: 'POST /api/gadget/upload', paths: ['/api/gadget/upload', '/api/gadgets/upload'], requests: 4, window: 30 },
+    { name: upload.name, paths: upload.paths, per: upload.per, requests: upload.requests, window: upload.windowSeconds },
+    { name: 'POST /api/gadget/upload', paths: ['/api/gadget/upload', '/api/gadgets/upload'], per: 'address', requests: 4, window: 30 },
   );
   assert.ok(upload.source.endsWith('gadget.yaml'), upload.source);
   assert.is(rowFor(table, 'POST', '/api/gadgets/upload'), upload);
   assert.equal(table.endpoints.map((e) => e.name).sort(), ['GET /api/gadget', 'POST /api/*', 'POST /api/gadget/upload']);
 
-  for (let i = 0; i < 4; i++) {
-    const res = await app.http.post(i % 2 ? '/api/gadgets/upload' : '/api/gadget/upload').set(owner.auth).send({});
-    assert.is(res.status, 405); // /api/gadget/:id takes no POST: counted, then refused by the router
+  // Per address: two users and no token from one address draw on one count of 4.
+  for (const [i, auth] of [owner.auth, employee.auth, {}, owner.auth].entries()) {
+    const res = await app.http.post(i % 2 ? '/api/gadgets/upload' : '/api/gadget/upload').set(auth).send({});
+    // Counted, then refused: without a token by the authentication, with one by the router (/api/gadget/:id takes no POST).
+    assert.is(res.status, Object.keys(auth).length ? 405 : 401);
     assert.equal(policiesOf(res).get('POST /api/gadget/upload'), { q: 4, w: 30 });
-    assert.is(res.headers['x-ratelimit-remaining'], String(3 - i));
+    assert.is(countsOf(res).get('POST /api/gadget/upload')?.r, 3 - i);
   }
-  assertTooMany(await app.http.post('/api/gadgets/upload').set(owner.auth).send({}), 'POST /api/gadget/upload', 30);
+  for (const auth of [employee.auth, owner.auth, {}]) assertTooMany(await app.http.post('/api/gadgets/upload').set(auth).send({}), 'POST /api/gadget/upload', 30);
 });
 
 test('a limits file with a mistake stops start-up, pointing at the mistake', () => {
@@ -180,6 +192,7 @@ test('a limits file with a mistake stops start-up, pointing at the mistake', () 
     ['no-anonymous.yaml', ':3:3 tiers: ', /a tier named "anonymous" is required/],
     ['patch-endpoint.yaml', ':14:13 endpoints.1.method: ', /PATCH is counted as PUT \(sameAs\); limit PUT/],
     ['bad-path.yaml', ':11:11 endpoints.0.path: ', /must match pattern/],
+    ['bad-per.yaml', ':12:10 endpoints.0.per: ', /must be one of: caller, address/],
   ];
   for (const [name, place, fault] of cases) {
     const file = path.join(FIXTURES, 'bad', name);

@@ -1,7 +1,9 @@
 // Rate limits kept in Redis (REDIS_URL): two instances of the service share one count, and a Redis
 // that goes away (stopped, hung, or not there at start) never stops the service: requests are let
-// through uncounted (fail-open), the outage is logged once, and counting resumes when Redis is back.
-// The outages are staged with a TCP proxy between the app and Redis. Skipped without REDIS_URL.
+// through uncounted (fail-open), the outage is logged once, counting pauses 2 s after a failure and
+// resumes when Redis is back. Retry-After is never early, and windows scaled below a millisecond
+// still count. The outages are staged with a TCP proxy between the app and Redis. Skipped without
+// REDIS_URL.
 //
 // Every test uses its own key prefix (RATE_LIMIT_PREFIX), so runs never see each other's counts,
 // and deletes its keys at the end.
@@ -17,6 +19,7 @@ import { modules as projectModules } from '../resources/modules.js';
 import { PASSWORD } from './helpers/accounts.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { assertError } from './helpers/error-envelope.js';
+import { sleep } from './helpers/ratelimit.js';
 import { startTcpProxy, type TcpProxy } from './helpers/tcp-proxy.js';
 
 const REDIS_URL = process.env.REDIS_URL;
@@ -25,7 +28,7 @@ if (!REDIS_URL) console.log('ratelimit-redis.test.ts: SKIPPED, REDIS_URL is not 
 
 /** POST /api/auth/login: 5 requests per 60 s (limits.yaml), the tightest limit of a login. */
 const LOGIN = { name: 'POST /api/auth/login', requests: 5, window: 60 };
-/** How long a test waits for the app to find Redis again (it retries at most every 2 s). */
+/** How long a test waits for the app to find Redis again (it retries at most every 2 s, and pauses 2 s after a failure). */
 const RECONNECT_WAIT_MS = 10_000;
 
 type Http = ReturnType<typeof request>;
@@ -44,12 +47,12 @@ const limitsOn = (prefix: string, redisUrl: string) => ({ RATE_LIMITS: 'on', RED
 const failedLogin = (http: Http): Promise<Response> =>
   http.post('/api/auth/login').send({ email: 'nobody@example.com', password: PASSWORD }) as unknown as Promise<Response>;
 
-/** What an app says through its `log` option. */
+/** What an app says through its `log` option, and when (Date.now()). */
 function logBook() {
-  const lines: Array<{ level: LogLevel; msg: string; extra?: Record<string, unknown> }> = [];
+  const lines: Array<{ level: LogLevel; msg: string; extra?: Record<string, unknown>; at: number }> = [];
   return {
     lines,
-    log: (level: LogLevel, msg: string, extra?: Record<string, unknown>) => void lines.push({ level, msg, extra }),
+    log: (level: LogLevel, msg: string, extra?: Record<string, unknown>) => void lines.push({ level, msg, extra, at: Date.now() }),
     /** Lines of this level about Redis. */
     redis: (level: LogLevel) => lines.filter((l) => l.level === level && /redis/i.test(l.msg)),
   };
@@ -283,6 +286,100 @@ redisTest('Redis that comes up after the app: counting starts when it does, one 
   } finally {
     await t?.close();
     await proxy.close();
+    await dropKeys(prefix);
+  }
+});
+
+redisTest('after a failure counting pauses 2 s, then resumes: a Redis back at once is not asked again before that', async () => {
+  const prefix = newPrefix();
+  const book = logBook();
+  const proxy = await proxyToRedis();
+  let t: TestApp | undefined;
+  try {
+    t = await createTestApp({ env: limitsOn(prefix, proxy.url(REDIS_URL!)), appOptions: { log: book.log } });
+    assertCountedLogin(await failedLogin(t.http), 4);
+
+    await proxy.cut();
+    // The first count that fails starts the pause (and is the one warning).
+    const deadline = Date.now() + RECONNECT_WAIT_MS;
+    while (!book.redis('warn').length) {
+      assertUncounted(await failedLogin(t.http));
+      if (Date.now() > deadline) throw new Error('no failure noticed with Redis cut');
+    }
+    const failedAt = book.redis('warn')[0].at;
+    await proxy.restore(); // the client reconnects within a few hundred ms
+
+    // Counted again only once the pause is over, and soon after (a later failure may extend it).
+    const counted = await untilCounted(t.http);
+    const countedAt = Date.now();
+    assert.ok(countedAt - failedAt >= 2000 - 5, `counted again ${countedAt - failedAt} ms after the failure, inside the 2 s pause`);
+    assertCountedLogin(counted, 3);
+    assert.is(book.redis('warn').length, 1, JSON.stringify(book.lines));
+    assert.is(book.redis('info').length, 1, JSON.stringify(book.lines));
+  } finally {
+    await t?.close();
+    await proxy.close();
+    await dropKeys(prefix);
+  }
+});
+
+redisTest('Retry-After is never early: sleeping exactly that long, the next attempt is let in (one sign-in per 2.1 s)', async () => {
+  const prefix = newPrefix();
+  const book = logBook();
+  // RATE_LIMIT_SCALE=0.2: one sign-in per window; RATE_LIMIT_WINDOW_SCALE=0.035: a 2.1 s window,
+  // so the wait left at the refusal is a little over 2 s, where a Retry-After rounded the wrong
+  // way (down to 2) would send the client back before the window ends.
+  const env = { ...limitsOn(prefix, REDIS_URL!), RATE_LIMIT_SCALE: '0.2', RATE_LIMIT_WINDOW_SCALE: '0.035' };
+  const t = await createTestApp({ env, appOptions: { log: book.log } });
+  const assertResetAhead = (res: Response) => {
+    const reset = Number(res.headers['x-ratelimit-reset']);
+    assert.ok(reset >= Date.now() / 1000, `X-RateLimit-Reset ${reset} is already past (${Date.now() / 1000})`);
+    assert.ok(reset <= Date.now() / 1000 + 3 + 1, `X-RateLimit-Reset ${reset} is further than a window away`);
+  };
+  try {
+    const first = await failedLogin(t.http);
+    assert.is(first.status, 401);
+    assert.is(first.headers['x-ratelimit-limit'], '1');
+    assert.is(first.headers['x-ratelimit-remaining'], '0');
+    assert.match(first.headers['ratelimit-policy'], /"POST \/api\/auth\/login";q=1;w=3/);
+    assertResetAhead(first);
+
+    const refused = await failedLogin(t.http);
+    assertError(refused, 429, /^Too Many Requests: the limit "POST \/api\/auth\/login" \(1 requests per 3 s\) is used up; retry in \d+ s$/);
+    assertResetAhead(refused);
+    const retryAfter = Number(refused.headers['retry-after']);
+    assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 3, `Retry-After ${refused.headers['retry-after']}`);
+
+    await sleep(retryAfter * 1000);
+    const admitted = await failedLogin(t.http);
+    assert.is(admitted.status, 401, `after Retry-After (${retryAfter} s): ${admitted.status} ${JSON.stringify(admitted.body)}`);
+    assert.is(admitted.headers['x-ratelimit-remaining'], '0');
+    assertResetAhead(admitted);
+    assert.equal(book.lines, []);
+  } finally {
+    await t.close();
+    await dropKeys(prefix);
+  }
+});
+
+redisTest('windows scaled below a millisecond (RATE_LIMIT_WINDOW_SCALE=0.000001) still count on Redis, which takes no 0 ms window', async () => {
+  const prefix = newPrefix();
+  const book = logBook();
+  const t = await createTestApp({ env: { ...limitsOn(prefix, REDIS_URL!), RATE_LIMIT_WINDOW_SCALE: '0.000001' }, appOptions: { log: book.log } });
+  try {
+    for (let i = 0; i < LOGIN.requests + 2; i++) {
+      const res = await failedLogin(t.http);
+      // A 1 ms window has long ended by the next attempt: each is the first of its window.
+      assert.is(res.status, 401, `${res.status} ${JSON.stringify(res.body)}`);
+      assert.is(res.headers['x-ratelimit-limit'], String(LOGIN.requests), 'counted');
+      assert.match(res.headers['ratelimit-policy'], /"POST \/api\/auth\/login";q=5;w=1/);
+    }
+    assert.equal(book.lines, [], 'Redis took every count');
+    // The counts expire with their windows: nothing is left behind.
+    await sleep(50);
+    await withRedis(async (redis) => assert.equal(await keysOf(redis, prefix), []));
+  } finally {
+    await t.close();
     await dropKeys(prefix);
   }
 });

@@ -46,7 +46,7 @@ export function tooManyRequests(refused: Count[], now: number): HttpError {
   const { name } = last.policy;
   return new HttpError(
     429,
-    `Too Many Requests: the limit "${name}" (${last.limit} requests per ${windowOf(last.policy)} s) is used up; retry in ${wait} s`,
+    `Too Many Requests: the limit "${name}" (${last.limit} ${last.limit === 1 ? 'request' : 'requests'} per ${windowOf(last.policy)} s) is used up; retry in ${wait} s`,
     { 'Retry-After': String(wait) },
   );
 }

@@ -345,7 +345,7 @@ redisTest('Retry-After is never early: sleeping exactly that long, the next atte
     assertResetAhead(first);
 
     const refused = await failedLogin(t.http);
-    assertError(refused, 429, /^Too Many Requests: the limit "POST \/api\/auth\/login" \(1 requests per 3 s\) is used up; retry in \d+ s$/);
+    assertError(refused, 429, /^Too Many Requests: the limit "POST \/api\/auth\/login" \(1 request per 3 s\) is used up; retry in \d+ s$/);
     assertResetAhead(refused);
     const retryAfter = Number(refused.headers['retry-after']);
     assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 3, `Retry-After ${refused.headers['retry-after']}`);

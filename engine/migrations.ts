@@ -90,3 +90,23 @@ export function joinTable(knex: Knex, name: string, from: [column: string, table
     t.index([to[0]]);
   });
 }
+
+/**
+ * The check constraint of a definition's `rules:` entry (field >= atLeast when both are set). Its
+ * name is how a violation is told back to the client with the rule's own message.
+ */
+export function ruleConstraintName(table: string, field: string, atLeast: string): string {
+  return `${table}_${field}_at_least_${atLeast}`.toLowerCase().slice(0, 63);
+}
+
+export function atLeastRule(t: Knex.CreateTableBuilder | Knex.AlterTableBuilder, table: string, field: string, atLeast: string) {
+  t.check(`?? is null or ?? is null or ?? >= ??`, [field, atLeast, field, atLeast], ruleConstraintName(table, field, atLeast));
+}
+
+/**
+ * A `computed: {secondsBetween: [start, end]}` field: a generated column, so that every write,
+ * partial ones included, keeps it right without the service reading the record first.
+ */
+export function secondsBetweenColumn(knex: Knex, t: Knex.CreateTableBuilder | Knex.AlterTableBuilder, column: string, start: string, end: string) {
+  t.specificType(column, knex.raw(`integer generated always as (floor(extract(epoch from (?? - ??)))::integer) stored`, [end, start]).toQuery());
+}

@@ -88,6 +88,11 @@ export function compileFields(check: Check, organizationRoot?: string): Map<stri
       problem(check, ['fields', name, 'required'], 'a required field cannot be readOnly or hidden');
     }
     if (def.references && def.type !== 'uuid') problem(check, ['fields', name, 'references'], 'only uuid fields can reference a resource');
+    if (def.callerDefault && def.type !== 'uuid') problem(check, ['fields', name, 'callerDefault'], 'only a uuid field can take the caller\'s id');
+    if (def.computed) {
+      if (def.type !== 'integer') problem(check, ['fields', name, 'computed'], 'secondsBetween gives whole seconds: the field must be an integer');
+      if (def.required || def.default !== undefined || def.callerDefault) problem(check, ['fields', name, 'computed'], 'a computed field cannot be required or have a default');
+    }
     const stringy = def.type === 'string' || def.type === 'text';
     const withDefaults: FieldDefinition = stringy && def.required && def.minLength === undefined ? { ...def, minLength: 1 } : def;
     // Values checked against rules that contradict themselves would only repeat the same fault.
@@ -96,7 +101,8 @@ export function compileFields(check: Check, organizationRoot?: string): Map<stri
       name,
       definition: withDefaults,
       base: false,
-      writable: !def.readOnly && !def.hidden,
+      // A computed field is the database's to write (a generated column).
+      writable: !def.readOnly && !def.hidden && !def.computed,
       hidden: Boolean(def.hidden),
     });
   }

@@ -11,6 +11,7 @@ import { collectRelationPaths, link } from './link.js';
 import { DefinitionError, type SourcedDefinition } from './load.js';
 import { buildModel } from './model.js';
 import { bodySchemas, recordSchema } from './schemas.js';
+import { ruleConstraintName } from '../migrations.js';
 
 
 function permissionsOf(check: Check, known: Set<string>): Record<Operation, string> {
@@ -74,12 +75,31 @@ function compileOne(source: SourcedDefinition, known: Set<string>, problems: str
     if (field && field.definition.type !== 'uuid') problem(check, ['owner'], `owner field "${definition.owner}" must be a uuid field`);
   }
   (definition.unique ?? []).forEach((u, i) => u.fields.forEach((name, j) => fieldNamed(name, ['unique', i, 'fields', j], 'unique field')));
+  for (const [name, def] of Object.entries(definition.fields)) {
+    (def.computed?.secondsBetween ?? []).forEach((other, i) => {
+      const field = fieldNamed(other, ['fields', name, 'computed', 'secondsBetween', i], 'secondsBetween field');
+      if (field && field.definition.type !== 'timestamp') problem(check, ['fields', name, 'computed', 'secondsBetween', i], `"${other}" must be a timestamp field`);
+    });
+  }
+  const table = definition.table ?? definition.name.replace(/-/g, '_');
+  const ruleMessages = new Map<string, string>();
+  (definition.rules ?? []).forEach((rule, i) => {
+    const a = fieldNamed(rule.field, ['rules', i, 'field'], 'rule field');
+    const b = fieldNamed(rule.atLeast, ['rules', i, 'atLeast'], 'rule field');
+    if (!a || !b) return;
+    const kind = (t: string) => (t === 'date' || t === 'timestamp' ? 'time' : t === 'integer' || t === 'number' ? 'number' : t);
+    if (kind(a.definition.type) !== kind(b.definition.type) || !['time', 'number'].includes(kind(a.definition.type))) {
+      problem(check, ['rules', i], `"${rule.field}" and "${rule.atLeast}" must both be dates/timestamps or both numbers`);
+      return;
+    }
+    const earlier = kind(a.definition.type) === 'time' ? 'earlier than' : 'less than';
+    ruleMessages.set(ruleConstraintName(table, rule.field, rule.atLeast), rule.message ?? `${rule.field} must not be ${earlier} ${rule.atLeast}`);
+  });
 
   const all = [...fields.values()];
   const defaults: Record<string, unknown> = {};
   for (const f of all) if (f.definition.default !== undefined) defaults[f.name] = f.definition.default;
   const path = definition.path ?? definition.name;
-  const table = definition.table ?? definition.name.replace(/-/g, '_');
 
   return {
     name: definition.name,
@@ -108,6 +128,8 @@ function compileOne(source: SourcedDefinition, known: Set<string>, problems: str
     maxTake: definition.maxTake ?? DEFAULT_MAX_TAKE,
     owner: definition.owner,
     permissions: permissionsOf(check, known),
+    ruleMessages,
+    callerDefaults: all.filter((f) => f.definition.callerDefault).map((f) => ({ field: f.name, from: f.definition.callerDefault! })),
     uniqueMessages: (definition.unique ?? []).map((u) => ({
       fields: u.fields,
       message: u.message ?? `A ${definition.name} with the same ${u.fields.join(' and ')} already exists`,

@@ -65,6 +65,10 @@ export interface CompiledResource {
   owner?: string;
   permissions: Record<Operation, string>;
   uniqueMessages: Array<{ fields: string[]; message: string }>;
+  /** Check constraint name → the 400 message of the `rules:` entry it enforces. */
+  ruleMessages: Map<string, string>;
+  /** Fields a create fills from the caller when the body has none (readOnly ones: always). */
+  callerDefaults: Array<{ field: string; from: 'userId' | 'employeeId' }>;
   validators: {
     create: Validator<Record<string, unknown>>;
     replace: Validator<Record<string, unknown>>;

@@ -21,9 +21,13 @@ export function checkId(id: string, label = 'id'): string {
   return id.toLowerCase();
 }
 
-/** A unique violation answered with the definition's own sentence when one matches. */
-function uniqueConflict(resource: CompiledResource, thrown: any): never {
+/** A unique violation or a broken `rules:` entry answered with the definition's own sentence. */
+function definedViolation(resource: CompiledResource, thrown: any): never {
   const err = nativeError(thrown);
+  if (err?.code === '23514') {
+    const message = resource.ruleMessages.get(err.constraint);
+    if (message) throw badRequest(message);
+  }
   if (err?.code === '23505') {
     const cols = keyColumns(err.detail);
     const rule = resource.uniqueMessages.find((u) => u.fields.every((f) => cols.includes(f)));
@@ -117,7 +121,7 @@ export class ResourceService {
         return row;
       });
     } catch (err) {
-      uniqueConflict(this.resource, err);
+      definedViolation(this.resource, err);
     }
   }
 }

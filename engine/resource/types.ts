@@ -22,6 +22,18 @@ export interface FieldDefinition {
   hidden?: boolean;
   /** Name of the resource this uuid points at; the value must exist in the caller's tenant. */
   references?: string;
+  /** On create, when the body has none: the caller's user or employee id (with readOnly: always). */
+  callerDefault?: 'userId' | 'employeeId';
+  /** Computed by the database from other fields (a generated column); read-only. */
+  computed?: { secondsBetween: [string, string] };
+}
+
+/** A rule between two fields of one record, enforced by a check constraint. */
+export interface RuleDefinition {
+  field: string;
+  /** When both are set: field >= atLeast. */
+  atLeast: string;
+  message?: string;
 }
 
 export interface RelationDefinition {
@@ -73,6 +85,7 @@ export interface ResourceDefinition {
   dateRange?: string;
   tagFilter?: string;
   maxTake?: number;
+  rules?: RuleDefinition[];
   /** Rate limits of this resource's own endpoints (README "Rate limits"). */
   limits?: ResourceLimitDefinition[];
   unique?: Array<{ fields: string[]; message?: string }>;

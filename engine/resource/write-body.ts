@@ -91,6 +91,9 @@ export async function prepareWrite(
     else if (mode === 'create' && field.name in resource.defaults) row[field.name] = resource.defaults[field.name];
     else if (mode === 'replace' && field.name !== 'organizationId') row[field.name] = resource.defaults[field.name] ?? null;
   }
+  if (mode === 'create') {
+    for (const { field, from } of resource.callerDefaults) if (row[field] === undefined && caller[from]) row[field] = caller[from];
+  }
   if (mode === 'create' && resource.scope === 'organization' && row.organizationId === undefined) {
     row.organizationId = await defaultOrganization(db, resource, caller, context);
     if (!row.organizationId) throw badRequest('organizationId should not be empty');

@@ -212,6 +212,20 @@ for (const r of tested) {
 
   test(`${r.name}: each relations[] path loads on read`, async () => {
     const { record, sent } = createdOf(r);
+    // A child under each hasMany whose link a client writes, so the list it loads is not just empty.
+    const children = new Map<string, string>();
+    for (const relation of r.relations.values()) {
+      const via = relation.target.fields.get(relation.via ?? '');
+      if (relation.kind !== 'hasMany' || !via?.writable || !crud(relation.target)) continue;
+      const body = await samples.body(relation.target, acme);
+      children.set(relation.name, (await samples.create(relation.target, acme, { ...body, [via.name]: record.id })).id);
+    }
+    const firstLevel = [...r.relations.keys()].filter((name) => r.relationPaths.has(name));
+    if (firstLevel.length) {
+      const list = await t.http.get(base(r)).query({ 'relations[]': firstLevel, take: r.maxTake }).set(acme.auth);
+      assert.is(list.status, 200, `list with relations[]=${firstLevel}: ${show(list)}`);
+      for (const item of list.body.items) for (const name of firstLevel) assert.ok(name in item, `list item without ${name}`);
+    }
     for (const path of r.relationPaths) {
       const res = await t.http.get(`${base(r)}/${record.id}`).query({ 'relations[]': path }).set(acme.auth);
       assert.is(res.status, 200, `relations[]=${path}: ${show(res)}`);
@@ -227,6 +241,8 @@ for (const r of tested) {
       const loaded = res.body[first.name];
       if (first.kind === 'belongsTo' && record[first.via!]) assert.is(loaded?.id, record[first.via!], `${first.name} is the record ${first.via} names`);
       if (first.writable) assert.equal(loaded.map((l: { id: string }) => l.id), sent[first.idsKey!], `${first.name} are the linked records`);
+      const child = children.get(first.name);
+      if (child) assert.ok(loaded.some((l: { id: string }) => l.id === child), `${first.name} holds the record that points here`);
     }
   });
 

@@ -187,9 +187,13 @@ export class SampleRecords {
     return res.body;
   }
 
-  /** A replace body for another tenant's record and the like: only plain fields, no references to create. */
+  /** Fields a PATCH may change alone: no reference to create, no other field tied to it. */
   plainFields(resource: CompiledResource): CompiledField[] {
-    const inRules = new Set((resource.definition.rules ?? []).flatMap((r) => [r.field, r.atLeast]));
+    // Fields tied to others: a rule's two sides, and what a computed field is computed from.
+    const inRules = new Set([
+      ...(resource.definition.rules ?? []).flatMap((r) => [r.field, r.atLeast]),
+      ...Object.values(resource.definition.fields).flatMap((f) => f.computed?.secondsBetween ?? []),
+    ]);
     return clientFields(resource).filter((f) => !f.definition.references && !f.base && !inRules.has(f.name));
   }
 }

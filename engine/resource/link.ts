@@ -1,5 +1,6 @@
 // The second pass over definitions: relations and references between resources, the body keys
-// of writable relations, and every relations[] path a resource accepts.
+// of writable relations (ids of many-to-many ones, child bodies of has-many ones), and every
+// relations[] path a resource accepts.
 import { problem, type Check } from './check.js';
 import { MAX_RELATION_DEPTH, type CompiledRelation, type CompiledResource, type Registry } from './compiled.js';
 import type { SourcedDefinition } from './load.js';
@@ -37,6 +38,7 @@ function checkIdsKeys(check: Check, resource: CompiledResource) {
     ...[...resource.relations.keys()].map((r): [string, string] => [r, `the relation "${r}"`]),
   ]);
   for (const relation of resource.writableRelations) {
+    if (relation.kind !== 'manyToMany') continue;
     const key = relation.idsKey!;
     const explicit = check.source.definition.relations![relation.name].idsKey !== undefined;
     const clash = taken.get(key);
@@ -44,6 +46,19 @@ function checkIdsKeys(check: Check, resource: CompiledResource) {
     else if (explicit) problem(check, ['relations', relation.name, 'idsKey'], `"${key}" is already the name of ${clash}`);
     else problem(check, ['relations', relation.name], `its ids key "${key}" (derived from the name) is already the name of ${clash}; name another with idsKey`);
   }
+}
+
+/**
+ * Children sent with their parent get their via field from the engine, so the client must not be
+ * the one to write it, and the engine must be able to: it is a writable field of the child. A
+ * child that takes children of its own would make bodies nest without end: one level only.
+ */
+function checkWritableChildren(check: Check, name: string, child: CompiledResource) {
+  const via = check.source.definition.relations![name].via!;
+  const field = child.fields.get(via);
+  if (field && !field.writable) problem(check, ['relations', name, 'via'], `"${via}" of ${child.name} is not writable: the engine could not set it on the children`);
+  const nested = Object.entries(child.definition.relations ?? {}).find(([, r]) => r.hasMany && r.writable);
+  if (nested) problem(check, ['relations', name, 'writable'], `${child.name} takes children itself (${nested[0]}): writable hasMany relations nest one level only`);
 }
 
 /** Second pass: relations and references between resources. */
@@ -68,7 +83,9 @@ export function link(resource: CompiledResource, source: SourcedDefinition, regi
     if (kind === 'belongsTo') checkVia(check, name, resource, `holding the ${target.name} id`);
     if (kind === 'hasMany') checkVia(check, name, target, `pointing at ${resource.name}`);
     const writable = Boolean(def.writable);
-    if (def.idsKey !== undefined && !writable) problem(check, ['relations', name, 'idsKey'], 'applies only to a writable manyToMany relation');
+    const takesIds = writable && kind === 'manyToMany';
+    if (def.idsKey !== undefined && !takesIds) problem(check, ['relations', name, 'idsKey'], 'applies only to a writable manyToMany relation');
+    if (writable && kind === 'hasMany') checkWritableChildren(check, name, target);
     const relation: CompiledRelation = {
       name,
       kind,
@@ -76,7 +93,7 @@ export function link(resource: CompiledResource, source: SourcedDefinition, regi
       via: def.via,
       through: def.through,
       writable,
-      idsKey: writable ? def.idsKey ?? derivedIdsKey(name) : undefined,
+      idsKey: takesIds ? def.idsKey ?? derivedIdsKey(name) : undefined,
     };
     resource.relations.set(name, relation);
     if (relation.writable) resource.writableRelations.push(relation);

@@ -1,6 +1,6 @@
 // JSON Schemas of a resource's bodies and records, derived from its compiled fields. The same
 // objects feed Ajv (what the server enforces) and the OpenAPI document (what it promises).
-import type { CompiledField, CompiledResource } from './compiled.js';
+import type { CompiledField, CompiledRelation, CompiledResource } from './compiled.js';
 import { valueSchema } from './fields.js';
 
 /** Writable many-to-many relations may carry up to this many ids in one body. */
@@ -17,15 +17,39 @@ export function acceptsNull(field: CompiledField): boolean {
   return !field.base && !field.definition.required && field.definition.default === undefined;
 }
 
-function bodySchema(resource: CompiledResource, requireRequired: boolean) {
+/** Children sent with their parent in one body: at most this many per relation. */
+export const MAX_CHILDREN = 500;
+
+/**
+ * The fields of a child the engine fills from its parent, so a child body sent with the parent
+ * leaves them out: the one pointing at the parent, and the organization when both have one
+ * (children live in their parent's organization).
+ */
+export function filledFromParent(parent: CompiledResource, relation: CompiledRelation): string[] {
+  const both = parent.scope === 'organization' && relation.target.scope === 'organization';
+  return [relation.via!, ...(both ? ['organizationId'] : [])];
+}
+
+function bodySchema(resource: CompiledResource, requireRequired: boolean, omit: string[] = []) {
   const properties: Record<string, object> = {};
   const required: string[] = [];
   for (const field of resource.writableFields) {
+    if (omit.includes(field.name)) continue;
     const isRequired = Boolean(field.definition.required);
     properties[field.name] = valueSchema(field.definition, acceptsNull(field));
     if (isRequired && requireRequired) required.push(field.name);
   }
   for (const relation of resource.writableRelations) {
+    if (relation.kind === 'hasMany') {
+      // A child's own create body minus what the parent fills (link.ts allows one level only).
+      properties[relation.name] = {
+        type: 'array',
+        maxItems: MAX_CHILDREN,
+        description: `${relation.target.name} records written with this one, in the same transaction; the list replaces the existing ones`,
+        items: bodySchema(relation.target, true, filledFromParent(resource, relation)),
+      };
+      continue;
+    }
     properties[relation.name] = {
       type: 'array',
       maxItems: MAX_RELATION_IDS,

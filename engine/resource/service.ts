@@ -5,11 +5,11 @@ import type { Model } from 'objection';
 import type { Caller } from '../caller.js';
 import { keyColumns, nativeError } from '../db-errors.js';
 import { badRequest, conflict, notFound } from '../errors.js';
-import type { CompiledResource } from './compiled.js';
+import type { CompiledRelation, CompiledResource } from './compiled.js';
 import { UUID_PATTERN } from './fields.js';
 import type { ListQuery } from './list-query.js';
 import { applyFilters, applyOrder, scope, withRelations } from './query.js';
-import { prepareWrite, type PreparedWrite, type WriteContext } from './write-body.js';
+import { prepareChildren, prepareWrite, type PreparedWrite, type WriteContext } from './write-body.js';
 
 export interface ListResult {
   items: unknown[];
@@ -21,16 +21,20 @@ export function checkId(id: string, label = 'id'): string {
   return id.toLowerCase();
 }
 
-/** A unique violation or a broken `rules:` entry answered with the definition's own sentence. */
-function definedViolation(resource: CompiledResource, thrown: any): never {
+/**
+ * A unique violation or a broken `rules:` entry answered with the definition's own sentence: the
+ * written resource's, or a child's written with it.
+ */
+function definedViolation(resources: CompiledResource[], thrown: any): never {
   const err = nativeError(thrown);
+  const written = resources.filter((r) => !err?.table || r.table === err.table);
   if (err?.code === '23514') {
-    const message = resource.ruleMessages.get(err.constraint);
+    const message = written.map((r) => r.ruleMessages.get(err.constraint)).find(Boolean);
     if (message) throw badRequest(message);
   }
   if (err?.code === '23505') {
     const cols = keyColumns(err.detail);
-    const rule = resource.uniqueMessages.find((u) => u.fields.every((f) => cols.includes(f)));
+    const rule = written.flatMap((r) => r.uniqueMessages).find((u) => u.fields.every((f) => cols.includes(f)));
     if (rule) throw conflict(rule.message);
   }
   throw thrown;
@@ -71,7 +75,7 @@ export class ResourceService {
 
   async create(caller: Caller, body: unknown, context?: WriteContext) {
     const prepared = await prepareWrite(this.db, this.resource, caller, 'create', body, context);
-    return this.write(prepared, async (trx) => {
+    return this.write(caller, prepared, async (trx) => {
       const [row] = await trx(this.resource.table)
         .insert({ ...prepared.row, tenantId: caller.tenantId })
         .returning(this.resource.visibleColumns);
@@ -98,7 +102,7 @@ export class ResourceService {
   private async update(caller: Caller, id: string, body: unknown, mode: 'replace' | 'patch') {
     const recordId = checkId(id);
     const prepared = await prepareWrite(this.db, this.resource, caller, mode, body);
-    return this.write(prepared, async (trx) => {
+    return this.write(caller, prepared, async (trx) => {
       const table = this.resource.table;
       const [row] = await scope(trx(table).where(`${table}.id`, recordId), this.resource, caller)
         .update({ ...prepared.row, updatedAt: trx.fn.now() })
@@ -108,20 +112,41 @@ export class ResourceService {
     });
   }
 
-  /** The row and its links land together or not at all. */
-  private async write(prepared: PreparedWrite, writeRow: (trx: Knex.Transaction) => Promise<Record<string, any>>) {
+  /** The row, its links and its children land together or not at all. */
+  private async write(caller: Caller, prepared: PreparedWrite, writeRow: (trx: Knex.Transaction) => Promise<Record<string, any>>) {
     try {
       return await this.db.transaction(async (trx) => {
         const row = await writeRow(trx);
-        for (const { relation, ids } of prepared.links) {
-          const t = relation.through!;
-          await trx(t.table).where(t.from, row.id).delete();
-          if (ids.length) await trx(t.table).insert(ids.map((id) => ({ [t.from]: row.id, [t.to]: id })));
-        }
+        await writeLinks(trx, row.id, prepared.links);
+        // The children written are answered with the record, so the client learns their ids.
+        for (const { relation, bodies } of prepared.children) row[relation.name] = await this.replaceChildren(trx, caller, relation, row, bodies);
         return row;
       });
     } catch (err) {
-      definedViolation(this.resource, err);
+      definedViolation([this.resource, ...prepared.children.map((c) => c.relation.target)], err);
     }
+  }
+
+  /** A writable hasMany sent in a body: the record's children become exactly the ones sent. */
+  private async replaceChildren(trx: Knex.Transaction, caller: Caller, relation: CompiledRelation, parentRow: Record<string, any>, bodies: Array<Record<string, unknown>>) {
+    const child = relation.target;
+    const fresh = await prepareChildren(trx, this.resource, caller, relation, parentRow, bodies);
+    await scope(trx(child.table).where(`${child.table}.${relation.via}`, parentRow.id), child, caller).delete();
+    if (!fresh.length) return [];
+    const rows = await trx(child.table)
+      .insert(fresh.map((c) => ({ ...c.row, tenantId: caller.tenantId })))
+      .returning(child.visibleColumns);
+    // PostgreSQL returns the rows of a multi-row insert in the order of its values.
+    for (const [i, c] of fresh.entries()) await writeLinks(trx, rows[i].id, c.links);
+    return rows;
+  }
+}
+
+/** Each writable many-to-many relation sent: the record's links become exactly the ids sent. */
+async function writeLinks(trx: Knex.Transaction, id: string, links: PreparedWrite['links']) {
+  for (const { relation, ids } of links) {
+    const t = relation.through!;
+    await trx(t.table).where(t.from, id).delete();
+    if (ids.length) await trx(t.table).insert(ids.map((linked) => ({ [t.from]: id, [t.to]: linked })));
   }
 }

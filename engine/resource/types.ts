@@ -44,7 +44,11 @@ export interface RelationDefinition {
   via?: string;
   /** manyToMany: the join table and its two columns. */
   through?: { table: string; from: string; to: string };
-  /** manyToMany only: set on create/update as `rel: [{id}]` or `relIds: [...]`. */
+  /**
+   * manyToMany: set on create/update as `rel: [{id}]` or `relIds: [...]`. hasMany: the body may
+   * carry `rel: [{...child fields}]`, written with the record in one transaction; the list
+   * replaces the record's children (absent: they are left as they are).
+   */
   writable?: boolean;
   /**
    * Writable manyToMany only: the body key of the plain ids. Default: the relation's name with a

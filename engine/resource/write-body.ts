@@ -1,12 +1,13 @@
-// A request body → the row to write and the relation ids to link, after the mass-assignment
-// guard, validation, defaults, the owner rule and the check that every referenced id lives in
-// the caller's tenant.
+// A request body → the row to write, the relation ids to link and the child records to write
+// with it, after the mass-assignment guard, validation, defaults, the owner rule and the check
+// that every referenced id lives in the caller's tenant.
 import type { Knex } from 'knex';
 import { OWNER_SCOPED_ROLE, type Caller } from '../caller.js';
-import { badRequest, forbidden } from '../errors.js';
+import { badRequest, forbidden, HttpError } from '../errors.js';
 import type { CompiledRelation, CompiledResource } from './compiled.js';
 import { toColumnValue, UUID_PATTERN } from './fields.js';
 import { scope } from './query.js';
+import { filledFromParent } from './schemas.js';
 import { isPlainObject } from '../objects.js';
 
 export type WriteMode = 'create' | 'replace' | 'patch';
@@ -15,7 +16,11 @@ export interface PreparedWrite {
   row: Record<string, unknown>;
   /** Relations sent in the body, with the complete new set of ids for each. */
   links: Array<{ relation: CompiledRelation; ids: string[] }>;
+  /** Writable hasMany relations sent in the body, each with the complete new list of child bodies. */
+  children: Array<{ relation: CompiledRelation; bodies: Array<Record<string, unknown>> }>;
 }
+
+type ReferenceCheck = { label: string; target: CompiledResource; ids: string[] };
 
 export interface WriteContext {
   /** The organization header's value (e.g. Organization-Id, Ever Gauzy clients' way of naming the current organization). */
@@ -23,12 +28,17 @@ export interface WriteContext {
 }
 
 
-/** Read-only fields are ignored; a tenantId other than the caller's is a 403. */
+/** Read-only fields are ignored, in child bodies too; a tenantId other than the caller's is a 403. */
 function stripReadOnly(resource: CompiledResource, body: Record<string, unknown>, caller: Caller): Record<string, unknown> {
   const sameTenant = typeof body.tenantId === 'string' && body.tenantId.toLowerCase() === caller.tenantId;
   if ('tenantId' in body && !sameTenant) throw forbidden();
   const copy = { ...body };
   for (const name of resource.readOnlyFields) delete copy[name];
+  for (const relation of resource.writableRelations) {
+    const items = copy[relation.name];
+    if (relation.kind !== 'hasMany' || !Array.isArray(items)) continue;
+    copy[relation.name] = items.map((item) => (isPlainObject(item) ? stripReadOnly(relation.target, item, caller) : item));
+  }
   return copy;
 }
 
@@ -60,7 +70,7 @@ async function defaultOrganization(db: Knex, resource: CompiledResource, caller:
 const tenantOnly = (caller: Caller): Caller => ({ ...caller, role: '' });
 
 /** One round trip: which of the referenced ids are missing from the caller's tenant. */
-async function checkReferences(db: Knex, caller: Caller, checks: Array<{ label: string; target: CompiledResource; ids: string[] }>) {
+async function checkReferences(db: Knex, caller: Caller, checks: ReferenceCheck[]) {
   const wanted = checks.filter((c) => c.ids.length);
   if (!wanted.length) return;
   const columns = wanted.map((c, i) => {
@@ -82,6 +92,53 @@ export async function prepareWrite(
   rawBody: unknown,
   context: WriteContext = {},
 ): Promise<PreparedWrite> {
+  const { checks, ...prepared } = await prepareRow(db, resource, caller, mode, rawBody, context);
+  await checkReferences(db, caller, checks);
+  return prepared;
+}
+
+/**
+ * The children sent for one writable hasMany relation, once the parent row is written (inside its
+ * transaction, so `db` sees it): each body is the child's own create body with the parent's id
+ * (and organization) filled in, prepared as a create of the child would be. A 400 names the
+ * child by its place in the list (invoiceItems.1.quantity ...).
+ */
+export async function prepareChildren(
+  db: Knex,
+  parent: CompiledResource,
+  caller: Caller,
+  relation: CompiledRelation,
+  parentRow: Record<string, unknown>,
+  bodies: Array<Record<string, unknown>>,
+): Promise<PreparedWrite[]> {
+  const filledKeys = filledFromParent(parent, relation);
+  const filled = Object.fromEntries(filledKeys.map((key) => [key, key === relation.via ? parentRow.id : parentRow[key]]));
+  const prepared: PreparedWrite[] = [];
+  const checks: ReferenceCheck[] = [];
+  for (const [i, body] of bodies.entries()) {
+    const at = `${relation.name}.${i}`;
+    try {
+      const { checks: own, ...child } = await prepareRow(db, relation.target, caller, 'create', { ...body, ...filled });
+      prepared.push(child);
+      // What the parent filled in is the parent's own id and organization: nothing to look up.
+      checks.push(...own.filter((c) => !filledKeys.includes(c.label)).map((c) => ({ ...c, label: `${at}.${c.label}` })));
+    } catch (err) {
+      if (!(err instanceof HttpError) || err.status !== 400) throw err;
+      throw badRequest([err.messages].flat().map((message) => `${at}.${message}`));
+    }
+  }
+  await checkReferences(db, caller, checks);
+  return prepared;
+}
+
+async function prepareRow(
+  db: Knex,
+  resource: CompiledResource,
+  caller: Caller,
+  mode: WriteMode,
+  rawBody: unknown,
+  context: WriteContext = {},
+): Promise<PreparedWrite & { checks: ReferenceCheck[] }> {
   const body = resource.validators[mode](
     isPlainObject(rawBody) ? withOwnerDefault(resource, stripReadOnly(resource, rawBody, caller), caller, mode) : rawBody,
   );
@@ -104,7 +161,14 @@ export async function prepareWrite(
   }
 
   const links: PreparedWrite['links'] = [];
+  const children: PreparedWrite['children'] = [];
   for (const relation of resource.writableRelations) {
+    if (relation.kind === 'hasMany') {
+      // Absent: the children stay as they are, whatever the mode (they are records of their own).
+      const bodies = body[relation.name] as PreparedWrite['children'][number]['bodies'] | undefined;
+      if (bodies !== undefined) children.push({ relation, bodies });
+      continue;
+    }
     const objects = body[relation.name] as Array<{ id: string }> | undefined;
     const ids = body[relation.idsKey!] as string[] | undefined;
     if (objects === undefined && ids === undefined) {
@@ -115,11 +179,11 @@ export async function prepareWrite(
     links.push({ relation, ids: [...new Set(all)] });
   }
 
-  await checkReferences(db, caller, [
+  const checks = [
     ...resource.references
       .filter((r) => typeof row[r.field] === 'string')
       .map((r) => ({ label: r.field, target: r.target, ids: [row[r.field] as string] })),
     ...links.map((l) => ({ label: l.relation.name, target: l.relation.target, ids: l.ids })),
-  ]);
-  return { row, links };
+  ];
+  return { row, links, children, checks };
 }

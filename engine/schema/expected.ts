@@ -1,0 +1,199 @@
+// Definitions → the schema they need. This is the mapping the migration check (diff.ts) holds the
+// migrated database to, and the one a generated migration (generate.ts) writes:
+//
+//   field type   column                      notes
+//   string       varchar(maxLength)          without maxLength: varchar of any length that fits
+//                                            the longest enum value, or text (a new column: 255)
+//   text         text
+//   integer      integer
+//   number       double precision
+//   boolean      boolean
+//   uuid         uuid
+//   date         timestamp with time zone    a date-only value is stored as midnight UTC (fields.ts)
+//   timestamp    timestamp with time zone
+//
+//   required: true               → not null
+//   optional, writable, no default → nullable (a create that leaves it out must not fail)
+//   default: x                   → column default x (not null or not, either is safe)
+//   readOnly / hidden / callerDefault → nullability and default not checked: the service or the
+//                                  database fills them (a password hash, a serial number)
+//   references: r                → foreign key to r's table (id), and an index starting with the column
+//   computed: secondsBetween     → a generated column (secondsBetweenColumn in the migration helpers)
+//   rules: [{field, atLeast}]    → a check constraint named ruleConstraintName(table, field, atLeast)
+//   unique: [{fields}]           → a unique constraint (or unique index) on exactly those columns
+//   owner: f                     → an index starting with f (the EMPLOYEE role's lists filter on it)
+//   manyToMany through           → the join table: two uuid columns, not null, each a foreign key
+//                                  that cascades, primary key (from, to), an index starting with each
+//   hasMany via                  → an index starting with the target's via column (not for tenantId
+//                                  and organizationId: the default list's index covers them, as below)
+//   scope: tenant                → id (uuid primary key), tenantId, createdAt, updatedAt and the
+//                                  default list's index (tenantId, createdAt)
+//   scope: organization          → the same plus organizationId, index (tenantId, organizationId, createdAt)
+//                                  (tenantId and organizationId need no index of their own: every query
+//                                  the engine makes names the tenant, and that index leads with it)
+//
+// Only what the definitions need is checked: other tables (sessions, codes of auth), extra columns,
+// extra indexes and extra unique constraints are the migrations' own business.
+import { ruleConstraintName } from '../migrations.js';
+import type { CompiledResource, Registry } from '../resource/compiled.js';
+import type { FieldDefinition } from '../resource/types.js';
+import type { ExpectedColumn, ExpectedTable, ExpectedType, SqlType } from './model.js';
+
+export interface ExpectedOptions {
+  /** The table tenantId points at (not a resource: tenants are made by registration). */
+  tenantTable: string;
+}
+
+/** The default length of a string column without maxLength, in a generated migration. */
+export const DEFAULT_STRING_LENGTH = 255;
+
+const SQL_TYPES: Record<FieldDefinition['type'], SqlType> = {
+  string: 'character varying',
+  text: 'text',
+  integer: 'integer',
+  number: 'double precision',
+  boolean: 'boolean',
+  uuid: 'uuid',
+  date: 'timestamp with time zone',
+  timestamp: 'timestamp with time zone',
+};
+
+export function expectedType(def: FieldDefinition): ExpectedType {
+  const sql = SQL_TYPES[def.type];
+  if (def.type !== 'string') return { sql };
+  if (def.maxLength !== undefined) return { sql, length: def.maxLength };
+  const longest = Math.max(1, ...(def.enum ?? []).map((v) => v.length));
+  return { sql, atLeast: longest, generateLength: Math.max(DEFAULT_STRING_LENGTH, longest) };
+}
+
+/** How a type reads in a message: varchar(40), "varchar(16 or more) or text". */
+export function describeType(type: ExpectedType): string {
+  if (type.sql !== 'character varying') return type.sql;
+  if (type.length !== undefined) return `varchar(${type.length})`;
+  return `varchar(${type.atLeast} or more) or text`;
+}
+
+function fieldColumn(resource: CompiledResource, name: string, def: FieldDefinition, targets: Map<string, string>): ExpectedColumn {
+  const filledByService = def.readOnly || def.hidden || def.callerDefault !== undefined || def.computed !== undefined;
+  const nullable = def.required ? 'no' : filledByService || def.default !== undefined ? 'either' : 'yes';
+  const column: ExpectedColumn = { name, type: expectedType(def), nullable, why: `fields.${name}` };
+  if (def.default !== undefined && !def.readOnly && !def.hidden) column.default = { value: def.default };
+  const target = def.references ? targets.get(def.references) : undefined;
+  if (target) {
+    column.references = { column: name, table: target, targetColumn: 'id', generateOnDelete: def.required ? 'RESTRICT' : 'SET NULL' };
+  }
+  if (def.computed) column.secondsBetween = def.computed.secondsBetween;
+  return column;
+}
+
+function baseColumns(resource: CompiledResource, options: ExpectedOptions): ExpectedColumn[] {
+  const scope = `scope: ${resource.scope}`;
+  const uuid: ExpectedType = { sql: 'uuid' };
+  const time: ExpectedType = { sql: 'timestamp with time zone' };
+  const columns: ExpectedColumn[] = [
+    { name: 'id', type: uuid, nullable: 'no', default: { expression: 'uuid' }, why: scope },
+    {
+      name: 'tenantId',
+      type: uuid,
+      nullable: 'no',
+      references: { column: 'tenantId', table: options.tenantTable, targetColumn: 'id', onDelete: 'CASCADE', generateOnDelete: 'CASCADE' },
+      why: scope,
+    },
+  ];
+  if (resource.scope === 'organization' && resource.organizationRoot) {
+    columns.push({
+      name: 'organizationId',
+      type: uuid,
+      nullable: 'no',
+      references: { column: 'organizationId', table: resource.organizationRoot.table, targetColumn: 'id', generateOnDelete: 'RESTRICT' },
+      why: scope,
+    });
+  }
+  columns.push(
+    { name: 'createdAt', type: time, nullable: 'no', default: { expression: 'now' }, why: scope },
+    { name: 'updatedAt', type: time, nullable: 'no', default: { expression: 'now' }, why: scope },
+  );
+  return columns;
+}
+
+function recordTable(resource: CompiledResource, options: ExpectedOptions, targets: Map<string, string>): ExpectedTable {
+  const definition = resource.definition;
+  const columns = [
+    ...baseColumns(resource, options),
+    ...Object.entries(definition.fields).map(([name, def]) => fieldColumn(resource, name, def, targets)),
+  ];
+  const listIndex = resource.scope === 'organization' ? ['tenantId', 'organizationId', 'createdAt'] : ['tenantId', 'createdAt'];
+  const indexes = [{ columns: listIndex, why: `the default list of scope: ${resource.scope} (newest first)` }];
+  for (const column of columns) {
+    if (column.references && column.name !== 'tenantId' && column.name !== 'organizationId') {
+      indexes.push({ columns: [column.name], why: `the foreign key of ${column.why}` });
+    }
+  }
+  if (definition.owner && definition.owner !== 'id' && !indexes.some((i) => i.columns.length === 1 && i.columns[0] === definition.owner)) {
+    indexes.push({ columns: [definition.owner], why: 'owner (the EMPLOYEE role lists only its own)' });
+  }
+  return {
+    name: resource.table,
+    origin: `${resource.name} (${resource.file})`,
+    kind: 'record',
+    scope: resource.scope,
+    columns,
+    primaryKey: ['id'],
+    uniques: (definition.unique ?? []).map((u, i) => ({ columns: u.fields, why: `unique[${i}]` })),
+    indexes,
+    checks: (definition.rules ?? []).map((rule, i) => ({
+      name: ruleConstraintName(resource.table, rule.field, rule.atLeast),
+      field: rule.field,
+      atLeast: rule.atLeast,
+      why: `rules[${i}]`,
+    })),
+  };
+}
+
+function joinTable(resource: CompiledResource, relation: string, through: { table: string; from: string; to: string }, target: CompiledResource): ExpectedTable {
+  const why = `relations.${relation} of ${resource.name}`;
+  const column = (name: string, table: string): ExpectedColumn => ({
+    name,
+    type: { sql: 'uuid' },
+    nullable: 'no',
+    references: { column: name, table, targetColumn: 'id', onDelete: 'CASCADE', generateOnDelete: 'CASCADE' },
+    why,
+  });
+  return {
+    name: through.table,
+    origin: `${why} (${resource.file})`,
+    kind: 'join',
+    columns: [column(through.from, resource.table), column(through.to, target.table)],
+    primaryKey: [through.from, through.to],
+    uniques: [],
+    indexes: [
+      { columns: [through.from], why: `${why}: records of one ${resource.name}` },
+      { columns: [through.to], why: `${why}: records of one ${target.name}` },
+    ],
+    checks: [],
+  };
+}
+
+/** Every table the registry's definitions need, record tables first (in registry order), then join tables. */
+export function expectedSchema(registry: Registry, options: ExpectedOptions): ExpectedTable[] {
+  const targets = new Map([...registry.values()].map((r) => [r.name, r.table]));
+  const tables = [...registry.values()].map((resource) => recordTable(resource, options, targets));
+  const byName = new Map(tables.map((t) => [t.name, t]));
+  const joins = new Map<string, ExpectedTable>();
+  for (const resource of registry.values()) {
+    for (const relation of resource.relations.values()) {
+      if (relation.kind === 'hasMany' && relation.via && relation.via !== 'tenantId' && relation.via !== 'organizationId') {
+        const holder = byName.get(relation.target.table);
+        if (holder && !holder.indexes.some((i) => i.columns[0] === relation.via)) {
+          holder.indexes.push({ columns: [relation.via], why: `relations.${relation.name} of ${resource.name} (hasMany via ${relation.via})` });
+        }
+      }
+      if (relation.kind !== 'manyToMany' || !relation.through) continue;
+      const table = joinTable(resource, relation.name, relation.through, relation.target);
+      const seen = joins.get(table.name);
+      // Declared from both sides: one table; its columns are the same two, in either order.
+      if (!seen) joins.set(table.name, table);
+    }
+  }
+  return [...tables, ...joins.values()];
+}

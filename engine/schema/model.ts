@@ -1,0 +1,108 @@
+// The schema the definitions need, as plain data: what expected.ts derives, actual.ts is compared
+// with (diff.ts), and generate.ts writes a migration for.
+
+/** Column types as PostgreSQL's format_type() names them. */
+export type SqlType = 'character varying' | 'text' | 'integer' | 'double precision' | 'boolean' | 'uuid' | 'timestamp with time zone';
+
+export interface ExpectedType {
+  sql: SqlType;
+  /** character varying: exactly this many characters (a field's maxLength). */
+  length?: number;
+  /**
+   * character varying without a maxLength: any length from this one up (the longest enum value,
+   * else 1), or text. A migration written for it uses `generateLength`.
+   */
+  atLeast?: number;
+  generateLength?: number;
+}
+
+/** A literal default, or one of the expressions the base columns use. */
+export type ExpectedDefault = { value: string | number | boolean } | { expression: 'now' | 'uuid' };
+
+export interface ExpectedForeignKey {
+  column: string;
+  table: string;
+  targetColumn: string;
+  /** Checked only where the engine counts on it (join tables, tenantId); otherwise the migration's choice. */
+  onDelete?: 'CASCADE' | 'RESTRICT' | 'SET NULL';
+  /** What a generated migration uses when onDelete is not prescribed. */
+  generateOnDelete: 'CASCADE' | 'RESTRICT' | 'SET NULL';
+}
+
+export interface ExpectedColumn {
+  name: string;
+  type: ExpectedType;
+  /** 'either': the service fills it, or it has a default, so both are safe. */
+  nullable: 'yes' | 'no' | 'either';
+  /** Undefined: not checked (a default the definition does not state is harmless). */
+  default?: ExpectedDefault;
+  references?: ExpectedForeignKey;
+  /** A generated column: whole seconds from the first timestamp to the second. */
+  secondsBetween?: [string, string];
+  /** Where it comes from, for messages: "fields.label", "scope: organization". */
+  why: string;
+}
+
+export interface ExpectedIndex {
+  /** Satisfied by any index (primary key and unique ones included) whose columns start with these. */
+  columns: string[];
+  why: string;
+}
+
+export interface ExpectedCheck {
+  name: string;
+  field: string;
+  atLeast: string;
+  why: string;
+}
+
+export interface ExpectedTable {
+  name: string;
+  /** The definition (or relation) that needs it: "employee (resources/employee.yaml)". */
+  origin: string;
+  kind: 'record' | 'join';
+  /** record tables: how recordColumns() is called in a generated migration. */
+  scope?: 'tenant' | 'organization';
+  columns: ExpectedColumn[];
+  primaryKey: string[];
+  uniques: Array<{ columns: string[]; why: string }>;
+  indexes: ExpectedIndex[];
+  checks: ExpectedCheck[];
+}
+
+export interface ActualColumn {
+  name: string;
+  /** format_type(): "character varying(40)", "integer", "timestamp with time zone". */
+  type: string;
+  notNull: boolean;
+  default: string | null;
+  /** The expression of a generated column. */
+  generated: string | null;
+}
+
+export interface ActualConstraint {
+  name: string;
+  /** p primary key, u unique, f foreign key, c check. */
+  type: 'p' | 'u' | 'f' | 'c' | string;
+  columns: string[];
+  refTable: string | null;
+  refColumns: string[];
+  /** ON DELETE as SQL words (foreign keys). */
+  onDelete: string | null;
+  definition: string;
+}
+
+export interface ActualIndex {
+  name: string;
+  unique: boolean;
+  /** Plain column indexes only; an expression or partial index does not count. */
+  columns: string[];
+  plain: boolean;
+}
+
+export interface ActualTable {
+  name: string;
+  columns: Map<string, ActualColumn>;
+  constraints: ActualConstraint[];
+  indexes: ActualIndex[];
+}

@@ -45,6 +45,9 @@ const rowOf = (r: CompiledResource, id: string) => t.db(r.table).where({ id }).f
 const tenantCount = async (r: CompiledResource, tenantId: string) => Number((await t.db(r.table).where({ tenantId }).count({ n: '*' }))[0].n);
 const show = (res: { status: number; body: unknown }) => `${res.status} ${JSON.stringify(res.body)}`;
 
+const withoutRelations = (r: CompiledResource, record: Record<string, any>) =>
+  Object.fromEntries(Object.entries(record).filter(([key]) => !r.relations.has(key)));
+
 /** Every page of a list query as the tenant sees it: the ids in order, and the total it reports. */
 async function listAll(r: CompiledResource, tenant: Tenant, query: Record<string, unknown> = {}) {
   const ids: string[] = [];
@@ -66,6 +69,30 @@ function assertHolds(r: CompiledResource, sent: Body, holder: Record<string, unk
   for (const field of clientFields(r)) {
     if (!(field.name in sent)) continue;
     assert.equal(normalise(field, holder[field.name]), normalise(field, sent[field.name]), `${r.name}.${field.name} in ${where}`);
+  }
+}
+
+/** The rows a record's writable relations hold: child rows of a hasMany, join rows of a many-to-many. */
+async function linksOf(r: CompiledResource, id: string): Promise<Record<string, any[]>> {
+  const links: Record<string, any[]> = {};
+  for (const relation of r.writableRelations) {
+    if (relation.kind === 'hasMany') links[relation.name] = await t.db(relation.target.table).where(relation.via!, id).orderBy('id');
+    else links[relation.name] = (await t.db(relation.through!.table).where(relation.through!.from, id)).map((l) => l[relation.through!.to]).sort();
+  }
+  return links;
+}
+
+/** Each writable relation holds exactly what the body sent: its children, or its linked ids. */
+async function assertLinks(r: CompiledResource, sent: Body, id: string) {
+  const links = await linksOf(r, id);
+  for (const relation of r.writableRelations) {
+    if (relation.kind === 'hasMany') {
+      const children = sent[relation.name] as Body[];
+      assert.is(links[relation.name].length, children.length, `${relation.name}: one row per child sent`);
+      assertHolds(relation.target, children[0], links[relation.name][0], `${relation.name}[0]`);
+    } else {
+      assert.equal(links[relation.name], [...(sent[relation.idsKey!] as string[])].sort(), `${relation.name} linked`);
+    }
   }
 }
 
@@ -116,7 +143,8 @@ for (const r of tested) {
     const sent = await freshBody(r, acme);
     const res = await t.http.post(base(r)).set(acme.auth).send(sent);
     assert.is(res.status, 201, `create ${r.name} with ${JSON.stringify(sent)}: ${show(res)}`);
-    const record = res.body;
+    // The 201 may carry the children written with the record; a plain read has only its columns.
+    const record = withoutRelations(r, res.body);
     made.set(r.name, { sent, record });
     assertHolds(r, sent, record, 'the 201 body');
     assert.is(record.tenantId, acme.tenantId);
@@ -129,11 +157,7 @@ for (const r of tested) {
     for (const { field, from } of r.callerDefaults) {
       if (from === 'userId' && !(field in sent)) assert.is(record[field], acme.userId, `${field} is the caller's user`);
     }
-    for (const relation of r.writableRelations) {
-      const through = relation.through!;
-      const linked = (await t.db(through.table).where(through.from, record.id)).map((l: Record<string, string>) => l[through.to]);
-      assert.equal(linked, sent[relation.idsKey!], `${relation.name} linked`);
-    }
+    await assertLinks(r, sent, record.id);
   });
 
   test(`${r.name}: read by id, under its path and each alias`, async () => {
@@ -240,7 +264,11 @@ for (const r of tested) {
       const first = relations[0];
       const loaded = res.body[first.name];
       if (first.kind === 'belongsTo' && record[first.via!]) assert.is(loaded?.id, record[first.via!], `${first.name} is the record ${first.via} names`);
-      if (first.writable) assert.equal(loaded.map((l: { id: string }) => l.id), sent[first.idsKey!], `${first.name} are the linked records`);
+      if (first.writable && first.kind === 'manyToMany') assert.equal(loaded.map((l: { id: string }) => l.id), sent[first.idsKey!], `${first.name} are the linked records`);
+      if (first.writable && first.kind === 'hasMany') {
+        const [child] = sent[first.name] as Body[];
+        assert.ok(loaded.some((l: Record<string, unknown>) => clientFields(first.target).every((f) => !(f.name in child) || normalise(f, l[f.name]) === normalise(f, child[f.name]))), `${first.name} holds the child sent`);
+      }
       const child = children.get(first.name);
       if (child) assert.ok(loaded.some((l: { id: string }) => l.id === child), `${first.name} holds the record that points here`);
     }
@@ -253,7 +281,8 @@ for (const r of tested) {
     assert.is(res.status, 200, `replace ${r.name} with ${JSON.stringify(sent)}: ${show(res)}`);
     assertHolds(r, sent, res.body, 'the 200 body');
     assertHolds(r, sent, await rowOf(r, record.id), 'the row');
-    made.set(r.name, { sent, record: res.body });
+    await assertLinks(r, sent, record.id);
+    made.set(r.name, { sent, record: withoutRelations(r, res.body) });
   });
 
   test(`${r.name}: modify (PATCH) changes one field and leaves the rest`, async () => {
@@ -271,7 +300,7 @@ for (const r of tested) {
     const { [field.name]: _a, updatedAt: _b, ...restBefore } = before;
     const { [field.name]: _c, updatedAt: _d, ...restAfter } = after;
     assert.equal(restAfter, restBefore, 'the other columns');
-    made.set(r.name, { sent: createdOf(r).sent, record: res.body });
+    made.set(r.name, { sent: createdOf(r).sent, record: withoutRelations(r, res.body) });
   });
 
   test(`${r.name}: delete answers 204, then the record is a 404`, async () => {
@@ -314,6 +343,7 @@ for (const r of tested) {
   test(`${r.name}: another tenant gets 404 and the record is unchanged`, async () => {
     const { record } = createdOf(r);
     const before = await rowOf(r, record.id);
+    const linksBefore = await linksOf(r, record.id);
     const url = `${base(r)}/${record.id}`;
     assertNotFound(await t.http.get(url).set(other.auth));
     // A body valid in the other tenant (its own references), so only the record's tenant can refuse it.
@@ -323,6 +353,7 @@ for (const r of tested) {
     assertNotFound(await t.http.delete(url).set(other.auth));
     assert.not.ok((await listAll(r, other)).ids.includes(record.id), "the other tenant's list");
     assert.equal(await rowOf(r, record.id), before, 'the record is unchanged');
+    assert.equal(await linksOf(r, record.id), linksBefore, 'its relations are unchanged');
     // Nor may the other tenant point at this tenant's records.
     const reference = clientFields(r).find((f) => f.definition.references && !r.fields.get(f.name)!.base && typeof record[f.name] === 'string');
     if (reference) {

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import * as assert from 'uvu/assert';
 import type { CompiledField, CompiledRelation, CompiledResource, Registry } from '../../engine/resource/compiled.js';
 import { toTimestamp } from '../../engine/resource/fields.js';
+import { filledFromParent } from '../../engine/resource/schemas.js';
 import { PASSWORD, uniqueEmail, type Session } from './accounts.js';
 import type { TestApp } from './app.js';
 
@@ -114,15 +115,16 @@ export class SampleRecords {
   /**
    * A create (or replace) body: every writable field, each reference pointing at a record of the
    * tenant (the tenant's organization for the organization root), each `rules:` entry kept, and
-   * one linked record per writable many-to-many relation. Below the top (dependencies) only
+   * one linked record per writable many-to-many relation (one child per writable hasMany). Below the top (dependencies) only
    * required references are followed, so self-references (a task's parent) end.
    */
-  async body(resource: CompiledResource, tenant: Tenant, depth = 0): Promise<Body> {
+  async body(resource: CompiledResource, tenant: Tenant, depth = 0, omit: string[] = []): Promise<Body> {
     if (depth > MAX_DEPTH) throw new Error(`${resource.name}: required references go deeper than ${MAX_DEPTH} levels (a cycle?)`);
     const body: Body = {};
     const unique = uniqueFields(resource);
     for (const field of clientFields(resource)) {
       const def = field.definition;
+      if (omit.includes(field.name)) continue;
       if (def.references) {
         const target = this.resource(def.references);
         if (!def.required && depth > 0 && !target.definition.organizationRoot) continue;
@@ -134,7 +136,9 @@ export class SampleRecords {
     this.keepRules(resource, body);
     if (depth === 0) {
       for (const relation of resource.writableRelations) {
-        body[relation.idsKey!] = [await this.reference(relation.target, tenant, false, depth + 1)];
+        // A writable hasMany takes whole child bodies, without what the parent fills in.
+        if (relation.kind === 'hasMany') body[relation.name] = [await this.body(relation.target, tenant, depth + 1, filledFromParent(resource, relation))];
+        else body[relation.idsKey!] = [await this.reference(relation.target, tenant, false, depth + 1)];
       }
     }
     return body;

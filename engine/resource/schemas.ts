@@ -45,7 +45,7 @@ function bodySchema(resource: CompiledResource, requireRequired: boolean, omit: 
       properties[relation.name] = {
         type: 'array',
         maxItems: MAX_CHILDREN,
-        description: `${relation.target.name} records written with this one, in the same transaction; the list replaces the existing ones`,
+        description: `${relation.target.name} records written with this one, in the same transaction (without ${relation.via}, filled in by the server); a list sent replaces the existing ones, none sent leaves them as they are`,
         items: bodySchema(relation.target, true, filledFromParent(resource, relation)),
       };
       continue;

@@ -37,10 +37,51 @@ export async function up(knex: Knex) {
     atLeastRule(t, 'candidate_interview', 'endTime', 'startTime');
   });
   await joinTable(knex, 'candidate_skill', ['candidateId', 'candidate'], ['skillId', 'skill']);
+
+  await knex.schema.createTable('invoice', (t) => {
+    recordColumns(knex, t, 'organization');
+    t.integer('invoiceNumber').notNullable();
+    t.timestamp('invoiceDate', { useTz: true }).notNullable();
+    t.timestamp('dueDate', { useTz: true }).notNullable();
+    t.string('currency', 3);
+    t.double('discountValue').notNullable().defaultTo(0);
+    t.string('discountType', 16);
+    t.double('tax');
+    t.string('taxType', 16);
+    t.double('totalValue');
+    t.string('status', 16).notNullable().defaultTo('DRAFT');
+    t.boolean('isEstimate').notNullable().defaultTo(false);
+    t.text('terms');
+    // An issued invoice keeps its issuer and its client: neither can be deleted from under it.
+    t.uuid('fromOrganizationId').notNullable().references('id').inTable('organization').onDelete('RESTRICT');
+    t.uuid('toContactId').references('id').inTable('organization_contact').onDelete('RESTRICT');
+    t.unique(['organizationId', 'invoiceNumber']);
+    t.index(['fromOrganizationId']);
+    t.index(['toContactId']);
+    atLeastRule(t, 'invoice', 'dueDate', 'invoiceDate');
+  });
+  await knex.schema.createTable('invoice_item', (t) => {
+    recordColumns(knex, t, 'organization');
+    // An item exists only inside its invoice.
+    t.uuid('invoiceId').notNullable().references('id').inTable('invoice').onDelete('CASCADE');
+    t.string('description', 1000);
+    t.double('quantity').notNullable();
+    t.double('price').notNullable();
+    t.double('totalValue');
+    // What an item bills for may go away; the line stays, unlinked.
+    t.uuid('taskId').references('id').inTable('task').onDelete('SET NULL');
+    t.uuid('employeeId').references('id').inTable('employee').onDelete('SET NULL');
+    t.uuid('projectId').references('id').inTable('organization_project').onDelete('SET NULL');
+    t.index(['invoiceId']);
+    t.index(['taskId']);
+    t.index(['employeeId']);
+    t.index(['projectId']);
+  });
+  await joinTable(knex, 'tag_invoice', ['invoiceId', 'invoice'], ['tagId', 'tag']);
 }
 
 export async function down(knex: Knex) {
-  for (const table of ['candidate_skill', 'candidate_interview', 'candidate', 'candidate_source']) {
+  for (const table of ['tag_invoice', 'invoice_item', 'invoice', 'candidate_skill', 'candidate_interview', 'candidate', 'candidate_source']) {
     await knex.schema.dropTableIfExists(table);
   }
 }

@@ -4,6 +4,10 @@
 // whitelist, the nested items in the OpenAPI bodies, permissions and tenant isolation.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { loadRoles } from '../auth/roles.js';
+import { ROLES_FILE } from '../engine/paths.js';
+import { compileDefinitions } from '../engine/resource/compile.js';
+import { DefinitionError, parseDefinition } from '../engine/resource/load.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { newTenant, userWithRole, type Session } from './helpers/accounts.js';
 import { assertError, assertForbidden, assertNotFound } from './helpers/error-envelope.js';
@@ -303,6 +307,35 @@ test('tenant isolation: another tenant gets 404 and the invoice and its items ar
   assertNotFound(await t.http.get(`/api/invoice-item/${res.body.invoiceItems[0].id}`).set(other.auth));
   assert.is((await t.db('invoice').where({ id }).first()).status, 'SENT');
   assert.equal((await itemsOf(id)).map((r) => r.description), ['Kept']);
+});
+
+// The definition format behind invoiceItems: a writable hasMany, checked at start-up.
+
+/** The problems of a parent (box) and child (part) definition pair, compiled on their own. */
+function problemsOf(boxRelations: string, partFields: string, partRelations = ''): string[] {
+  const box = ['name: box', 'scope: tenant', 'permissions: { read: authenticated, write: authenticated }', 'fields:', '  label: { type: string }', 'relations:', boxRelations, ''].join('\n');
+  const part = ['name: part', 'scope: tenant', 'permissions: { read: authenticated, write: authenticated }', 'fields:', partFields, ...(partRelations ? ['relations:', partRelations] : []), ''].join('\n');
+  try {
+    compileDefinitions([parseDefinition(box, 'box.yaml'), parseDefinition(part, 'part.yaml')], { permissions: loadRoles(ROLES_FILE).permissions });
+    return [];
+  } catch (err) {
+    assert.instance(err, DefinitionError);
+    return (err as DefinitionError).problems.map((p) => p.replace(/:\d+:\d+ /, ' '));
+  }
+}
+
+test('definition format: a writable hasMany needs a writable via on the child, nests one level, and takes no idsKey', () => {
+  const parts = '  parts: { hasMany: part, via: boxId, writable: true }';
+  assert.equal(problemsOf(parts, '  boxId: { type: uuid, references: box }'), []);
+  assert.equal(problemsOf(parts, '  boxId: { type: uuid, readOnly: true }'), ['box.yaml relations.parts.via: "boxId" of part is not writable: the engine could not set it on the children']);
+  assert.equal(problemsOf(`${parts}\n  others: { hasMany: part, via: boxId, writable: true, idsKey: otherIds }`, '  boxId: { type: uuid }'), [
+    'box.yaml relations.others.idsKey: applies only to a writable manyToMany relation',
+  ]);
+  assert.equal(problemsOf(parts, '  boxId: { type: uuid }', '  boxes: { hasMany: box, via: label, writable: true }'), [
+    'box.yaml relations.parts.writable: part takes children itself (boxes): writable hasMany relations nest one level only',
+    'part.yaml relations.boxes.via: "label" is a string field of box; via must be a uuid field pointing at part',
+    'part.yaml relations.boxes.writable: box takes children itself (parts): writable hasMany relations nest one level only',
+  ]);
 });
 
 test.run();

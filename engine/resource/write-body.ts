@@ -101,7 +101,7 @@ export async function prepareWrite(
  * The children sent for one writable hasMany relation, once the parent row is written (inside its
  * transaction, so `db` sees it): each body is the child's own create body with the parent's id
  * (and organization) filled in, prepared as a create of the child would be. A 400 names the
- * child by its place in the list (invoiceItems.1.quantity ...).
+ * child by its place in the list (lines.1.quantity ..., for a relation named lines).
  */
 export async function prepareChildren(
   db: Knex,

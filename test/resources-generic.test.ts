@@ -6,29 +6,50 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { CompiledField, CompiledResource } from '../engine/resource/compiled.js';
+import knex from 'knex';
+import { createApp } from '../engine/app.js';
+import { loadConfig } from '../engine/config.js';
 import { modules } from '../resources/modules.js';
 import { newTenant } from './helpers/accounts.js';
-import { createTestApp } from './helpers/app.js';
+import { createTestApp, TEST_ENV, type TestApp } from './helpers/app.js';
 import { assertError, assertNotFound } from './helpers/error-envelope.js';
 import { clientFields, hasCrudRoutes, normalise, SampleRecords, walk, type Body, type Tenant } from './helpers/sample-records.js';
 
-const t = await createTestApp();
-const moduleNames = modules.map((m) => m.name);
-const all = [...t.engine.registry.values()].sort((x, y) => x.name.localeCompare(y.name));
-const crud = (r: CompiledResource) => hasCrudRoutes(r, moduleNames);
-const tested = all.filter(crud);
-const withoutRoutes = all.filter((r) => !crud(r));
+/**
+ * The definitions, compiled as the app compiles them, to name the tests while the file loads
+ * (uvu needs them before any test runs). The app is never asked a query: no database is opened.
+ */
+function definitionsAtLoad(): CompiledResource[] {
+  const db = knex({ client: 'pg' });
+  const app = createApp({ config: loadConfig(TEST_ENV), db, modules, log: () => {}, logError: () => {} });
+  void db.destroy();
+  return [...app.engine.registry.values()].sort((x, y) => x.name.localeCompare(y.name));
+}
 
+const moduleNames = modules.map((m) => m.name);
+const crud = (r: CompiledResource) => hasCrudRoutes(r, moduleNames);
+const atLoad = definitionsAtLoad();
+const testedNames = atLoad.filter(crud).map((r) => r.name);
+const withoutRoutes = atLoad.filter((r) => !crud(r)).map((r) => r.name);
+
+let t: TestApp;
 let acme: Tenant;
 let other: Tenant;
-const samples = new SampleRecords(t, t.engine.registry, crud);
+let samples: SampleRecords;
+/** A resource of the app under test, by name. */
+const resource = (name: string) => t.engine.registry.get(name)!;
+
+/** One test of one resource, handed the resource as the app under test compiled it. */
+const check = (name: string, what: string, fn: (r: CompiledResource) => Promise<void>) => test(`${name}: ${what}`, () => fn(resource(name)));
 
 test.before(async () => {
+  t = await createTestApp();
+  samples = new SampleRecords(t, t.engine.registry, crud);
   acme = await newTenant(t, 'Acme');
   other = await newTenant(t, 'Other');
 });
 test.after(async () => {
-  await t.close();
+  await t?.close();
 });
 
 /** What each resource's create test sent and got back; the later tests of the resource start from it. */
@@ -132,14 +153,14 @@ function patchable(r: CompiledResource): CompiledField | undefined {
 const freshBody = (r: CompiledResource, tenant: Tenant) => samples.body(r, tenant);
 
 test('resources without routes answer 404 and are left out of this suite', async () => {
-  for (const r of withoutRoutes) {
+  for (const r of withoutRoutes.map(resource)) {
     const res = await t.http.get(base(r)).set(acme.auth);
     assert.is(res.status, 404, `${r.name} has routes: false and no module of its name, yet ${base(r)} answers ${show(res)}`);
   }
 });
 
-for (const r of tested) {
-  test(`${r.name}: create answers 201 with what was sent, stored in the caller's tenant`, async () => {
+for (const name of testedNames) {
+  check(name, `create answers 201 with what was sent, stored in the caller's tenant`, async (r) => {
     const sent = await freshBody(r, acme);
     const res = await t.http.post(base(r)).set(acme.auth).send(sent);
     assert.is(res.status, 201, `create ${r.name} with ${JSON.stringify(sent)}: ${show(res)}`);
@@ -160,7 +181,7 @@ for (const r of tested) {
     await assertLinks(r, sent, record.id);
   });
 
-  test(`${r.name}: read by id, under its path and each alias`, async () => {
+  check(name, `read by id, under its path and each alias`, async (r) => {
     const { record } = createdOf(r);
     for (const path of r.paths) {
       const res = await t.http.get(`/api/${path}/${record.id}`).set(acme.auth);
@@ -169,7 +190,7 @@ for (const r of tested) {
     }
   });
 
-  test(`${r.name}: list holds it and counts the tenant's records`, async () => {
+  check(name, `list holds it and counts the tenant's records`, async (r) => {
     const { record } = createdOf(r);
     const list = await listAll(r, acme);
     assert.ok(list.ids.includes(record.id));
@@ -178,7 +199,7 @@ for (const r of tested) {
     assert.equal(list.items.find((i) => i.id === record.id), record);
   });
 
-  test(`${r.name}: each filter finds it with its value and not with another`, async () => {
+  check(name, `each filter finds it with its value and not with another`, async (r) => {
     const { record } = createdOf(r);
     for (const name of r.filters.keys()) {
       const field = r.fields.get(name)!;
@@ -198,7 +219,7 @@ for (const r of tested) {
     }
   });
 
-  test(`${r.name}: each sort field, ASC and DESC, in reverse orders of each other`, async () => {
+  check(name, `each sort field, ASC and DESC, in reverse orders of each other`, async (r) => {
     createdOf(r);
     // Two records at least, so an order is something to see.
     if ((await tenantCount(r, acme.tenantId)) < 2) await samples.create(r, acme);
@@ -215,7 +236,7 @@ for (const r of tested) {
     }
   });
 
-  test(`${r.name}: search, date range and tags find it`, async () => {
+  check(name, `search, date range and tags find it`, async (r) => {
     const { record, sent } = createdOf(r);
     const searched = r.search.find((f) => typeof record[f] === 'string' && record[f].length > 0);
     if (searched) {
@@ -234,7 +255,7 @@ for (const r of tested) {
     }
   });
 
-  test(`${r.name}: each relations[] path loads on read`, async () => {
+  check(name, `each relations[] path loads on read`, async (r) => {
     const { record, sent } = createdOf(r);
     // A child under each hasMany whose link a client writes, so the list it loads is not just empty.
     const children = new Map<string, string>();
@@ -274,7 +295,7 @@ for (const r of tested) {
     }
   });
 
-  test(`${r.name}: replace (PUT) writes a whole new body`, async () => {
+  check(name, `replace (PUT) writes a whole new body`, async (r) => {
     const { record } = createdOf(r);
     const sent = await freshBody(r, acme);
     const res = await t.http.put(`${base(r)}/${record.id}`).set(acme.auth).send(sent);
@@ -285,7 +306,7 @@ for (const r of tested) {
     made.set(r.name, { sent, record: withoutRelations(r, res.body) });
   });
 
-  test(`${r.name}: modify (PATCH) changes one field and leaves the rest`, async () => {
+  check(name, `modify (PATCH) changes one field and leaves the rest`, async (r) => {
     const { record } = createdOf(r);
     const field = patchable(r);
     if (!field) return;
@@ -303,7 +324,7 @@ for (const r of tested) {
     made.set(r.name, { sent: createdOf(r).sent, record: withoutRelations(r, res.body) });
   });
 
-  test(`${r.name}: delete answers 204, then the record is a 404`, async () => {
+  check(name, `delete answers 204, then the record is a 404`, async (r) => {
     // A record of its own: nothing points at it, so nothing blocks the delete.
     const fresh = await samples.create(r, acme);
     const res = await t.http.delete(`${base(r)}/${fresh.id}`).set(acme.auth);
@@ -313,7 +334,7 @@ for (const r of tested) {
     assertNotFound(await t.http.delete(`${base(r)}/${fresh.id}`).set(acme.auth));
   });
 
-  test(`${r.name}: each missing required field is a 400 naming it`, async () => {
+  check(name, `each missing required field is a 400 naming it`, async (r) => {
     const body = await freshBody(r, acme);
     const count = await tenantCount(r, acme.tenantId);
     for (const field of clientFields(r).filter((f) => f.definition.required)) {
@@ -326,7 +347,7 @@ for (const r of tested) {
     assert.is(await tenantCount(r, acme.tenantId), count, 'nothing was written');
   });
 
-  test(`${r.name}: each enum field refuses a value outside its list`, async () => {
+  check(name, `each enum field refuses a value outside its list`, async (r) => {
     const body = await freshBody(r, acme);
     const { record } = createdOf(r);
     const before = await rowOf(r, record.id);
@@ -340,7 +361,7 @@ for (const r of tested) {
     assert.equal(await rowOf(r, record.id), before, 'the record is unchanged');
   });
 
-  test(`${r.name}: another tenant gets 404 and the record is unchanged`, async () => {
+  check(name, `another tenant gets 404 and the record is unchanged`, async (r) => {
     const { record } = createdOf(r);
     const before = await rowOf(r, record.id);
     const linksBefore = await linksOf(r, record.id);
@@ -352,6 +373,9 @@ for (const r of tested) {
     assertNotFound(await t.http.patch(url).set(other.auth).send(field ? { [field.name]: samples.value(field) } : {}));
     assertNotFound(await t.http.delete(url).set(other.auth));
     assert.not.ok((await listAll(r, other)).ids.includes(record.id), "the other tenant's list");
+    const searched = await t.http.post(`${base(r)}/search`).set(other.auth).send({ take: r.maxTake });
+    assert.is(searched.status, 200, show(searched));
+    assert.not.ok(searched.body.items.some((i: { id: string }) => i.id === record.id), "the other tenant's search");
     assert.equal(await rowOf(r, record.id), before, 'the record is unchanged');
     assert.equal(await linksOf(r, record.id), linksBefore, 'its relations are unchanged');
     // Nor may the other tenant point at this tenant's records.

@@ -2,8 +2,9 @@
 // same environment, as `npm start` and `npm run db:migrate`), compare it with every definition,
 // and write resources/migrations/<timestamp>_<name>.ts with what the definitions need and the
 // schema lacks, or say that there is no difference. The migration is written, not applied:
-// read it, then `npm run db:migrate` (or `npm start`) applies it.
-import { readdirSync, writeFileSync } from 'node:fs';
+// read it, then `npm run db:migrate` (or `npm start`) applies it. `--into <folder>` writes it
+// elsewhere (the migrations/ folder of an EXTRA_RESOURCES_DIR whose definitions it is for).
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../engine/config.js';
 import { DataDirLockedError, ensureSchema, openDatabase } from '../engine/db.js';
@@ -20,12 +21,33 @@ const TENANT_TABLE = 'tenant';
 
 class UsageError extends Error {}
 
-function migrationName(args: string[]): string {
-  const name = args.filter((a) => a !== '--').join('_').trim();
+interface Arguments {
+  name: string;
+  /** The folder to write into: resources/migrations/, or `--into <folder>` (an EXTRA_RESOURCES_DIR's migrations/). */
+  into: string;
+}
+
+function parseArguments(args: string[]): Arguments {
+  const words: string[] = [];
+  let into = MIGRATIONS_DIR;
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--') continue;
+    if (args[i] === '--into') {
+      if (!args[i + 1]) throw new UsageError('--into needs a folder: npm run db:migration -- <name> --into <folder>');
+      into = path.resolve(args[++i]);
+    } else words.push(args[i]);
+  }
+  const name = words.join('_').trim();
   if (!name) throw new UsageError('Name the migration: npm run db:migration -- <name> (e.g. add_project_budget).');
   const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
   if (!slug) throw new UsageError(`"${name}" has no letters or digits to name a migration with.`);
-  return slug;
+  return { name: slug, into };
+}
+
+/** How the migration imports the helpers, from the folder it is written to. */
+function helpersSpecifier(folder: string): string {
+  const relative = path.relative(folder, path.join(RESOURCES_DIR, 'migration-helpers.js')).split(path.sep).join('/');
+  return relative.startsWith('.') ? relative : `./${relative}`;
 }
 
 /** YYYYMMDDhhmmss, UTC. */
@@ -35,8 +57,9 @@ const stamp = (date: Date) => date.toISOString().replace(/[-:T]/g, '').slice(0, 
  * Now, or one second after the newest migration when that one is dated later (migrations run in
  * name order: a new one must sort last).
  */
-function nextTimestamp(dir: string, now = new Date()): string {
-  const newest = readdirSync(dir)
+function nextTimestamp(dirs: string[], now = new Date()): string {
+  const newest = dirs
+    .flatMap((dir) => (existsSync(dir) ? readdirSync(dir) : []))
     .map((f) => /^(\d{14})_/.exec(f)?.[1])
     .filter((s): s is string => Boolean(s))
     .sort()
@@ -47,7 +70,7 @@ function nextTimestamp(dir: string, now = new Date()): string {
 }
 
 async function main(args: string[]): Promise<number> {
-  const name = migrationName(args);
+  const { name, into } = parseArguments(args);
   const config = loadConfig();
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
@@ -64,10 +87,13 @@ async function main(args: string[]): Promise<number> {
       console.log('No difference between the definitions and the migrated schema: no migration written.');
       return 0;
     }
-    const file = path.join(MIGRATIONS_DIR, `${nextTimestamp(MIGRATIONS_DIR)}_${name}.ts`);
-    writeFileSync(file, generateMigration(differences, { title: path.basename(file, '.ts'), helpers: '../migration-helpers.js' }));
+    const folders = migrationFolders(config.extraResourceDirs);
+    const file = path.join(into, `${nextTimestamp([...folders, into])}_${name}.ts`);
+    mkdirSync(into, { recursive: true });
+    writeFileSync(file, generateMigration(differences, { title: path.basename(file, '.ts'), helpers: helpersSpecifier(into) }));
     console.log(`${differences.length} difference(s):\n  ${differences.map((d) => d.message).join('\n  ')}`);
-    console.log(`\nWrote ${path.relative(PROJECT_ROOT, file)}. Read it, then apply it with npm run db:migrate (or npm start).`);
+    const shown = path.relative(PROJECT_ROOT, file);
+    console.log(`\nWrote ${shown.startsWith('..') ? file : shown}. Read it, then apply it with npm run db:migrate (or npm start).`);
     return 0;
   } finally {
     await database.close();

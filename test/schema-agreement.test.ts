@@ -4,7 +4,7 @@
 // migration fails here with one sentence per difference; `npm run db:migration -- <name>` writes
 // the migration for them. The check itself is proven able to fail in schema-diff.test.ts.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -59,40 +59,107 @@ test('the check covers every resource: each one\'s table and join tables are exp
   }
 });
 
-/** `npm run db:migration -- …` on a database of its own (a PGlite folder, or a new PostgreSQL schema). */
-async function runCli(args: string[]) {
+/** A database of the CLI's own, kept across its runs: a PGlite folder, or a new PostgreSQL schema. */
+function cliDatabase() {
   const url = process.env.DATABASE_URL;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'db-migration-'));
   const schema = `test_${randomBytes(6).toString('hex')}`;
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, ...TEST_ENV, ...(url ? { DATABASE_URL: url, DATABASE_SCHEMA: schema } : { DATA_DIR: dataDir }) };
-  try {
-    const before = readdirSync(MIGRATIONS_DIR);
-    const run = spawnSync(process.execPath, ['--import', TSX, CLI, ...args], { cwd: PROJECT_ROOT, env, encoding: 'utf8' });
-    const written = readdirSync(MIGRATIONS_DIR).filter((f) => !before.includes(f));
-    // A test must not leave a migration behind (the first test says what it would have held).
-    for (const file of written) rmSync(path.join(MIGRATIONS_DIR, file));
-    return { ...run, written };
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-    if (url) {
+  return {
+    env: (url ? { DATABASE_URL: url, DATABASE_SCHEMA: schema } : { DATA_DIR: dataDir }) as Record<string, string>,
+    async drop() {
+      rmSync(dataDir, { recursive: true, force: true });
+      if (!url) return;
       const admin = knex({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
       await admin.raw('drop schema if exists ?? cascade', [schema]).finally(() => admin.destroy());
-    }
-  }
+    },
+  };
+}
+
+/** `npm run db:migration -- …`; any file it leaves in resources/migrations is removed (and reported). */
+function runCli(args: string[], env: Record<string, string>) {
+  const before = readdirSync(MIGRATIONS_DIR);
+  const run = spawnSync(process.execPath, ['--import', TSX, CLI, ...args], {
+    cwd: PROJECT_ROOT,
+    env: { PATH: process.env.PATH, ...TEST_ENV, ...env },
+    encoding: 'utf8',
+  });
+  const written = readdirSync(MIGRATIONS_DIR).filter((f) => !before.includes(f));
+  for (const file of written) rmSync(path.join(MIGRATIONS_DIR, file));
+  return { ...run, written };
 }
 
 test('npm run db:migration on a database that agrees says so and writes nothing', async () => {
-  const run = await runCli(['--', 'nothing_to_do']);
-  assert.is(run.status, 0, run.stderr);
-  assert.match(run.stdout, 'No difference between the definitions and the migrated schema: no migration written.');
-  assert.equal(run.written, []);
+  const database = cliDatabase();
+  try {
+    const run = runCli(['--', 'nothing_to_do'], database.env);
+    assert.is(run.status, 0, run.stderr);
+    assert.match(run.stdout, 'No difference between the definitions and the migrated schema: no migration written.');
+    assert.equal(run.written, []);
+  } finally {
+    await database.drop();
+  }
 });
 
-test('npm run db:migration without a name says how to call it', async () => {
-  const run = await runCli([]);
+test('npm run db:migration without a name says how to call it', () => {
+  const run = runCli([], {});
   assert.is(run.status, 1);
   assert.match(run.stderr, 'Name the migration: npm run db:migration -- <name>');
   assert.equal(run.written, []);
+});
+
+// README "Adding a resource", start to finish, in a folder of its own (EXTRA_RESOURCES_DIR): the
+// definition alone; the migration written for it; applied on the next run, nothing left to do.
+const EQUIPMENT = `
+name: equipment
+aliases: [equipments]
+scope: organization
+permissions: { read: authenticated, write: ORG_EMPLOYEES_EDIT }
+owner: employeeId
+fields:
+  name:       { type: string, required: true, maxLength: 255 }
+  serial:     { type: string, maxLength: 64 }
+  kind:       { type: string, enum: [LAPTOP, PHONE, OTHER], default: OTHER }
+  value:      { type: number, minimum: 0 }
+  lentOn:     { type: date }
+  employeeId: { type: uuid, references: employee }
+relations:
+  employee: { belongsTo: employee, via: employeeId }
+  tags:     { manyToMany: tag, through: { table: tag_equipment, from: equipmentId, to: tagId }, writable: true }
+filters: [kind, employeeId]
+unique:
+  - fields: [organizationId, serial]
+`;
+
+test('a new definition: db:migration writes its migration, the next run applies it and finds nothing left', async () => {
+  const database = cliDatabase();
+  const folder = mkdtempSync(path.join(tmpdir(), 'db-migration-resources-'));
+  try {
+    writeFileSync(path.join(folder, 'equipment.yaml'), EQUIPMENT);
+    const env = { ...database.env, EXTRA_RESOURCES_DIR: folder };
+    const first = runCli(['--', 'equipment', '--into', path.join(folder, 'migrations')], env);
+    assert.is(first.status, 0, first.stderr);
+    assert.equal(first.written, []);
+    assert.match(first.stdout, 'table equipment is missing; equipment (');
+    assert.match(first.stdout, 'table tag_equipment is missing; relations.tags of equipment');
+    const files = readdirSync(path.join(folder, 'migrations'));
+    assert.is(files.length, 1);
+    assert.match(files[0], /^\d{14}_equipment\.ts$/);
+    const source = readFileSync(path.join(folder, 'migrations', files[0]), 'utf8');
+    assert.match(source, "recordColumns(knex, t, 'organization');");
+    assert.match(source, "t.string('kind', 255).notNullable().defaultTo('OTHER');");
+    assert.match(source, "t.uuid('employeeId').references('id').inTable('employee').onDelete('SET NULL');");
+    assert.match(source, "t.index(['employeeId']);");
+    assert.match(source, "t.unique(['organizationId', 'serial']);");
+
+    const second = runCli(['--', 'again'], env);
+    assert.is(second.status, 0, second.stderr);
+    assert.match(second.stdout, `Applied first: ${files[0].replace(/\.ts$/, '')}`);
+    assert.match(second.stdout, 'No difference between the definitions and the migrated schema: no migration written.');
+    assert.equal(second.written, []);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+    await database.drop();
+  }
 });
 
 test.run();

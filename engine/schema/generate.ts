@@ -53,7 +53,10 @@ function columnStatement(column: ExpectedColumn): string {
   if (column.secondsBetween) return `secondsBetweenColumn(knex, t, ${q(column.name)}, ${q(column.secondsBetween[0])}, ${q(column.secondsBetween[1])});`;
   let code = builderType(column);
   if (column.nullable === 'no' || (column.nullable === 'either' && column.default)) code += '.notNullable()';
-  if (column.default && 'value' in column.default) code += `.defaultTo(${JSON.stringify(column.default.value)})`;
+  if (column.default && 'value' in column.default) {
+    const value = column.default.value;
+    code += `.defaultTo(${typeof value === 'string' ? q(value) : String(value)})`;
+  }
   const fk = column.references;
   if (fk) code += `.references(${q(fk.targetColumn)}).inTable(${q(fk.table)}).onDelete(${q(fk.onDelete ?? fk.generateOnDelete)})`;
   return `${code};`;

@@ -138,6 +138,15 @@ function tableDifferences(table: ExpectedTable, actual: ActualTable | undefined)
     }
     out.push(...columnDifferences(table, column, found));
   }
+  // A column no field names is the migration's own business, unless every create would fail on it.
+  for (const column of actual.columns.values()) {
+    if (table.columns.some((c) => c.name === column.name) || !column.notNull || column.default !== null || column.generated) continue;
+    out.push({
+      table: table.name,
+      message: `${table.name}.${column.name} is not null without a default, and no field of ${table.origin} sets it: every create would fail`,
+      fix: { kind: 'dropNotNull', table: table.name, column: { name: column.name, type: { sql: 'text' }, nullable: 'yes', why: 'no field' } },
+    });
+  }
   // A missing column is added with its foreign key: one difference, not two.
   for (const column of table.columns) {
     if (!column.references || missingColumns.has(column.name)) continue;

@@ -32,8 +32,9 @@
 //                                  (tenantId and organizationId need no index of their own: every query
 //                                  the engine makes names the tenant, and that index leads with it)
 //
-// Only what the definitions need is checked: other tables (sessions, codes of auth), extra columns,
-// extra indexes and extra unique constraints are the migrations' own business.
+// Only what the definitions need is checked: other tables (sessions, codes of auth), extra indexes,
+// extra unique constraints and extra columns are the migrations' own business (except an extra
+// column that is not null without a default: every create would fail on it).
 import { ruleConstraintName } from '../migrations.js';
 import type { CompiledResource, Registry } from '../resource/compiled.js';
 import type { FieldDefinition } from '../resource/types.js';

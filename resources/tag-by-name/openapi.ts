@@ -1,0 +1,41 @@
+// The deprecated tag lookup in the OpenAPI document: deprecated operations naming their
+// successor, with the headers every answer carries.
+import type { OpenApiPaths } from '../../engine/module.js';
+import { errorResponses, jsonResponse, ref, schemaName } from '../../engine/openapi/fragments.js';
+import type { CompiledResource } from '../../engine/resource/compiled.js';
+import { BY_NAME_PATH } from './routes.js';
+
+const HEADERS = {
+  Deprecation: { description: 'Always "true": this route is deprecated.', schema: { type: 'string', enum: ['true'] } },
+  Link: {
+    description: 'The successor request, e.g. `</api/tags?where[name]=Urgent>; rel="successor-version"`.',
+    schema: { type: 'string' },
+  },
+};
+
+const DESCRIPTION =
+  "Deprecated: use GET /api/tags?where[name]={name}, which lists every tag of the tenant with that name. " +
+  "This answers the oldest of them, or 404 when the caller's tenant has none. Any signed-in user of the tenant.";
+
+function operation(resource: CompiledResource, operationId: string, parameter: object) {
+  const record = jsonResponse('The tag with this name', ref(schemaName(resource, 'record'))) as Record<string, unknown>;
+  return {
+    get: {
+      tags: [resource.name],
+      operationId,
+      summary: 'Find a tag by its name (deprecated)',
+      description: DESCRIPTION,
+      deprecated: true,
+      parameters: [parameter],
+      responses: { '200': { ...record, headers: HEADERS }, ...errorResponses(400, 401, 403, 404, 500, 503) },
+    },
+  };
+}
+
+export function tagByNameOpenApi(resource: CompiledResource): OpenApiPaths {
+  const name = (where: 'path' | 'query') => ({ name: 'name', in: where, required: true, schema: { type: 'string', minLength: 1 }, description: 'The exact tag name' });
+  return {
+    [BY_NAME_PATH]: operation(resource, 'getTagByNameQuery', name('query')),
+    [`${BY_NAME_PATH}/{name}`]: operation(resource, 'getTagByName', name('path')),
+  };
+}

@@ -1,0 +1,62 @@
+// The two spellings of the deprecated tag lookup: the name in the path or in ?name=. Both answer
+// like a read of the tag (its permission, tenant scope, 404 envelope), with the deprecation
+// headers on every answer so that a client learns of the successor even from an error.
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { authorize } from '../../engine/http/context.js';
+import { badRequest, notFound } from '../../engine/errors.js';
+import { parseListQuery } from '../../engine/resource/list-query.js';
+import type { ResourceService } from '../../engine/resource/service.js';
+
+export const BY_NAME_PATH = '/api/tags/getByName';
+
+/** The list request that replaces this route: the tags with exactly this name. */
+export const successorOf = (name: string) => `/api/tags?where[name]=${encodeURIComponent(name)}`;
+
+function setDeprecation(ctx: Context, successor: string) {
+  ctx.set('Deprecation', 'true');
+  ctx.set('Link', `<${successor}>; rel="successor-version"`);
+}
+
+/** The one name asked for, or a 400; other query parameters are refused rather than ignored. */
+function nameOf(ctx: Context, fromPath: string | undefined): string {
+  const allowed = fromPath === undefined ? ['name'] : [];
+  const problems = Object.keys(ctx.query)
+    .filter((key) => !allowed.includes(key))
+    .map((key) => `${key} is not a supported parameter of ${ctx.path}${allowed.length ? `; supported: ${allowed.join(', ')}` : ''}`);
+  const raw = fromPath ?? ctx.query.name;
+  if (Array.isArray(raw)) problems.push('name must be a string');
+  else if (raw === undefined || raw === '') problems.push('name should not be empty');
+  if (problems.length) throw badRequest(problems);
+  return raw as string;
+}
+
+async function findByName(ctx: Context, service: ResourceService, fromPath: string | undefined) {
+  setDeprecation(ctx, '/api/tags');
+  const caller = authorize(ctx, service.resource.permissions.read);
+  const name = nameOf(ctx, fromPath);
+  setDeprecation(ctx, successorOf(name));
+  // Names are unique per organization, not per tenant: the oldest of the tenant's tags so named,
+  // the first that the successor list would give in that order.
+  const query = parseListQuery(service.resource, { where: { name }, order: { createdAt: 'ASC' }, take: '1' }, caller.tenantId);
+  const { items } = await service.list(caller, query);
+  if (!items.length) throw notFound();
+  ctx.body = items[0];
+}
+
+/**
+ * The generated GET /api/tags/{id} is registered before any module and would take "getByName"
+ * for an id (a 400), so these routes are moved ahead of every route registered so far.
+ */
+function registerAhead(router: Router, register: () => void) {
+  const before = router.stack.length;
+  register();
+  router.stack.unshift(...router.stack.splice(before));
+}
+
+export function registerTagByNameRoutes(router: Router, service: ResourceService) {
+  registerAhead(router, () => {
+    router.get(BY_NAME_PATH, (ctx) => findByName(ctx, service, undefined));
+    router.get(`${BY_NAME_PATH}/:name`, (ctx) => findByName(ctx, service, ctx.params.name));
+  });
+}

@@ -27,6 +27,11 @@ const MAKERS: Record<string, (t: TestApp, tenant: Tenant) => Promise<string>> = 
 
 /** Dependencies deeper than this mean a cycle of required references: a definition mistake. */
 const MAX_DEPTH = 8;
+/**
+ * Optional references are filled on the record and on the records it points at, so relations[]
+ * paths two levels deep reach something; deeper, only required ones (a task's parent ends there).
+ */
+const OPTIONAL_DEPTH = 1;
 const DAY_MS = 86_400_000;
 const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
@@ -118,8 +123,10 @@ export class SampleRecords {
    * one linked record per writable many-to-many relation (one child per writable hasMany). Below the top (dependencies) only
    * required references are followed, so self-references (a task's parent) end.
    */
-  async body(resource: CompiledResource, tenant: Tenant, depth = 0, omit: string[] = []): Promise<Body> {
-    if (depth > MAX_DEPTH) throw new Error(`${resource.name}: required references go deeper than ${MAX_DEPTH} levels (a cycle?)`);
+  async body(resource: CompiledResource, tenant: Tenant, chain: string[] = [], omit: string[] = []): Promise<Body> {
+    if (chain.length > MAX_DEPTH) throw new Error(`${resource.name}: required references go deeper than ${MAX_DEPTH} levels (${chain.join(' → ')})`);
+    const depth = chain.length;
+    const inside = [...chain, resource.name];
     const body: Body = {};
     const unique = uniqueFields(resource);
     for (const field of clientFields(resource)) {
@@ -127,8 +134,11 @@ export class SampleRecords {
       if (omit.includes(field.name)) continue;
       if (def.references) {
         const target = this.resource(def.references);
-        if (!def.required && depth > 0 && !target.definition.organizationRoot) continue;
-        body[field.name] = await this.reference(target, tenant, unique.has(field.name), depth + 1);
+        if (!target.definition.organizationRoot && !def.required) {
+          // A shared record being made further up the chain would wait on itself (a comment's parent).
+          if (depth > OPTIONAL_DEPTH || inside.includes(target.name)) continue;
+        }
+        body[field.name] = await this.reference(target, tenant, unique.has(field.name) || inside.includes(target.name), inside);
       } else {
         body[field.name] = this.value(field);
       }
@@ -137,8 +147,8 @@ export class SampleRecords {
     if (depth === 0) {
       for (const relation of resource.writableRelations) {
         // A writable hasMany takes whole child bodies, without what the parent fills in.
-        if (relation.kind === 'hasMany') body[relation.name] = [await this.body(relation.target, tenant, depth + 1, filledFromParent(resource, relation))];
-        else body[relation.idsKey!] = [await this.reference(relation.target, tenant, false, depth + 1)];
+        if (relation.kind === 'hasMany') body[relation.name] = [await this.body(relation.target, tenant, inside, filledFromParent(resource, relation))];
+        else body[relation.idsKey!] = [await this.reference(relation.target, tenant, false, inside)];
       }
     }
     return body;
@@ -159,13 +169,13 @@ export class SampleRecords {
   }
 
   /** The id of a record of `target` in the tenant: shared across calls unless a fresh one is asked for. */
-  async reference(target: CompiledResource, tenant: Tenant, fresh: boolean, depth: number): Promise<string> {
+  async reference(target: CompiledResource, tenant: Tenant, fresh: boolean, chain: string[]): Promise<string> {
     if (target.definition.organizationRoot) return tenant.organizationId;
-    if (fresh) return this.make(target, tenant, depth);
+    if (fresh) return this.make(target, tenant, chain);
     const key = `${tenant.tenantId} ${target.name}`;
     let id = this.shared.get(key);
     if (!id) {
-      id = this.make(target, tenant, depth);
+      id = this.make(target, tenant, chain);
       this.shared.set(key, id);
       // A failed creation must not be remembered as the tenant's record.
       id.catch(() => this.shared.delete(key));
@@ -173,10 +183,10 @@ export class SampleRecords {
     return id;
   }
 
-  private async make(target: CompiledResource, tenant: Tenant, depth: number): Promise<string> {
+  private async make(target: CompiledResource, tenant: Tenant, chain: string[]): Promise<string> {
     const maker = MAKERS[target.name];
     if (maker) return maker(this.t, tenant);
-    if (this.crud(target)) return (await this.create(target, tenant, await this.body(target, tenant, depth))).id;
+    if (this.crud(target)) return (await this.create(target, tenant, await this.body(target, tenant, chain))).id;
     // Without routes or a maker: a record the tenant already has (made when the tenant was).
     const row = await this.t.db(target.table).select('id').where({ tenantId: tenant.tenantId }).first();
     if (!row) throw new Error(`cannot make a ${target.name} for a sample record: it has no routes, no maker in sample-records.ts and none in the tenant`);
@@ -212,15 +222,15 @@ export function normalise(field: CompiledField, value: unknown): unknown {
   return value;
 }
 
-/** The relation objects reached by a relations[] path from a record (null and empty ends skipped). */
-export function walk(record: Record<string, any>, relations: CompiledRelation[]): Array<{ value: any; relation: CompiledRelation }> {
+/** Each relation value reached along a relations[] path from a record, with the record holding it (null and empty ends stop). */
+export function walk(record: Record<string, any>, relations: CompiledRelation[]): Array<{ holder: Record<string, any>; value: any; relation: CompiledRelation }> {
   let level: Array<Record<string, any>> = [record];
-  const reached: Array<{ value: any; relation: CompiledRelation }> = [];
+  const reached: Array<{ holder: Record<string, any>; value: any; relation: CompiledRelation }> = [];
   for (const relation of relations) {
     const next: Array<Record<string, any>> = [];
     for (const holder of level) {
       const value = holder[relation.name];
-      reached.push({ value, relation });
+      reached.push({ holder, value, relation });
       if (Array.isArray(value)) next.push(...value);
       else if (value) next.push(value);
     }

@@ -212,6 +212,10 @@ for (const name of testedNames) {
       }
       const found = await listAll(r, acme, { [`where[${name}]`]: String(value) });
       assert.ok(found.ids.includes(record.id), `where[${name}]=${value} finds the record`);
+      // The same in a search body, where the value keeps its JSON type.
+      const searched = await t.http.post(`${base(r)}/search`).set(acme.auth).send({ where: { [name]: value }, take: r.maxTake });
+      assert.is(searched.status, 200, `search where ${name}=${JSON.stringify(value)}: ${show(searched)}`);
+      assert.is(searched.body.total, found.total, `search where ${name} counts as the query string does`);
       const differing = otherValue(field, value);
       if (differing === null) continue;
       const missed = await listAll(r, acme, { [`where[${name}]`]: String(differing) });
@@ -361,6 +365,7 @@ for (const name of testedNames) {
       const message = `${field.name} must be one of the following values: ${field.definition.enum!.join(', ')}`;
       assertError(await t.http.post(base(r)).set(acme.auth).send({ ...body, [field.name]: 'NOT-IN-THE-LIST' }), 400, message);
       assertError(await t.http.patch(`${base(r)}/${record.id}`).set(acme.auth).send({ [field.name]: 'NOT-IN-THE-LIST' }), 400, message);
+      if (r.filters.has(field.name)) assertError(await t.http.get(base(r)).query({ [`where[${field.name}]`]: 'NOT-IN-THE-LIST' }).set(acme.auth), 400, `where.${message}`);
     }
     assert.is(await tenantCount(r, acme.tenantId), count, 'nothing was written');
     assert.equal(await rowOf(r, record.id), before, 'the record is unchanged');

@@ -3,12 +3,12 @@
 // list (each filter, each sort field, search, date range, tags), each relations[] path, replace,
 // modify, delete, a 400 for each missing required field and each enum violation, and tenant
 // isolation. Bodies come from test/helpers/sample-records.ts.
+import knex from 'knex';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { CompiledField, CompiledResource } from '../engine/resource/compiled.js';
-import knex from 'knex';
 import { createApp } from '../engine/app.js';
 import { loadConfig } from '../engine/config.js';
+import type { CompiledField, CompiledResource } from '../engine/resource/compiled.js';
 import { modules } from '../resources/modules.js';
 import { newTenant } from './helpers/accounts.js';
 import { createTestApp, TEST_ENV, type TestApp } from './helpers/app.js';
@@ -310,6 +310,8 @@ for (const name of testedNames) {
     const res = await t.http.put(`${base(r)}/${record.id}`).set(acme.auth).send(sent);
     assert.is(res.status, 200, `replace ${r.name} with ${JSON.stringify(sent)}: ${show(res)}`);
     assertHolds(r, sent, res.body, 'the 200 body');
+    assert.is(res.body.createdAt, record.createdAt, 'createdAt is kept');
+    assert.ok(Date.parse(res.body.updatedAt) >= Date.parse(record.updatedAt), 'updatedAt moves forward');
     assertHolds(r, sent, await rowOf(r, record.id), 'the row');
     await assertLinks(r, sent, record.id);
     made.set(r.name, { sent, record: withoutRelations(r, res.body) });

@@ -110,18 +110,19 @@ export class SampleRecords {
         return n % 2 === 0;
       case 'uuid':
         return randomUUID();
+      // A day per call over ten years: a date in a unique constraint (a plan per day) never repeats in a run.
       case 'date':
-        return new Date(Date.UTC(2026, 0, 1) + (n % 300) * DAY_MS).toISOString().slice(0, 10);
+        return new Date(Date.UTC(2026, 0, 1) + (n % 3650) * DAY_MS).toISOString().slice(0, 10);
       case 'timestamp':
-        return new Date(Date.UTC(2026, 0, 1, 9) + (n % 300) * DAY_MS + (n % 60) * 60_000).toISOString();
+        return new Date(Date.UTC(2026, 0, 1, 9) + (n % 3650) * DAY_MS + (n % 60) * 60_000).toISOString();
     }
   }
 
   /**
    * A create (or replace) body: every writable field, each reference pointing at a record of the
    * tenant (the tenant's organization for the organization root), each `rules:` entry kept, and
-   * one linked record per writable many-to-many relation (one child per writable hasMany). Below the top (dependencies) only
-   * required references are followed, so self-references (a task's parent) end.
+   * one linked record per writable many-to-many relation (one child per writable hasMany).
+   * `chain` is the resources whose bodies are being made above this one.
    */
   async body(resource: CompiledResource, tenant: Tenant, chain: string[] = [], omit: string[] = []): Promise<Body> {
     if (chain.length > MAX_DEPTH) throw new Error(`${resource.name}: required references go deeper than ${MAX_DEPTH} levels (${chain.join(' → ')})`);

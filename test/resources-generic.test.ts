@@ -223,6 +223,21 @@ for (const name of testedNames) {
     }
   });
 
+  check(name, `each belongsTo relation filters by a field of the record it points at`, async (r) => {
+    const { record } = createdOf(r);
+    for (const relation of r.relations.values()) {
+      if (relation.kind !== 'belongsTo' || typeof record[relation.via!] !== 'string') continue;
+      const target = relation.target;
+      const row = await rowOf(target, record[relation.via!]);
+      const filter = [...target.filters.keys()].find((f) => row[f] !== null && row[f] !== undefined);
+      if (!filter) continue;
+      const value = normalise(target.fields.get(filter)!, row[filter]);
+      const found = await listAll(r, acme, { [`where[${relation.name}][${filter}]`]: String(value) });
+      assert.ok(found.ids.includes(record.id), `where[${relation.name}][${filter}]=${value} finds the record`);
+      assert.ok(found.items.every((i) => typeof i[relation.via!] === 'string'), `where[${relation.name}][${filter}] keeps only records with a ${relation.name}`);
+    }
+  });
+
   check(name, `each sort field, ASC and DESC, in reverse orders of each other`, async (r) => {
     createdOf(r);
     // Two records at least, so an order is something to see.

@@ -413,6 +413,34 @@ for (const name of testedNames) {
       assertError(res, 400, `${reference.name} must reference an existing ${target}`);
     }
   });
+
+  check(name, `delete of a record others point at: 204 and no row left pointing, or a 400 naming who points`, async (r) => {
+    const { record } = createdOf(r);
+    // Rows of the tenant whose reference fields hold the record's id (children made by the tests above).
+    const pointing = async () => {
+      const found: string[] = [];
+      for (const other of t.engine.registry.values()) {
+        for (const { field, target } of other.references) {
+          if (target.name !== r.name) continue;
+          const [{ n }] = await t.db(other.table).where(field, record.id).count({ n: '*' });
+          if (Number(n)) found.push(other.table);
+        }
+      }
+      return found;
+    };
+    const before = await pointing();
+    const res = await t.http.delete(`${base(r)}/${record.id}`).set(acme.auth);
+    if (res.status === 400) {
+      assertError(res, 400, /^The record is still referenced by \S+ records; delete or move them first$/);
+      const table = /referenced by (\S+) records/.exec(res.body.message[0])![1].replace(/-/g, '_');
+      assert.ok(before.includes(table), `a 400 names ${table}, which holds no reference to it (${before.join(', ') || 'none does'})`);
+      assert.ok(await rowOf(r, record.id), 'the record is still there');
+    } else {
+      assert.is(res.status, 204, show(res));
+      assert.is(await rowOf(r, record.id), undefined);
+      assert.equal(await pointing(), [], 'no row points at the deleted record');
+    }
+  });
 }
 
 test.run();

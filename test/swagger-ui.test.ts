@@ -95,15 +95,22 @@ if (!executablePath) {
     const response = await page.goto(`${origin}/swg`, { waitUntil: 'load' });
     assert.is(response?.status(), 200);
     await page.waitForSelector('.opblock-summary-path', { timeout: 60_000 });
-
-    const operations = await page.$$eval('.opblock', (blocks) =>
-      blocks.map((b) => ({
-        method: b.querySelector('.opblock-summary-method')?.textContent?.trim(),
-        path: b.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? b.querySelector('.opblock-summary-path')?.textContent?.trim(),
-      })),
-    );
-    const listed = new Set(operations.map((o) => `${o.method} ${o.path?.replace(/\u200b/g, '')}`));
-    for (const op of ['GET /api/employee', 'POST /api/employee', 'POST /api/employee/search', 'GET /api/employee/{id}', 'PUT /api/employee/{id}', 'PATCH /api/employee/{id}', 'DELETE /api/employee/{id}']) {
+    // A large document is drawn as a virtual list (only what is on screen exists in the page):
+    // scroll down through it, collecting the operations drawn, until the employee ones have been.
+    const wanted = ['GET /api/employee', 'POST /api/employee', 'POST /api/employee/search', 'GET /api/employee/{id}', 'PUT /api/employee/{id}', 'PATCH /api/employee/{id}', 'DELETE /api/employee/{id}'];
+    const listed = new Set<string>();
+    for (let screen = 0; screen < 400 && !wanted.every((op) => listed.has(op)); screen++) {
+      const operations = await page.$$eval('.opblock', (blocks) =>
+        blocks.map((b) => ({
+          method: b.querySelector('.opblock-summary-method')?.textContent?.trim(),
+          path: b.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? b.querySelector('.opblock-summary-path')?.textContent?.trim(),
+        })),
+      );
+      for (const o of operations) listed.add(`${o.method} ${o.path?.replace(/\u200b/g, '')}`);
+      await page.mouse.wheel(0, 600);
+      await page.waitForTimeout(50);
+    }
+    for (const op of wanted) {
       assert.ok(listed.has(op), `${op} is not listed; listed: ${[...listed].slice(0, 20).join(', ')}`);
     }
     const title = await page.textContent('.info .title');

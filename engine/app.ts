@@ -74,8 +74,9 @@ export function createApp(options: AppOptions): App {
   // /API/employee must not reach a route by another spelling.
   const router = new Router({ sensitive: true });
   registerHealth(router, db, config.healthTimeoutMs);
-  for (const service of services.values()) if (service.resource.routes) registerResourceRoutes(router, service);
+  // Modules first: their fixed paths (/api/tags/getByName) must win over a generated /:id.
   for (const module of modules) module.register(router, engine);
+  for (const service of services.values()) if (service.resource.routes) registerResourceRoutes(router, service);
   const liveSession = sessionCheck(db, config.sessionCheckTtlMs);
   const rateLimiting = createRateLimiting({
     config,

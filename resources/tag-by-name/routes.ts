@@ -44,19 +44,8 @@ async function findByName(ctx: Context, service: ResourceService, fromPath: stri
   ctx.body = items[0];
 }
 
-/**
- * The generated GET /api/tags/{id} is registered before any module and would take "getByName"
- * for an id (a 400), so these routes are moved ahead of every route registered so far.
- */
-function registerAhead(router: Router, register: () => void) {
-  const before = router.stack.length;
-  register();
-  router.stack.unshift(...router.stack.splice(before));
-}
-
 export function registerTagByNameRoutes(router: Router, service: ResourceService) {
-  registerAhead(router, () => {
-    router.get(BY_NAME_PATH, (ctx) => findByName(ctx, service, undefined));
-    router.get(`${BY_NAME_PATH}/:name`, (ctx) => findByName(ctx, service, ctx.params.name));
-  });
+  // Modules are registered before the generated routes, so /api/tags/:id does not take these.
+  router.get(BY_NAME_PATH, (ctx) => findByName(ctx, service, undefined));
+  router.get(`${BY_NAME_PATH}/:name`, (ctx) => findByName(ctx, service, ctx.params.name));
 }

@@ -100,8 +100,12 @@ export function ruleConstraintName(table: string, field: string, atLeast: string
 }
 
 export function atLeastRule(t: Knex.CreateTableBuilder | Knex.AlterTableBuilder, table: string, field: string, atLeast: string) {
-  t.check(`?? is null or ?? is null or ?? >= ??`, [field, atLeast, field, atLeast], ruleConstraintName(table, field, atLeast));
+  // Identifiers written into the SQL, not bound: an ALTER TABLE cannot take $n parameters.
+  const [a, b] = [quoted(field), quoted(atLeast)];
+  t.check(`${a} is null or ${b} is null or ${a} >= ${b}`, [], ruleConstraintName(table, field, atLeast));
 }
+
+const quoted = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`;
 
 /**
  * A `computed: {secondsBetween: [start, end]}` field: a generated column, so that every write,

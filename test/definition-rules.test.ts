@@ -187,7 +187,9 @@ test("callerDefault employeeId: the caller's employee when absent, a given id of
   const absent = await create(ann, { label: 'absent' });
   assert.is(absent.status, 201, JSON.stringify(absent.body));
   assert.is(absent.body.employeeId, ann.employeeId);
-  const given = await create(ann, { label: 'given', employeeId: bob.employeeId });
+  // An EMPLOYEE names only an employee it can see (itself); an admin names any of the tenant's.
+  assertError(await create(ann, { label: 'for bob', employeeId: bob.employeeId }), 400, 'employeeId must reference an existing employee');
+  const given = await create(admin, { label: 'given', employeeId: bob.employeeId });
   assert.is(given.status, 201, JSON.stringify(given.body));
   assert.is(given.body.employeeId, bob.employeeId);
   assert.is((await row(given.body.id)).employeeId, bob.employeeId);
@@ -196,7 +198,7 @@ test("callerDefault employeeId: the caller's employee when absent, a given id of
   assert.is(byAdmin.status, 201, JSON.stringify(byAdmin.body));
   assert.is(byAdmin.body.employeeId, null);
   // Only on create: a PATCH that leaves it out keeps the stored value.
-  const patched = await t.http.patch(`/api/stint/${given.body.id}`).set(ann.auth).send({ label: 'still bob' });
+  const patched = await t.http.patch(`/api/stint/${given.body.id}`).set(admin.auth).send({ label: 'still bob' });
   assert.is(patched.body.employeeId, bob.employeeId);
 });
 

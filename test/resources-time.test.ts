@@ -199,6 +199,23 @@ test("time-log: an EMPLOYEE sees and writes only its own; another employee's is 
 // ---------------------------------------------------------------------------------------------
 // time-slot
 
+test("an EMPLOYEE cannot point its records at another employee's: a timesheet or time log of someone else is a 400, its own is fine", async () => {
+  const bobs = ok(await t.http.post('/api/timesheet').set(bob.auth).send({ startedAt: '2026-06-01T00:00:00Z', stoppedAt: '2026-06-07T00:00:00Z' })).id;
+  const anns = ok(await t.http.post('/api/timesheet').set(ann.auth).send({ startedAt: '2026-06-01T00:00:00Z', stoppedAt: '2026-06-07T00:00:00Z' })).id;
+  const before = await countOf('time_log');
+  // Linked, Bob's timesheet would load through relations[]=timesheet for Ann: refused like an unknown id.
+  assertError(await t.http.post('/api/time-log').set(ann.auth).send({ startedAt: '2026-06-02T09:00:00Z', timesheetId: bobs }), 400, 'timesheetId must reference an existing timesheet');
+  assert.is(await countOf('time_log'), before);
+  const own = ok(await t.http.post('/api/time-log').set(ann.auth).send({ startedAt: '2026-06-02T09:00:00Z', timesheetId: anns }));
+  assertError(await t.http.patch(`/api/time-log/${own.id}`).set(ann.auth).send({ timesheetId: bobs }), 400, 'timesheetId must reference an existing timesheet');
+  assert.is((await rowOf('time_log', own.id)).timesheetId, anns);
+  // Many-to-many ids too: a time slot of Ann's cannot take Bob's time log.
+  const bobsLog = ok(await t.http.post('/api/time-log').set(bob.auth).send({ startedAt: '2026-06-03T09:00:00Z' })).id;
+  assertError(await t.http.post('/api/time-slot').set(ann.auth).send({ startedAt: '2026-06-03T09:00:00Z', timeLogIds: [bobsLog] }), 400, /must reference an existing time-log/);
+  // An admin is not owner-scoped and links any employee's records of its tenant.
+  ok(await t.http.patch(`/api/time-log/${own.id}`).set(admin.auth).send({ timesheetId: bobs }), 200);
+});
+
 test('time-slot: created with its time logs; another tenant\'s log is a 400 and nothing is written', async () => {
   const log = ok(await t.http.post('/api/time-log').set(ann.auth).send({ startedAt: '2026-04-07T09:00:00Z' }));
   const slot = ok(await t.http.post('/api/time-slot').set(ann.auth).send({ startedAt: '2026-04-07T09:00:00Z', duration: 600, keyboard: 120, mouse: 300, overall: 55, timeLogs: [{ id: log.id }] }));
@@ -331,9 +348,16 @@ test('time-off-request: end before start is a 400; employees are set by ids; the
   );
   assert.is(await countOf('time_off_request'), before);
   const doc = ok(await t.http.post('/api/image-asset').set(admin.auth).send({ name: 'certificate.png', mimeType: 'image/png', size: 2048 }));
-  const request = ok(
-    await t.http.post('/api/time-off-request').set(ann.auth).send({ start: '2026-07-10', end: '2026-07-10', requestDate: '2026-06-01', employeeIds: [ann.employeeId, bob.employeeId], documentId: doc.id }),
+  // An EMPLOYEE names only employees it can see (itself); an admin adds the others.
+  assertError(
+    await t.http.post('/api/time-off-request').set(ann.auth).send({ start: '2026-07-10', end: '2026-07-10', requestDate: '2026-06-01', employeeIds: [ann.employeeId, bob.employeeId] }),
+    400,
+    'employees must reference an existing employee',
   );
+  const request = ok(
+    await t.http.post('/api/time-off-request').set(ann.auth).send({ start: '2026-07-10', end: '2026-07-10', requestDate: '2026-06-01', employeeIds: [ann.employeeId], documentId: doc.id }),
+  );
+  ok(await t.http.patch(`/api/time-off-request/${request.id}`).set(admin.auth).send({ employeeIds: [ann.employeeId, bob.employeeId] }), 200);
   assert.is(request.employeeId, ann.employeeId, "the caller's employee by default");
   assert.is(request.status, 'REQUESTED');
   assert.is(request.isHoliday, false);

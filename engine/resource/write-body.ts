@@ -63,18 +63,25 @@ async function defaultOrganization(db: Knex, resource: CompiledResource, caller:
 }
 
 /**
- * The caller without the owner rule: the organization and the records a body refers to are
+ * The caller without the owner rule: the organization and most records a body refers to are
  * looked up in the tenant, since the owner rule limits what a caller reads and writes, not which
  * of its tenant's records a record may point at.
  */
 const tenantOnly = (caller: Caller): Caller => ({ ...caller, role: '' });
+
+/**
+ * A record that has an owner is another matter: pointing one's own record at another employee's
+ * (a time log at someone else's timesheet) would let its relations show what the owner rule hides.
+ * Such targets are looked up with the owner rule.
+ */
+const referenceScope = (caller: Caller, target: CompiledResource): Caller => (target.owner ? caller : tenantOnly(caller));
 
 /** One round trip: which of the referenced ids are missing from the caller's tenant. */
 async function checkReferences(db: Knex, caller: Caller, checks: ReferenceCheck[]) {
   const wanted = checks.filter((c) => c.ids.length);
   if (!wanted.length) return;
   const columns = wanted.map((c, i) => {
-    const sub = scope(db(c.target.table).count('*').whereIn(`${c.target.table}.id`, [...new Set(c.ids)]), c.target, tenantOnly(caller)).toSQL();
+    const sub = scope(db(c.target.table).count('*').whereIn(`${c.target.table}.id`, [...new Set(c.ids)]), c.target, referenceScope(caller, c.target)).toSQL();
     return db.raw(`(${sub.sql})::int as c${i}`, sub.bindings);
   });
   const [counts] = await db.select(columns);

@@ -86,6 +86,26 @@ test('operationIds are unique; an alias has its own id and says what it is an al
   assert.equal(doc.paths['/api/employee'].get.tags, ['employee']);
 });
 
+test('every resource with routes is documented under its path and every alias, with its own relations[] enum', () => {
+  let checked = 0;
+  for (const resource of t.engine.registry.values()) {
+    if (!resource.routes) continue;
+    const allowed = [...resource.relationPaths].sort();
+    for (const path of resource.paths) {
+      for (const [template, method] of [[`/api/${path}`, 'get'], [`/api/${path}`, 'post'], [`/api/${path}/search`, 'post'], [`/api/${path}/{id}`, 'get'], [`/api/${path}/{id}`, 'put'], [`/api/${path}/{id}`, 'patch'], [`/api/${path}/{id}`, 'delete']]) {
+        assert.ok(doc.paths[template]?.[method], `${method.toUpperCase()} ${template} (${resource.name}) is documented`);
+      }
+      for (const template of [`/api/${path}`, `/api/${path}/{id}`]) {
+        const param = doc.paths[template].get.parameters.find((p: any) => p.name === 'relations[]');
+        if (allowed.length) assert.equal([...param.schema.items.enum].sort(), allowed, `${template} relations[]`);
+        else assert.ok(!param || !param.schema.items.enum?.length, `${template} takes no relations`);
+      }
+      checked++;
+    }
+  }
+  assert.ok(checked >= 25, `${checked} paths checked`);
+});
+
 test("relations[] is an enum of exactly the employee's allowed relation paths, and the server agrees", async () => {
   const allowed = [...t.engine.registry.get('employee')!.relationPaths].sort();
   for (const op of [doc.paths['/api/employee'].get, doc.paths['/api/employee/{id}'].get]) {

@@ -257,19 +257,19 @@ test('invoice tags: set by ids of the tenant, filtered by tags[]', async () => {
   assert.not.ok(ids.includes(plain.body.id));
 });
 
-test('invoice relations: toContact, fromOrganization, invoiceItems (and tags) load; anything else is a 400', async () => {
+test("invoice relations: SPEC's whitelist (toContact, fromOrganization, invoiceItems) loads; tags and anything else are a 400", async () => {
   const res = await postInvoice(invoiceBody({ tagIds: [red], invoiceItems: [{ quantity: 1, price: 9, taskId: task }] }));
   const id = res.body.id;
-  const read = await t.http.get(`/api/invoice/${id}?relations=toContact,fromOrganization,invoiceItems,tags,invoiceItems.task`).set(acme.auth);
+  const read = await t.http.get(`/api/invoice/${id}?relations=toContact,fromOrganization,invoiceItems,invoiceItems.task`).set(acme.auth);
   assert.is(read.status, 200, JSON.stringify(read.body));
   assert.is(read.body.toContact.name, 'Globex');
   assert.is(read.body.fromOrganization.id, acme.organizationId);
   assert.is(read.body.invoiceItems[0].task.title, 'Build the site');
-  assert.equal(read.body.tags.map((tag: any) => tag.name), ['red']);
-  const allowed = 'allowed: toContact, fromOrganization, invoiceItems, tags';
-  for (const unlisted of ['items', 'organization', 'contact', 'employee']) {
-    assertError(await t.http.get(`/api/invoice/${id}?relations[]=${unlisted}`).set(acme.auth), 400, `relations: '${unlisted}' is not allowed; ${allowed}`);
-    assertError(await t.http.get(`/api/invoice?relations[]=${unlisted}`).set(acme.auth), 400, `relations: '${unlisted}' is not allowed; ${allowed}`);
+  assert.is(read.body.tags, undefined);
+  const allowed = 'allowed: toContact, fromOrganization, invoiceItems';
+  for (const unlisted of ['tags', 'items', 'organization', 'contact', 'employee']) {
+    assertError(await t.http.get(`/api/invoice/${id}?relations[]=${unlisted}`).set(acme.auth), 400, new RegExp(`^relations: '${unlisted}' is not allowed; ${allowed}`));
+    assertError(await t.http.get(`/api/invoice?relations[]=${unlisted}`).set(acme.auth), 400, new RegExp(`^relations: '${unlisted}' is not allowed; ${allowed}`));
   }
 });
 

@@ -216,6 +216,15 @@ test("an EMPLOYEE cannot point its records at another employee's: a timesheet or
   ok(await t.http.patch(`/api/time-log/${own.id}`).set(admin.auth).send({ timesheetId: bobs }), 200);
 });
 
+test("a PUT that leaves out the owner field keeps it: an admin's replace does not take a time-off request from its employee", async () => {
+  const mine = ok(await t.http.post('/api/time-off-request').set(ann.auth).send({ start: '2026-08-03', end: '2026-08-04', requestDate: '2026-07-01' }));
+  assert.is(mine.employeeId, ann.employeeId);
+  const replaced = ok(await t.http.put(`/api/time-off-request/${mine.id}`).set(admin.auth).send({ start: '2026-08-03', end: '2026-08-05', requestDate: '2026-07-01' }), 200);
+  assert.is(replaced.employeeId, ann.employeeId);
+  assert.is((await rowOf('time_off_request', mine.id)).employeeId, ann.employeeId);
+  ok(await t.http.get(`/api/time-off-request/${mine.id}`).set(ann.auth), 200);
+});
+
 test('time-slot: created with its time logs; another tenant\'s log is a 400 and nothing is written', async () => {
   const log = ok(await t.http.post('/api/time-log').set(ann.auth).send({ startedAt: '2026-04-07T09:00:00Z' }));
   const slot = ok(await t.http.post('/api/time-slot').set(ann.auth).send({ startedAt: '2026-04-07T09:00:00Z', duration: 600, keyboard: 120, mouse: 300, overall: 55, timeLogs: [{ id: log.id }] }));

@@ -18,6 +18,8 @@ export interface CompiledRelation {
   name: string;
   kind: 'belongsTo' | 'hasMany' | 'manyToMany';
   target: CompiledResource;
+  /** Offered in relations[] (false: written and filtered on only). */
+  loadable: boolean;
   via?: string;
   through?: { table: string; from: string; to: string };
   writable: boolean;

@@ -93,6 +93,7 @@ export function link(resource: CompiledResource, source: SourcedDefinition, regi
       via: def.via,
       through: def.through,
       writable,
+      loadable: def.loadable !== false,
       idsKey: takesIds ? def.idsKey ?? derivedIdsKey(name) : undefined,
     };
     resource.relations.set(name, relation);
@@ -119,6 +120,7 @@ export function collectRelationPaths(resource: CompiledResource): Set<string> {
     if (depth > MAX_RELATION_DEPTH) return;
     for (const relation of at.relations.values()) {
       if (prefix && relation.kind === 'hasMany') continue;
+      if (!relation.loadable) continue;
       const path = prefix ? `${prefix}.${relation.name}` : relation.name;
       paths.add(path);
       walk(relation.target, path, depth + 1);

@@ -50,6 +50,8 @@ export interface RelationDefinition {
    * replaces the record's children (absent: they are left as they are).
    */
   writable?: boolean;
+  /** false: not offered in relations[] (kept out of the whitelist), still written and filtered on. */
+  loadable?: boolean;
   /**
    * Writable manyToMany only: the body key of the plain ids. Default: the relation's name with a
    * trailing "ies" made "y" or a trailing "s" dropped, then "Ids" (categories → categoryIds, tags → tagIds).

@@ -140,6 +140,25 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/**
+ * An app whose Redis is reached through a TCP proxy the test can cut, stall and restore, with its
+ * log collected and its own key prefix; all closed and the keys dropped whatever the test does.
+ */
+async function withProxiedApp(run: (t: TestApp, proxy: TcpProxy, book: ReturnType<typeof logBook>) => Promise<void>) {
+  const prefix = newPrefix();
+  const book = logBook();
+  const proxy = await proxyToRedis();
+  let t: TestApp | undefined;
+  try {
+    t = await createTestApp({ env: limitsOn(prefix, proxy.url(REDIS_URL!)), appOptions: { log: book.log } });
+    await run(t, proxy, book);
+  } finally {
+    await t?.close();
+    await proxy.close();
+    await dropKeys(prefix);
+  }
+}
+
 redisTest('two instances on one Redis share one count: 3 logins on A and 2 on B use up the limit of 5 for both', async () => {
   const prefix = newPrefix();
   const bookA = logBook();
@@ -180,76 +199,58 @@ redisTest('two instances on one Redis share one count: 3 logins on A and 2 on B 
 });
 
 redisTest('Redis stops: requests are answered uncounted, one warning; Redis returns: counting resumes where it was, one notice', async () => {
-  const prefix = newPrefix();
-  const book = logBook();
-  const proxy = await proxyToRedis();
-  let t: TestApp | undefined;
-  try {
-    t = await createTestApp({ env: limitsOn(prefix, proxy.url(REDIS_URL!)), appOptions: { log: book.log } });
-    for (const remaining of [4, 3]) assertCountedLogin(await failedLogin(t.http), remaining);
-    assert.ok(proxy.connections >= 1, 'the app talks to Redis through the proxy');
+  await withProxiedApp(async (t, proxy, book) => {
+  for (const remaining of [4, 3]) assertCountedLogin(await failedLogin(t.http), remaining);
+  assert.ok(proxy.connections >= 1, 'the app talks to Redis through the proxy');
 
-    await proxy.cut();
-    // More attempts than the limit allows: none refused, none failed, all answered by the route.
-    for (let i = 0; i < 3 * LOGIN.requests; i++) assertUncounted(await failedLogin(t.http));
-    const health = await t.http.get('/api/health');
-    assert.is(health.status, 200);
-    assert.is(book.redis('warn').length, 1, JSON.stringify(book.lines));
-    assert.match(book.redis('warn')[0].msg, /uncounted/);
-    assert.equal(book.redis('info'), []);
+  await proxy.cut();
+  // More attempts than the limit allows: none refused, none failed, all answered by the route.
+  for (let i = 0; i < 3 * LOGIN.requests; i++) assertUncounted(await failedLogin(t.http));
+  const health = await t.http.get('/api/health');
+  assert.is(health.status, 200);
+  assert.is(book.redis('warn').length, 1, JSON.stringify(book.lines));
+  assert.match(book.redis('warn')[0].msg, /uncounted/);
+  assert.equal(book.redis('info'), []);
 
-    await proxy.restore();
-    // The two attempts counted before the outage are still there; those during it never were.
-    assertCountedLogin(await untilCounted(t.http), 2);
-    for (const remaining of [1, 0]) assertCountedLogin(await failedLogin(t.http), remaining);
-    assertLoginRefused(await failedLogin(t.http));
+  await proxy.restore();
+  // The two attempts counted before the outage are still there; those during it never were.
+  assertCountedLogin(await untilCounted(t.http), 2);
+  for (const remaining of [1, 0]) assertCountedLogin(await failedLogin(t.http), remaining);
+  assertLoginRefused(await failedLogin(t.http));
 
-    assert.is(book.redis('warn').length, 1, JSON.stringify(book.lines));
-    assert.is(book.redis('info').length, 1, JSON.stringify(book.lines));
-    assert.match(book.redis('info')[0].msg, /counted/);
-    assert.equal(book.lines.filter((l) => l.level === 'error'), []);
-  } finally {
-    await t?.close();
-    await proxy.close();
-    await dropKeys(prefix);
-  }
+  assert.is(book.redis('warn').length, 1, JSON.stringify(book.lines));
+  assert.is(book.redis('info').length, 1, JSON.stringify(book.lines));
+  assert.match(book.redis('info')[0].msg, /counted/);
+  assert.equal(book.lines.filter((l) => l.level === 'error'), []);
+  });
 });
 
 redisTest('Redis hangs (connection open, no answer): requests are still answered, one warning; it answers again: counted, one notice', async () => {
-  const prefix = newPrefix();
-  const book = logBook();
-  const proxy = await proxyToRedis();
-  let t: TestApp | undefined;
-  try {
-    t = await createTestApp({ env: limitsOn(prefix, proxy.url(REDIS_URL!)), appOptions: { log: book.log } });
-    assertCountedLogin(await failedLogin(t.http), 4);
+  await withProxiedApp(async (t, proxy, book) => {
+  assertCountedLogin(await failedLogin(t.http), 4);
 
-    proxy.stall();
-    // More attempts than the limit allows, all answered; and the app gives up the hung connection
-    // for a new one rather than have every request wait out the command timeout while Redis hangs.
-    const acceptedBefore = proxy.accepted;
-    const deadline = Date.now() + RECONNECT_WAIT_MS;
-    for (let answered = 0; answered < LOGIN.requests + 2 || proxy.accepted === acceptedBefore; answered++) {
-      assertUncounted(await failedLogin(t.http));
-      if (Date.now() > deadline) throw new Error(`the app still waited on its hung Redis connection after ${RECONNECT_WAIT_MS} ms`);
-    }
-    assert.is(book.redis('warn').length, 1, JSON.stringify(book.lines));
-    assert.equal(book.redis('info'), []);
-
-    await proxy.restore();
-    // Commands held by the hang may still reach Redis late and count: only the return of the
-    // headers and of the limit is certain.
-    const counted = await untilCounted(t.http);
-    let last = counted;
-    for (let i = 0; last.status !== 429 && i < LOGIN.requests; i++) last = await failedLogin(t.http);
-    assertLoginRefused(last);
-    assert.is(book.redis('warn').length, 1, JSON.stringify(book.lines));
-    assert.is(book.redis('info').length, 1, JSON.stringify(book.lines));
-  } finally {
-    await t?.close();
-    await proxy.close();
-    await dropKeys(prefix);
+  proxy.stall();
+  // More attempts than the limit allows, all answered; and the app gives up the hung connection
+  // for a new one rather than have every request wait out the command timeout while Redis hangs.
+  const acceptedBefore = proxy.accepted;
+  const deadline = Date.now() + RECONNECT_WAIT_MS;
+  for (let answered = 0; answered < LOGIN.requests + 2 || proxy.accepted === acceptedBefore; answered++) {
+    assertUncounted(await failedLogin(t.http));
+    if (Date.now() > deadline) throw new Error(`the app still waited on its hung Redis connection after ${RECONNECT_WAIT_MS} ms`);
   }
+  assert.is(book.redis('warn').length, 1, JSON.stringify(book.lines));
+  assert.equal(book.redis('info'), []);
+
+  await proxy.restore();
+  // Commands held by the hang may still reach Redis late and count: only the return of the
+  // headers and of the limit is certain.
+  const counted = await untilCounted(t.http);
+  let last = counted;
+  for (let i = 0; last.status !== 429 && i < LOGIN.requests; i++) last = await failedLogin(t.http);
+  assertLoginRefused(last);
+  assert.is(book.redis('warn').length, 1, JSON.stringify(book.lines));
+  assert.is(book.redis('info').length, 1, JSON.stringify(book.lines));
+  });
 });
 
 redisTest('Redis absent at start: the app starts anyway and answers uncounted, one warning', async () => {
@@ -291,36 +292,27 @@ redisTest('Redis that comes up after the app: counting starts when it does, one 
 });
 
 redisTest('after a failure counting pauses 2 s, then resumes: a Redis back at once is not asked again before that', async () => {
-  const prefix = newPrefix();
-  const book = logBook();
-  const proxy = await proxyToRedis();
-  let t: TestApp | undefined;
-  try {
-    t = await createTestApp({ env: limitsOn(prefix, proxy.url(REDIS_URL!)), appOptions: { log: book.log } });
-    assertCountedLogin(await failedLogin(t.http), 4);
+  await withProxiedApp(async (t, proxy, book) => {
+  assertCountedLogin(await failedLogin(t.http), 4);
 
-    await proxy.cut();
-    // The first count that fails starts the pause (and is the one warning).
-    const deadline = Date.now() + RECONNECT_WAIT_MS;
-    while (!book.redis('warn').length) {
-      assertUncounted(await failedLogin(t.http));
-      if (Date.now() > deadline) throw new Error('no failure noticed with Redis cut');
-    }
-    const failedAt = book.redis('warn')[0].at;
-    await proxy.restore(); // the client reconnects within a few hundred ms
-
-    // Counted again only once the pause is over, and soon after (a later failure may extend it).
-    const counted = await untilCounted(t.http);
-    const countedAt = Date.now();
-    assert.ok(countedAt - failedAt >= 2000 - 5, `counted again ${countedAt - failedAt} ms after the failure, inside the 2 s pause`);
-    assertCountedLogin(counted, 3);
-    assert.is(book.redis('warn').length, 1, JSON.stringify(book.lines));
-    assert.is(book.redis('info').length, 1, JSON.stringify(book.lines));
-  } finally {
-    await t?.close();
-    await proxy.close();
-    await dropKeys(prefix);
+  await proxy.cut();
+  // The first count that fails starts the pause (and is the one warning).
+  const deadline = Date.now() + RECONNECT_WAIT_MS;
+  while (!book.redis('warn').length) {
+    assertUncounted(await failedLogin(t.http));
+    if (Date.now() > deadline) throw new Error('no failure noticed with Redis cut');
   }
+  const failedAt = book.redis('warn')[0].at;
+  await proxy.restore(); // the client reconnects within a few hundred ms
+
+  // Counted again only once the pause is over, and soon after (a later failure may extend it).
+  const counted = await untilCounted(t.http);
+  const countedAt = Date.now();
+  assert.ok(countedAt - failedAt >= 2000 - 5, `counted again ${countedAt - failedAt} ms after the failure, inside the 2 s pause`);
+  assertCountedLogin(counted, 3);
+  assert.is(book.redis('warn').length, 1, JSON.stringify(book.lines));
+  assert.is(book.redis('info').length, 1, JSON.stringify(book.lines));
+  });
 });
 
 redisTest('Retry-After is never early: sleeping exactly that long, the next attempt is let in (one sign-in per 2.1 s)', async () => {

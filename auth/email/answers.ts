@@ -2,14 +2,7 @@
 import { badRequest, HttpError } from '../../engine/errors.js';
 import type { Mailer, MailMessage } from '../../engine/mail.js';
 
-/** The body of a success that has nothing else to say (as Ever Gauzy answers these routes). */
-export const OK = { status: 200, message: 'OK' } as const;
-
-export const okSchema = {
-  type: 'object',
-  required: ['status', 'message'],
-  properties: { status: { type: 'integer', enum: [200] }, message: { type: 'string', enum: ['OK'] } },
-};
+export { OK, okSchema } from '../answers.js';
 
 /** One message for every code that does not count: wrong, expired, used up, or no code at all. */
 export const invalidCode = () => badRequest('The code is invalid or has expired: ask for a new one');

@@ -7,7 +7,7 @@ import type { Engine } from '../../engine/module.js';
 import { compileValidator } from '../../engine/validation.js';
 import { hashPassword, passwordProblems, verifyPassword } from '../password.js';
 import { revokeUserSessions } from '../session/revoke.js';
-import { OK } from './reset-routes.js';
+import { OK } from '../answers.js';
 import { changePasswordSchema } from './schemas.js';
 
 export const WRONG_CURRENT = 'currentPassword is incorrect';

@@ -1,5 +1,6 @@
 // The password and account routes in the OpenAPI document, built from the schemas their
 // validators compile (./schemas.ts).
+import { okSchema } from '../answers.js';
 import type { OpenApiPaths } from '../../engine/module.js';
 import { errorResponses, jsonBody, jsonResponse, tenantHeaderParameter } from '../../engine/openapi/fragments.js';
 import { toOpenApiSchema } from '../../engine/openapi/schema-conversion.js';
@@ -10,11 +11,7 @@ import { WRONG_CURRENT } from './change-route.js';
 import { INVALID_TOKEN } from './reset-routes.js';
 import { changePasswordSchema, profileSchema, resetRequestSchema, resetWithTokenSchema, tenantSchema } from './schemas.js';
 
-const ok = jsonResponse('Done', {
-  type: 'object',
-  required: ['status', 'message'],
-  properties: { status: { type: 'integer', enum: [200] }, message: { type: 'string', enum: ['OK'] } },
-});
+const ok = jsonResponse('Done', okSchema);
 
 const PASSWORD_RULES = 'at least 8 characters with an upper-case letter, a lower-case letter, a digit and a special character';
 

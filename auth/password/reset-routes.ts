@@ -1,6 +1,7 @@
 // POST /api/auth/reset-password in its two forms, and the Ever Gauzy alias of the first:
 //   {email}                            → a reset token is emailed (if the account exists); 200 either way
 //   {token, password, confirmPassword} → the token is spent, the password replaced, every session revoked
+import { OK } from '../answers.js';
 import type Router from '@koa/router';
 import { badRequest } from '../../engine/errors.js';
 import type { Engine } from '../../engine/module.js';
@@ -12,9 +13,6 @@ import { revokeUserSessions } from '../session/revoke.js';
 import { resetMail, sendInBackground } from './reset-mail.js';
 import { createResetToken, spendOutstanding, spendResetToken } from './reset-tokens.js';
 import { resetRequestSchema, resetWithTokenSchema } from './schemas.js';
-
-/** The answer of both forms: the same whether or not the email belongs to an account. */
-export const OK = { status: 200, message: 'OK' };
 
 export const INVALID_TOKEN = 'token is invalid, has expired or was already used';
 

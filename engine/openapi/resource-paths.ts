@@ -91,7 +91,7 @@ export function resourcePaths(resource: CompiledResource, notes: OperationNotes 
         parameters: [idParameter(), relationsParameter(resource)],
         responses: { '200': jsonResponse(`The ${n}`, record), ...errorResponses(400, 401, 403, 404, 500, 503) },
       }),
-      put: operation(resource, names, 'replace', `Replace ${article(n)} ${n} (absent optional fields are reset)`, 'update', {
+      put: operation(resource, names, 'replace', `Replace ${article(n)} ${n} (absent optional fields are reset; the organization, owner and caller-filled fields are kept)`, 'update', {
         parameters: [idParameter()],
         requestBody: jsonBody(ref(schemaName(resource, 'replace'))),
         responses: { '200': jsonResponse(`The replaced ${n}`, record), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 500, 503) },

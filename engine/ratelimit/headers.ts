@@ -27,6 +27,17 @@ const windowOf = (policy: LimitPolicy) => Math.max(1, Math.ceil(policy.windowSec
  */
 const secondsUntil = (count: Count, now: number) => Math.min(windowOf(count.policy), Math.max(0, Math.ceil(count.resetAt - now)));
 
+/** A policy's RateLimit-Policy item never changes: written once per policy, not per request. */
+const policyItems = new WeakMap<LimitPolicy, string>();
+function policyItem(policy: LimitPolicy): string {
+  let item = policyItems.get(policy);
+  if (item === undefined) {
+    item = `"${policy.name}";q=${policy.requests};w=${windowOf(policy)}`;
+    policyItems.set(policy, item);
+  }
+  return item;
+}
+
 /** @param counts sorted by byRestriction, most restrictive first */
 export function rateLimitHeaders(counts: Count[], now: number): Record<string, string> {
   const [tightest] = counts;
@@ -34,7 +45,7 @@ export function rateLimitHeaders(counts: Count[], now: number): Record<string, s
     'X-RateLimit-Limit': String(tightest.limit),
     'X-RateLimit-Remaining': String(tightest.remaining),
     'X-RateLimit-Reset': String(Math.ceil(tightest.resetAt)),
-    'RateLimit-Policy': counts.map((c) => `"${c.policy.name}";q=${c.limit};w=${windowOf(c.policy)}`).join(', '),
+    'RateLimit-Policy': counts.map((c) => policyItem(c.policy)).join(', '),
     RateLimit: counts.map((c) => `"${c.policy.name}";r=${c.remaining};t=${secondsUntil(c, now)}`).join(', '),
   };
 }

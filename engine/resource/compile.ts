@@ -130,6 +130,7 @@ function compileOne(source: SourcedDefinition, known: Set<string>, problems: str
     permissions: permissionsOf(check, known),
     ruleMessages,
     callerDefaults: all.filter((f) => f.definition.callerDefault).map((f) => ({ field: f.name, from: f.definition.callerDefault! })),
+    keptOnReplace: new Set(['organizationId', ...(definition.owner ? [definition.owner] : []), ...all.filter((f) => f.definition.callerDefault).map((f) => f.name)]),
     uniqueMessages: (definition.unique ?? []).map((u) => ({
       fields: u.fields,
       message: u.message ?? `A ${definition.name} with the same ${u.fields.join(' and ')} already exists`,

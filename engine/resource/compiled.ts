@@ -71,6 +71,11 @@ export interface CompiledResource {
   ruleMessages: Map<string, string>;
   /** Fields a create fills from the caller when the body has none (readOnly ones: always). */
   callerDefaults: Array<{ field: string; from: 'userId' | 'employeeId' }>;
+  /**
+   * Fields a replace leaves as stored when the body leaves them out: the organization, the owner
+   * (cleared, the record would vanish from its owner's view) and the fields the caller's ids fill.
+   */
+  keptOnReplace: ReadonlySet<string>;
   validators: {
     create: Validator<Record<string, unknown>>;
     replace: Validator<Record<string, unknown>>;

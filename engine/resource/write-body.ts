@@ -138,14 +138,6 @@ export async function prepareChildren(
   return prepared;
 }
 
-/**
- * Fields a replace leaves as stored when the body leaves them out: the organization, the owner
- * (cleared, the record would vanish from its owner's view) and fields the caller's ids fill.
- */
-function keptOnReplace(resource: CompiledResource, name: string): boolean {
-  return name === 'organizationId' || name === resource.owner || resource.callerDefaults.some((d) => d.field === name);
-}
-
 async function prepareRow(
   db: Knex,
   resource: CompiledResource,
@@ -161,7 +153,7 @@ async function prepareRow(
   for (const field of resource.writableFields) {
     if (field.name in body) row[field.name] = toColumnValue(field.definition, body[field.name]);
     else if (mode === 'create' && field.name in resource.defaults) row[field.name] = resource.defaults[field.name];
-    else if (mode === 'replace' && !keptOnReplace(resource, field.name)) row[field.name] = resource.defaults[field.name] ?? null;
+    else if (mode === 'replace' && !resource.keptOnReplace.has(field.name)) row[field.name] = resource.defaults[field.name] ?? null;
   }
   if (mode === 'create') {
     for (const { field, from } of resource.callerDefaults) if (row[field] === undefined && caller[from]) row[field] = caller[from];

@@ -93,7 +93,7 @@ export function createApp(options: AppOptions): App {
   koa.use(errorMiddleware(options.logError));
   koa.use(rateLimiting.middleware);
   koa.use(authenticate(engine.keys, roles, liveSession));
-  koa.use(jsonBody(config.bodyLimit));
+  koa.use(jsonBody(config.bodyLimit, modules.flatMap((m) => m.ownBodies ?? [])));
   koa.use(router.routes());
   koa.use(router.allowedMethods());
   return {

@@ -33,6 +33,14 @@ export interface Config {
   sessionCheckTtlMs: number;
   /** Largest JSON body accepted, in bytes. */
   bodyLimit: number;
+  /** Uploaded files (image assets): UPLOAD_DIR, by default `uploads` inside DATA_DIR. */
+  uploadDir: string;
+  /** Largest uploaded file accepted, in bytes (10 MiB). */
+  uploadMaxBytes: number;
+  /** Largest import file or body accepted, in bytes. */
+  importMaxBytes: number;
+  /** Most rows one import takes. */
+  importMaxRows: number;
   /** Milliseconds a health probe waits for the database. */
   healthTimeoutMs: number;
   /**
@@ -286,6 +294,10 @@ export function loadConfig(env: Env = process.env): Config {
     },
     sessionCheckTtlMs: integer(env, 'SESSION_CHECK_TTL_MS', 5000, 0, 3_600_000),
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1),
+    uploadDir: path.resolve(env.UPLOAD_DIR || path.join(env.DATA_DIR || './data', 'uploads')),
+    uploadMaxBytes: integer(env, 'UPLOAD_MAX_BYTES', 10 * 1024 * 1024, 1),
+    importMaxBytes: integer(env, 'IMPORT_MAX_BYTES', 10 * 1024 * 1024, 1),
+    importMaxRows: integer(env, 'IMPORT_MAX_ROWS', 10_000, 1),
     healthTimeoutMs: integer(env, 'HEALTH_TIMEOUT_MS', 2000, 1),
     extraResourceDirs: folders(env, 'EXTRA_RESOURCES_DIR'),
     mail: { smtpUrl: smtpUrl(env), from: env.MAIL_FROM || 'Workforce <no-reply@localhost>' },

@@ -27,6 +27,17 @@ export interface Module {
   name: string;
   /** Definition files compiled with resources/*.yaml; mark them `routes: false` to write the routes here. */
   definitions?: string[];
+  /**
+   * Routes that read their own request body (multipart uploads, CSV imports): the JSON body parser
+   * leaves these alone, and the route answers 415 itself for a content type it does not take.
+   */
+  ownBodies?: OwnBody[];
   register(router: Router, engine: Engine): void;
   openapi?(engine: Engine): OpenApiPaths;
+}
+
+export interface OwnBody {
+  method: string;
+  /** Matched against the whole request path. */
+  path: RegExp;
 }

@@ -1,8 +1,9 @@
 // JSON bodies only (1 MiB by default): another content type is a 415, malformed JSON a 400,
-// a larger body a 413.
+// a larger body a 413. Routes that read their own body (uploads, imports) are left alone.
 import type { Context, Next } from 'koa';
 import bodyParser from 'koa-bodyparser';
 import { badRequest, HttpError } from '../errors.js';
+import type { OwnBody } from '../module.js';
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 const JSON_TYPES = ['application/json', 'application/*+json'];
@@ -24,7 +25,8 @@ function parseFailure(err: any): HttpError {
   return badRequest('Request body is not valid JSON');
 }
 
-export function jsonBody(limitBytes: number) {
+export function jsonBody(limitBytes: number, ownBodies: OwnBody[] = []) {
+  const readsOwnBody = (ctx: Context) => ownBodies.some((route) => route.method === ctx.method && route.path.test(ctx.path));
   const parse = bodyParser({
     enableTypes: ['json'],
     jsonLimit: `${limitBytes}b`,
@@ -37,7 +39,7 @@ export function jsonBody(limitBytes: number) {
     },
   });
   return async function body(ctx: Context, next: Next) {
-    if (!METHODS_WITH_BODY.has(ctx.method)) return next();
+    if (!METHODS_WITH_BODY.has(ctx.method) || readsOwnBody(ctx)) return next();
     if (hasBody(ctx) && !ctx.is(JSON_TYPES)) {
       throw new HttpError(415, 'Unsupported media type: send application/json');
     }

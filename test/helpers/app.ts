@@ -1,6 +1,9 @@
 // A fresh app on a fresh database for one test file: in-memory PGlite by default, a new
 // PostgreSQL schema (dropped on close) when DATABASE_URL is set.
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import knex, { type Knex } from 'knex';
 import request from 'supertest';
 import { createApp, type App, type AppOptions } from '../../engine/app.js';
@@ -54,7 +57,10 @@ async function freshDatabase(): Promise<{ database: Database; dropSchema?: () =>
 }
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const config = loadConfig({ ...TEST_ENV, ...options.env });
+  // Each app uploads into a folder of its own, removed with it (unless a test names one).
+  const uploadDir = options.env?.UPLOAD_DIR ? undefined : mkdtempSync(path.join(tmpdir(), 'uploads-'));
+  const config = loadConfig({ ...TEST_ENV, ...(uploadDir ? { UPLOAD_DIR: uploadDir } : {}), ...options.env });
+  const removeUploads = () => uploadDir && rmSync(uploadDir, { recursive: true, force: true });
   const { database, dropSchema } = await freshDatabase();
   try {
     await migrate(database.knex, [MIGRATIONS_DIR, ...(options.migrationDirs ?? [])]);
@@ -78,11 +84,13 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
         await app.close();
         await database.close();
         await dropSchema?.();
+        removeUploads();
       },
     };
   } catch (err) {
     await database.close();
     await dropSchema?.();
+    removeUploads();
     throw err;
   }
 }

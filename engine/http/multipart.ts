@@ -1,0 +1,135 @@
+// multipart/form-data requests (uploads, imports) read with busboy: one file field, handed to the
+// route as a stream while it arrives (never buffered here), and a few short text fields. Every way
+// a body can be wrong becomes our envelope: 415 for another content type, 413 for a file over the
+// limit (the rest of the body is not read), 400 for anything else.
+import type { Readable } from 'node:stream';
+import busboy from 'busboy';
+import type { Context } from 'koa';
+import { badRequest, HttpError } from '../errors.js';
+
+export interface MultipartOptions {
+  /** The one file field taken (`file`). */
+  fileField: string;
+  /** Text fields taken beside it; any other field is a 400. */
+  textFields: string[];
+  /** Largest file accepted, in bytes; a larger one is a 413. */
+  maxFileBytes: number;
+  /** Longest text field value, in bytes (1 KiB by default). */
+  maxFieldBytes?: number;
+}
+
+export interface IncomingFile {
+  stream: Readable;
+  /** As the client named it: for messages only, never a path to write to. */
+  filename: string;
+  /** As the client declared it: not to be trusted. */
+  declaredType: string;
+}
+
+export interface MultipartResult<T> {
+  fields: Record<string, string>;
+  /** What `consume` made of the file. */
+  file: T;
+}
+
+/** Room for the part headers and the text fields around the file, when judging Content-Length. */
+const ENVELOPE_BYTES = 64 * 1024;
+
+const MEBIBYTE = 1024 * 1024;
+
+export function tooLarge(maxBytes: number, what = 'File'): HttpError {
+  const size = maxBytes % MEBIBYTE === 0 ? `${maxBytes / MEBIBYTE} MiB` : `${maxBytes} bytes`;
+  return new HttpError(413, `${what} is larger than the limit of ${size}`);
+}
+
+const notMultipart = () => badRequest('Request body is not valid multipart/form-data');
+
+/**
+ * Reads a multipart/form-data request. `consume` receives the file's stream as soon as its part
+ * begins and must read it to the end (or fail); when anything goes wrong, the stream is destroyed
+ * with the error and the returned promise rejects only after `consume` has settled, so a route
+ * that cleans up in `consume` has cleaned up before the error is answered.
+ */
+export async function readMultipart<T>(
+  ctx: Context,
+  options: MultipartOptions,
+  consume: (file: IncomingFile) => Promise<T>,
+): Promise<MultipartResult<T>> {
+  const { fileField, textFields, maxFileBytes } = options;
+  const maxFieldBytes = options.maxFieldBytes ?? 1024;
+  if (!ctx.is('multipart/form-data')) {
+    throw new HttpError(415, `Unsupported media type: send multipart/form-data with the file in the field "${fileField}"`);
+  }
+  const length = ctx.request.length;
+  if (length !== undefined && length > maxFileBytes + ENVELOPE_BYTES) {
+    // Refused before a byte of the body is read; the connection closes rather than reading it.
+    ctx.set('Connection', 'close');
+    throw tooLarge(maxFileBytes);
+  }
+  let parser: busboy.Busboy;
+  try {
+    parser = busboy({
+      headers: ctx.req.headers,
+      limits: { fileSize: maxFileBytes, fieldSize: maxFieldBytes, parts: textFields.length + 8 },
+    });
+  } catch {
+    // busboy refuses a multipart content type without a boundary before reading anything.
+    throw notMultipart();
+  }
+
+  return new Promise<MultipartResult<T>>((resolve, reject) => {
+    const fields: Record<string, string> = {};
+    let current: Readable | undefined;
+    let consumed: Promise<T> | undefined;
+    let failed = false;
+
+    const fail = (err: unknown) => {
+      if (failed) return;
+      failed = true;
+      ctx.req.unpipe(parser);
+      ctx.set('Connection', 'close');
+      if (current && !current.destroyed) current.destroy(err as Error);
+      // Answer only once the route's own clean-up (a half-written file) is done.
+      Promise.resolve(consumed)
+        .catch(() => {})
+        .finally(() => reject(err));
+    };
+
+    parser.on('file', (name, stream, info) => {
+      if (failed) return void stream.resume();
+      if (name !== fileField) {
+        stream.resume();
+        return fail(badRequest(`property ${name} should not exist; the file goes in the field "${fileField}"`));
+      }
+      if (consumed) {
+        stream.resume();
+        return fail(badRequest(`only one file may be sent, in the field "${fileField}"`));
+      }
+      current = stream;
+      stream.on('limit', () => fail(tooLarge(maxFileBytes)));
+      consumed = consume({ stream, filename: info.filename ?? '', declaredType: info.mimeType ?? '' });
+      consumed.catch(fail);
+    });
+    parser.on('field', (name, value, info) => {
+      if (failed) return;
+      if (!textFields.includes(name)) {
+        const allowed = textFields.length ? `; allowed beside "${fileField}": ${textFields.join(', ')}` : '';
+        return fail(badRequest(`property ${name} should not exist${allowed}`));
+      }
+      if (info.valueTruncated) return fail(badRequest(`${name} must be shorter than or equal to ${maxFieldBytes} bytes`));
+      if (name in fields) return fail(badRequest(`${name} must be sent once`));
+      fields[name] = value;
+    });
+    parser.on('partsLimit', () => fail(badRequest('the multipart body has too many parts')));
+    parser.on('error', () => fail(notMultipart()));
+    parser.on('close', () => {
+      if (failed) return;
+      if (!consumed) return fail(badRequest(`${fileField} should not be empty: send the file in the field "${fileField}"`));
+      consumed.then((file) => resolve({ fields, file }), fail);
+    });
+    // A client that goes away mid-upload: the route's clean-up still runs.
+    ctx.req.on('aborted', () => fail(badRequest('the request was aborted')));
+    ctx.req.on('error', fail);
+    ctx.req.pipe(parser);
+  });
+}

@@ -1,9 +1,4 @@
-// SKELETON (issue 6): the owner of export/ replaces this file.
-import type Router from '@koa/router';
-import type { Engine, OpenApiPaths } from '../../../engine/module.js';
-
-export function registerExportRoutes(_router: Router, _engine: Engine): void {}
-
-export function exportOpenApi(_engine: Engine): OpenApiPaths {
-  return {};
-}
+// Export (issue 6, CONTRACT §6): routes.ts streams one resource as CSV or JSON, or a zip of every
+// resource the caller may read; openapi.ts describes both.
+export { exportOpenApi } from './openapi.js';
+export { registerExportRoutes } from './routes.js';

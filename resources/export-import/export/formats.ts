@@ -1,0 +1,62 @@
+// Keyset batches → text chunks of a CSV file or a JSON array, one chunk per batch, so a download
+// holds at most one batch of rows in memory whatever the row count. The chunk generators are
+// pulled by a Readable (backpressure: a slow client stops the queries, not only the writes).
+import { Readable } from 'node:stream';
+import { stringify } from 'csv-stringify/sync';
+import { csvCell } from './cells.js';
+import type { Row } from './rows.js';
+
+export type ExportFormat = 'csv' | 'json';
+export const EXPORT_FORMATS: readonly ExportFormat[] = ['csv', 'json'];
+
+export const CONTENT_TYPES: Record<ExportFormat, string> = {
+  csv: 'text/csv; charset=utf-8',
+  json: 'application/json; charset=utf-8',
+};
+
+/**
+ * RFC 4180: fields holding a comma, a double quote or a line break are quoted (quotes doubled),
+ * every record ends with CRLF, the last one included. UTF-8 without a byte order mark.
+ */
+const CSV_OPTIONS = { record_delimiter: '\r\n', eof: true } as const;
+
+/** The header row (the resource's visible columns) with the first batch, then one chunk per batch. */
+export async function* csvChunks(columns: string[], batches: AsyncIterable<Row[]>): AsyncGenerator<string> {
+  let header = stringify([columns.map(csvCell)], CSV_OPTIONS);
+  for await (const rows of batches) {
+    yield header + stringify(rows.map((row) => columns.map((column) => csvCell(row[column]))), CSV_OPTIONS);
+    header = '';
+  }
+  if (header) yield header;
+}
+
+/** One JSON array; each record serialised as the API answers it (JSON.stringify: dates ISO 8601). */
+export async function* jsonChunks(batches: AsyncIterable<Row[]>): AsyncGenerator<string> {
+  let opening = '[';
+  for await (const rows of batches) {
+    yield opening + rows.map((row) => JSON.stringify(row)).join(',');
+    opening = ',';
+  }
+  yield opening === '[' ? '[]' : ']';
+}
+
+/**
+ * The generator with its first chunk already fetched: a database that fails at once is still
+ * answered with an error envelope (503), since no byte of the download has been sent yet.
+ */
+export async function primed<T>(source: AsyncGenerator<T>): Promise<AsyncGenerator<T>> {
+  const first = await source.next();
+  return (async function* () {
+    try {
+      if (first.done) return;
+      yield first.value;
+      yield* source;
+    } finally {
+      // A client that goes away mid-download ends the queries too.
+      await source.return(undefined);
+    }
+  })();
+}
+
+/** Bytes, pulled one chunk at a time when the reader wants more. */
+export const byteStream = (chunks: AsyncIterable<string>): Readable => Readable.from(chunks, { objectMode: false });

@@ -1,0 +1,42 @@
+// GET /api/employee/{id}/statistics: readable by whoever may read the employee record (its read
+// permission, tenant and owner rule), and by an EMPLOYEE for its own employee record, which its
+// role cannot read otherwise. Another tenant's employee, or another employee for an EMPLOYEE, is
+// a 404, as a read of the record would be.
+import type Router from '@koa/router';
+import type { Knex } from 'knex';
+import type { Context } from 'koa';
+import { ANY_AUTHENTICATED, OWNER_SCOPED_ROLE, type Caller } from '../../engine/caller.js';
+import { badRequest, forbidden, notFound } from '../../engine/errors.js';
+import { callerOf, parseQueryString } from '../../engine/http/context.js';
+import type { CompiledResource } from '../../engine/resource/compiled.js';
+import { checkId } from '../../engine/resource/service.js';
+import { employeeStatistics, type StatisticsSources } from './statistics-query.js';
+
+/** The route's path (OpenAPI spelling), under the employee's canonical path: /api/employee/{id}/statistics. */
+export const statisticsPath = (employee: CompiledResource) => `/api/${employee.paths[0]}/{id}/statistics`;
+
+/** The clock the months are counted from; tests may fix it. Never taken from the request. */
+export type Clock = () => Date;
+
+/** The employee's read permission, or the EMPLOYEE role (limited to itself by the owner rule in the query). */
+function mayRead(caller: Caller, permission: string): boolean {
+  return permission === ANY_AUTHENTICATED || caller.permissions.has(permission) || caller.role === OWNER_SCOPED_ROLE;
+}
+
+/** The route takes no query parameters: any one is refused, not ignored. */
+function refuseParameters(ctx: Context) {
+  const names = Object.keys(parseQueryString(ctx.querystring));
+  if (names.length) throw badRequest(names.map((name) => `${name} is not a supported parameter of ${ctx.path}; it takes none`));
+}
+
+export function registerStatisticsRoutes(router: Router, db: Knex, sources: StatisticsSources, now: Clock) {
+  router.get(statisticsPath(sources.employee).replace('{id}', ':id'), async (ctx) => {
+    const caller = callerOf(ctx);
+    if (!mayRead(caller, sources.employee.permissions.read)) throw forbidden();
+    refuseParameters(ctx);
+    const id = checkId(ctx.params.id);
+    const statistics = await employeeStatistics(db, sources, caller, id, now());
+    if (!statistics) throw notFound();
+    ctx.body = statistics;
+  });
+}

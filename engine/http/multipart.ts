@@ -70,6 +70,8 @@ export async function readMultipart<T>(
   try {
     parser = busboy({
       headers: ctx.req.headers,
+      // Browsers send a non-ASCII file name as raw UTF-8 in filename="…"; busboy's default reads it as Latin-1.
+      defParamCharset: 'utf8',
       limits: { fileSize: maxFileBytes, fieldSize: maxFieldBytes, parts: textFields.length + 8 },
     });
   } catch {
@@ -112,6 +114,7 @@ export async function readMultipart<T>(
     });
     parser.on('field', (name, value, info) => {
       if (failed) return;
+      if (name === fileField) return fail(badRequest(`${fileField} must be a file, not a text field`));
       if (!textFields.includes(name)) {
         const allowed = textFields.length ? `; allowed beside "${fileField}": ${textFields.join(', ')}` : '';
         return fail(badRequest(`property ${name} should not exist${allowed}`));

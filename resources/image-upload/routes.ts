@@ -1,0 +1,125 @@
+// The image routes beside the generated image-asset CRUD: upload (a multipart file becomes a
+// record and a stored file), the stored file itself, and a delete that removes the file with its
+// record. Registered before the generated routes, so this DELETE answers in place of theirs.
+import { randomUUID } from 'node:crypto';
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { authorize } from '../../engine/http/context.js';
+import { badRequest, HttpError } from '../../engine/errors.js';
+import { readMultipart } from '../../engine/http/multipart.js';
+import type { Engine } from '../../engine/module.js';
+import { writeContext } from '../../engine/resource/routes.js';
+import { checkId, type ResourceService } from '../../engine/resource/service.js';
+import { prepareWrite } from '../../engine/resource/write-body.js';
+import { kindOfMimeType } from './kinds.js';
+import { downloadName, nameFromFilename } from './names.js';
+import { receiveImage, type ReceivedImage } from './receive.js';
+import { ImageStore } from './storage.js';
+
+export const FILE_FIELD = 'file';
+export const NAME_FIELD = 'name';
+/** How long a browser may keep a file: a file never changes under its id, but access can end. */
+export const CACHE_SECONDS = 3600;
+
+export const noStoredFile = () => new HttpError(404, 'This image asset has no stored file');
+
+/** These routes take no query parameters; one sent is a 400 rather than silently ignored. */
+function refuseQuery(ctx: Context, route: string) {
+  const names = [...new Set(new URLSearchParams(ctx.querystring).keys())];
+  if (names.length) throw badRequest(names.map((name) => `${name} is not a supported parameter of ${route}; it takes none`));
+}
+
+export function registerImageRoutes(router: Router, engine: Engine, service: ResourceService) {
+  const { config, db } = engine;
+  const resource = service.resource;
+  const store = new ImageStore(config.uploadDir);
+  const nameMaxLength = resource.fields.get(NAME_FIELD)?.definition.maxLength ?? 255;
+  const [canonical] = resource.paths;
+
+  async function upload(ctx: Context) {
+    const caller = authorize(ctx, resource.permissions.create);
+    refuseQuery(ctx, `POST /api/${canonical}/upload`);
+    // The organization (header, caller's, or the tenant's only one) is settled before the body is
+    // read: a request that cannot be stored is not streamed to disk first.
+    const { row: defaults } = await prepareWrite(db, resource, caller, 'create', {}, writeContext(ctx, resource));
+    const id = randomUUID();
+    let incoming: string | undefined;
+    let stored: string | undefined;
+    let done = false;
+    try {
+      const { fields, file } = await readMultipart(
+        ctx,
+        { fileField: FILE_FIELD, textFields: [NAME_FIELD], maxFileBytes: config.uploadMaxBytes },
+        async (part): Promise<ReceivedImage & { filename: string }> => {
+          incoming = await store.incomingPath();
+          return { ...(await receiveImage(part, incoming, config.uploadMaxBytes)), filename: part.filename };
+        },
+      );
+      const given = fields[NAME_FIELD];
+      const body = {
+        // A blank name field is how a form sends "no name": the file's own name then.
+        name: given !== undefined && given.trim() !== '' ? given : nameFromFilename(file.filename, nameMaxLength),
+        width: file.width,
+        height: file.height,
+        size: file.size,
+        mimeType: file.kind.mimeType,
+        organizationId: defaults.organizationId,
+      };
+      const prepared = await prepareWrite(db, resource, caller, 'create', body);
+      // url is read-only for clients: it is written here, in the same insert, so no reader ever
+      // sees the record without it; the file moves into place before the insert commits.
+      const record = await db.transaction(async (trx) => {
+        const [row] = await trx(resource.table)
+          .insert({ ...prepared.row, id, url: `${config.apiBaseUrl}/api/${canonical}/${id}/file`, storageProvider: 'LOCAL', tenantId: caller.tenantId })
+          .returning(resource.visibleColumns);
+        stored = store.filePath(caller.tenantId, id, file.kind);
+        await store.moveIntoPlace(incoming!, stored);
+        incoming = undefined;
+        return row;
+      });
+      done = true;
+      ctx.status = 201;
+      ctx.body = record;
+    } finally {
+      // Any failure, the commit's included: neither the half-received file nor the moved one stays.
+      if (!done) await store.discard(incoming, stored);
+    }
+  }
+
+  async function serveFile(ctx: Context) {
+    const caller = authorize(ctx, resource.permissions.read);
+    refuseQuery(ctx, `GET /api/${canonical}/{id}/file`);
+    const record = (await service.read(caller, ctx.params.id)) as unknown as Record<string, unknown>;
+    // Only an upload sets url: a record created without a file has none to look for.
+    const id = String(record.id);
+    const file = record.url ? await store.open(caller.tenantId, id, kindOfMimeType(String(record.mimeType))) : undefined;
+    if (!file) throw noStoredFile();
+    if (ctx.method === 'HEAD') {
+      await file.handle.close();
+      ctx.status = 200;
+    } else {
+      ctx.body = file.handle.createReadStream();
+    }
+    ctx.attachment(downloadName(record.name, id, file.kind), { type: 'inline' });
+    // The type of the bytes on disk (the record's mimeType when it was uploaded), set after
+    // attachment(), which guesses one from the name.
+    ctx.type = file.kind.mimeType;
+    ctx.length = file.size;
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Cache-Control', `private, max-age=${CACHE_SECONDS}`);
+  }
+
+  async function remove(ctx: Context) {
+    const caller = authorize(ctx, resource.permissions.delete);
+    const id = checkId(ctx.params.id);
+    await service.remove(caller, id);
+    await store.removeFiles(caller.tenantId, id);
+    ctx.status = 204;
+  }
+
+  for (const path of resource.paths) {
+    router.post(`/api/${path}/upload`, upload);
+    router.get(`/api/${path}/:id/file`, serveFile);
+    router.delete(`/api/${path}/:id`, remove);
+  }
+}

@@ -1,0 +1,26 @@
+// The reports this service runs: data, one file per report under reports/.
+import { PARAMETERS, type ReportDefinition } from './definition.js';
+import { amountsOwed } from './reports/amounts-owed.js';
+import { projectBudgets } from './reports/project-budgets.js';
+import { timeLogDaily } from './reports/time-log-daily.js';
+import { timeLogWeekly } from './reports/time-log-weekly.js';
+
+export const REPORTS: readonly ReportDefinition[] = [timeLogDaily, timeLogWeekly, amountsOwed, projectBudgets];
+
+const BY_SLUG = new Map(REPORTS.map((report) => [report.slug, report]));
+
+export const reportNamed = (slug: string): ReportDefinition | undefined => BY_SLUG.get(slug);
+
+/** What GET /api/report says about a report. */
+export function describe(report: ReportDefinition) {
+  return {
+    slug: report.slug,
+    name: report.name,
+    description: report.description,
+    permission: report.permission,
+    groupBy: [...report.groupBy],
+    defaultGroupBy: report.defaultGroupBy,
+    parameters: [...PARAMETERS],
+    period: report.period.description,
+  };
+}

@@ -1,0 +1,85 @@
+// The report routes in the OpenAPI document: the catalogue, and one operation for every report
+// whose answer is a oneOf of the reports' schemas (the `report` field tells them apart).
+import type { OpenApiPaths } from '../../engine/module.js';
+import { errorResponses, jsonResponse } from '../../engine/openapi/fragments.js';
+import { REPORTS } from './catalogue.js';
+import { GROUP_BY, PARAMETERS } from './definition.js';
+import { MAX_IDS } from './parameters.js';
+import { REPORT_PATH } from './routes.js';
+
+const TAG = 'report';
+
+const dateSchema = { type: 'string', description: 'ISO 8601: a date (2026-01-05) or a date-time with a zone' };
+
+function ids(name: string, what: string) {
+  return {
+    name,
+    in: 'query',
+    required: false,
+    style: 'form',
+    explode: true,
+    description: `Only ${what} (any of them). Also accepted as ${name}[]=… or ${name}[0]=…; at most ${MAX_IDS}.`,
+    schema: { type: 'array', items: { type: 'string', format: 'uuid' }, maxItems: MAX_IDS },
+  };
+}
+
+const perReport = REPORTS.map((r) => `- \`${r.slug}\` (permission ${r.permission}; groupBy ${r.groupBy.join(', ')}, default ${r.defaultGroupBy}): ${r.description} ${r.period.description}`).join('\n');
+
+const PARAMETER_DOCS = [
+  { name: 'slug', in: 'path', required: true, description: 'The report', schema: { type: 'string', enum: REPORTS.map((r) => r.slug) } },
+  { name: 'startDate', in: 'query', required: false, description: 'Start of the range (inclusive). Defaults per report (see the description).', schema: dateSchema },
+  { name: 'endDate', in: 'query', required: false, description: 'End of the range (exclusive); a date-only value includes that whole day. Defaults per report.', schema: dateSchema },
+  { name: 'organizationId', in: 'query', required: false, description: "Only this organization's time logs (project-budgets: its projects). An unknown id gives an empty report.", schema: { type: 'string', format: 'uuid' } },
+  ids('employeeId', "these employees' time logs"),
+  ids('projectId', 'time logs on these projects (project-budgets: these projects)'),
+  { name: 'groupBy', in: 'query', required: false, description: 'What the rows are nested by; which values a report takes, and its default, are in its catalogue entry.', schema: { type: 'string', enum: [...GROUP_BY] } },
+];
+
+const catalogueItem = {
+  type: 'object',
+  required: ['slug', 'name', 'description', 'permission', 'groupBy', 'defaultGroupBy', 'parameters', 'period'],
+  properties: {
+    slug: { type: 'string', enum: REPORTS.map((r) => r.slug) },
+    name: { type: 'string' },
+    description: { type: 'string' },
+    permission: { type: 'string', description: 'The permission (resources/roles.yaml) a role needs to run it' },
+    groupBy: { type: 'array', items: { type: 'string', enum: [...GROUP_BY] } },
+    defaultGroupBy: { type: 'string', enum: [...GROUP_BY] },
+    parameters: { type: 'array', items: { type: 'string', enum: [...PARAMETERS] } },
+    period: { type: 'string', description: 'The default range and the longest accepted' },
+  },
+};
+
+export function reportOpenApi(): OpenApiPaths {
+  return {
+    [REPORT_PATH]: {
+      get: {
+        tags: [TAG],
+        operationId: 'listReports',
+        summary: 'The reports the caller may run',
+        description: "The catalogue, limited to the reports the caller's role holds the permission of. Any signed-in user; takes no parameters.",
+        responses: {
+          '200': jsonResponse('The catalogue', { type: 'object', required: ['items', 'total'], properties: { items: { type: 'array', items: catalogueItem }, total: { type: 'integer', minimum: 0 } } }),
+          ...errorResponses(400, 401, 500, 503),
+        },
+      },
+    },
+    [`${REPORT_PATH}/{slug}`]: {
+      get: {
+        tags: [TAG],
+        operationId: 'runReport',
+        summary: 'Run a report',
+        description:
+          'Aggregates time logs of the caller\'s tenant (an EMPLOYEE counts only its own). Times are UTC; a running log counts nothing; ' +
+          'a log is cut to the range and split at day or week boundaries. Every parameter problem is a 400 (an unknown parameter, a bad date or UUID, ' +
+          'startDate after endDate, a range longer than the report allows, a groupBy the report does not take); an unknown report is a 404; ' +
+          `a role without the report's permission a 403.\n\n${perReport}`,
+        parameters: PARAMETER_DOCS,
+        responses: {
+          '200': jsonResponse('The report; `report` says which of the shapes it is', { oneOf: REPORTS.map((r) => r.schema) }),
+          ...errorResponses(400, 401, 403, 404, 500, 503),
+        },
+      },
+    },
+  };
+}

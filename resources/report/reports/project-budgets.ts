@@ -1,0 +1,90 @@
+// project-budgets: each project of the tenant (organizationId and projectId[] narrow the list)
+// with what was spent against its budget: hours tracked on it for an hours budget, or the cost
+// (Σ seconds × the logging employee's bill rate / 3600) for a cost budget. startDate, endDate and
+// employeeId[] narrow what counts as spent; with no range, everything ever tracked counts.
+import { scope } from '../../../engine/resource/query.js';
+import type { ReportDefinition } from '../definition.js';
+import { allTime } from '../period.js';
+import { answerSchema, object, TIME_FIGURE_SCHEMAS } from '../schemas.js';
+import { rowsOf } from '../statement.js';
+import { piecesSource } from '../time-source.js';
+
+const FIGURES = ['projectId', 'projectName', 'organizationId', 'budgetType', 'budget', 'currency', 'seconds', 'billableSeconds', 'hours', 'cost', 'spent', 'remaining', 'percentUsed'];
+
+const rounded = (description: string, nullable = false) => ({ type: 'number', nullable, description: `${description}, rounded to 2 decimals` });
+
+function schema() {
+  const project = object({
+    projectId: { type: 'string', format: 'uuid' },
+    projectName: { type: 'string' },
+    organizationId: { type: 'string', format: 'uuid' },
+    budgetType: { type: 'string', enum: ['hours', 'cost'], nullable: true, description: 'A budget without a type is counted in hours' },
+    budget: { type: 'number', nullable: true },
+    currency: { type: 'string', description: "The project's currency, else its organization's (cost is not converted between currencies)" },
+    ...TIME_FIGURE_SCHEMAS,
+    hours: rounded('seconds / 3600'),
+    cost: rounded("Σ seconds × the logging employee's billRateValue / 3600 (no rate counts as 0)"),
+    spent: rounded('hours for an hours budget (or none), cost for a cost budget'),
+    remaining: rounded('budget − spent; null without a budget', true),
+    percentUsed: rounded('spent / budget × 100; null without a budget or with a budget of 0', true),
+  }, 'One project');
+  return answerSchema('project-budgets', ['project'], project, {
+    total: object({ ...TIME_FIGURE_SCHEMAS, hours: rounded('seconds / 3600') }, 'Time of every listed project added up'),
+  });
+}
+
+export const projectBudgets: ReportDefinition = {
+  slug: 'project-budgets',
+  name: 'Project budgets',
+  description:
+    'Each project with its budget (hours or cost), what was spent against it, what remains and the percentage used. ' +
+    "Spent time is the tracked time on the project inside the range, of the employees asked for; cost uses each logging employee's bill rate.",
+  permission: 'INVOICES_VIEW',
+  groupBy: ['project'],
+  defaultGroupBy: 'project',
+  period: allTime(),
+  schema: schema(),
+  async run(context) {
+    const { db, caller, project, parameters } = context;
+    const source = piecesSource(context, { money: true });
+    // The spent figures in the budget's unit, exact; rounded only when shown.
+    const used = `case when op."budgetType" = 'cost' then coalesce(sp.cost, 0) / 3600 else coalesce(sp.seconds, 0)::numeric / 3600 end`;
+    const projects = db
+      .select('op.id as projectId', 'op.name as projectName', 'op.organizationId', 'op.budgetType')
+      .select(db.raw(`op.budget::float8 as budget, coalesce(op.currency, og.currency) as currency,
+        coalesce(sp.seconds, 0)::float8 as seconds, coalesce(sp.billable, 0)::float8 as "billableSeconds",
+        round(coalesce(sp.seconds, 0)::numeric / 3600, 2)::float8 as hours,
+        round(coalesce(sp.cost, 0) / 3600, 2)::float8 as cost,
+        round(${used}, 2)::float8 as spent,
+        case when op.budget is null then null else round(op.budget::numeric - ${used}, 2)::float8 end as remaining,
+        case when op.budget is null or op.budget = 0 then null else round(${used} * 100 / op.budget::numeric, 2)::float8 end as "percentUsed",
+        coalesce(sum(sp.seconds) over (), 0)::float8 as "totalSeconds",
+        coalesce(sum(sp.billable) over (), 0)::float8 as "totalBillableSeconds",
+        round(coalesce(sum(sp.seconds) over (), 0)::numeric / 3600, 2)::float8 as "totalHours"`))
+      .from('organization_project as op')
+      .join('organization as og', function () {
+        this.on('og.id', 'op.organizationId').andOn('og.tenantId', 'op.tenantId');
+      })
+      .leftJoin('spent as sp', 'sp.projectId', 'op.id')
+      .orderBy([{ column: 'op.name' }, { column: 'op.id' }]);
+    scope(projects, project, caller, 'op');
+    if (parameters.organizationId) projects.where('op.organizationId', parameters.organizationId);
+    if (parameters.projectIds) projects.whereIn('op.id', parameters.projectIds);
+    const sql = `${source.sql}, spent as (
+        select p."projectId", sum(p.seconds) as seconds,
+          coalesce(sum(p.seconds) filter (where p."isBillable"), 0) as billable,
+          sum(p.seconds::numeric * coalesce(p.rate, 0)) as cost
+        from pieces p where p."projectId" is not null group by p."projectId"
+      ) ?`;
+    const rows = rowsOf<Record<string, unknown>>(await db.raw(sql, [...source.bindings, projects] as any[]));
+    const first = rows[0];
+    return {
+      groups: rows.map((row) => Object.fromEntries(FIGURES.map((f) => [f, row[f] ?? null]))),
+      total: {
+        seconds: first?.totalSeconds ?? 0,
+        billableSeconds: first?.totalBillableSeconds ?? 0,
+        hours: first?.totalHours ?? 0,
+      },
+    };
+  },
+};

@@ -1,0 +1,52 @@
+// GET /api/report (the catalogue) and GET /api/report/{slug} (one report run). The order of the
+// checks is the answer's: no token 401, unknown report 404, role without the report's permission
+// 403, then every parameter problem at once as a 400.
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { ANY_AUTHENTICATED } from '../../engine/caller.js';
+import { authorize, callerOf, parseQueryString } from '../../engine/http/context.js';
+import { badRequest, HttpError } from '../../engine/errors.js';
+import type { CompiledResource } from '../../engine/resource/compiled.js';
+import type { Knex } from 'knex';
+import { describe, REPORTS, reportNamed } from './catalogue.js';
+import { parseReportParameters } from './parameters.js';
+
+export const REPORT_PATH = '/api/report';
+
+export interface ReportResources {
+  db: Knex;
+  timeLog: CompiledResource;
+  project: CompiledResource;
+}
+
+export const unknownReport = () => new HttpError(404, `No such report; reports: ${REPORTS.map((r) => r.slug).join(', ')}`);
+
+function catalogue(ctx: Context) {
+  const caller = authorize(ctx, ANY_AUTHENTICATED);
+  const keys = Object.keys(parseQueryString(ctx.querystring));
+  if (keys.length) throw badRequest(keys.map((k) => `${k} is not a supported parameter of ${REPORT_PATH}; it takes none`));
+  // Only the reports the caller's role may run: the catalogue is what this caller can ask for.
+  const items = REPORTS.filter((r) => caller.permissions.has(r.permission)).map(describe);
+  ctx.body = { items, total: items.length };
+}
+
+async function runReport(ctx: Context, resources: ReportResources) {
+  callerOf(ctx);
+  const report = reportNamed(ctx.params.slug);
+  if (!report) throw unknownReport();
+  const caller = authorize(ctx, report.permission);
+  const parameters = parseReportParameters(report, parseQueryString(ctx.querystring), resources.timeLog, caller.tenantId);
+  const figures = await report.run({ ...resources, caller, parameters });
+  ctx.body = {
+    report: report.slug,
+    groupBy: parameters.groupBy,
+    startDate: parameters.start ?? null,
+    endDate: parameters.end ?? null,
+    ...figures,
+  };
+}
+
+export function registerReportRoutes(router: Router, resources: ReportResources) {
+  router.get(REPORT_PATH, catalogue);
+  router.get(`${REPORT_PATH}/:slug`, (ctx) => runReport(ctx, resources));
+}

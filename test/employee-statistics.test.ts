@@ -167,6 +167,25 @@ test('the figures: totals over all time, billable part, every log counted, tasks
   assert.is(windowed, ANN_TOTAL - 36000 - 1800, 'the months leave out only what fell before the window');
 });
 
+test('one SQL statement answers, with every value bound', async () => {
+  const seen: Array<{ sql: string; bindings: unknown[] }> = [];
+  const record = (q: { sql: string; bindings?: unknown[] }) => seen.push({ sql: q.sql, bindings: q.bindings ?? [] });
+  t.db.on('query', record);
+  try {
+    assert.is((await statistics(ann.employeeId!, acme)).status, 200);
+    assert.is((await statistics(randomUUID(), acme)).status, 404, 'a missing employee takes the same one statement');
+  } finally {
+    t.db.removeListener('query', record);
+  }
+  const reading = seen.filter((q) => /time_log|task_employee|"employee"/.test(q.sql));
+  assert.is(reading.length, 2, reading.map((q) => q.sql).join('\n'));
+  for (const { sql, bindings } of reading) {
+    for (const part of ['"employee"', 'time_log', 'task_employee', 'generate_series']) assert.ok(sql.includes(part), `${part} in ${sql}`);
+    assert.not.ok(sql.includes(acme.tenantId) || sql.includes(ann.employeeId!), 'values are bound, not written into the SQL');
+    assert.ok(bindings.includes(acme.tenantId));
+  }
+});
+
 test('the owner, an EMPLOYEE: its own statistics; another employee of its tenant is a 404', async () => {
   await expectStatistics(ann.employeeId!, ann, annExpected);
   assertNotFound(await statistics(bob.employeeId!, ann));

@@ -18,10 +18,7 @@ export const statisticsPath = (employee: CompiledResource) => `/api/${employee.p
 /** The clock the months are counted from; tests may fix it. Never taken from the request. */
 export type Clock = () => Date;
 
-/** The employee's read permission, or the EMPLOYEE role (limited to itself by the owner rule in the query). */
-function mayRead(caller: Caller, permission: string): boolean {
-  return permission === ANY_AUTHENTICATED || caller.permissions.has(permission) || caller.role === OWNER_SCOPED_ROLE;
-}
+const hasPermission = (caller: Caller, permission: string) => permission === ANY_AUTHENTICATED || caller.permissions.has(permission);
 
 /** The route takes no query parameters: any one is refused, not ignored. */
 function refuseParameters(ctx: Context) {
@@ -32,9 +29,13 @@ function refuseParameters(ctx: Context) {
 export function registerStatisticsRoutes(router: Router, db: Knex, sources: StatisticsSources, now: Clock) {
   router.get(statisticsPath(sources.employee).replace('{id}', ':id'), async (ctx) => {
     const caller = callerOf(ctx);
-    if (!mayRead(caller, sources.employee.permissions.read)) throw forbidden();
+    const permitted = hasPermission(caller, sources.employee.permissions.read);
+    if (!permitted && caller.role !== OWNER_SCOPED_ROLE) throw forbidden();
     refuseParameters(ctx);
     const id = checkId(ctx.params.id);
+    // Without the permission only its own record: said here, not left to the employee's owner
+    // field alone (the query's scope applies the owner rule as well).
+    if (!permitted && id !== caller.employeeId) throw notFound();
     const statistics = await employeeStatistics(db, sources, caller, id, now());
     if (!statistics) throw notFound();
     ctx.body = statistics;

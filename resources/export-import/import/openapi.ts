@@ -1,0 +1,122 @@
+// POST /api/import/{resource} in the OpenAPI document: the three ways to send the file, the
+// success answer and the 400 that lists the failed rows.
+import type { Engine, OpenApiPaths } from '../../../engine/module.js';
+import { errorResponses, jsonResponse, ref, schemaName } from '../../../engine/openapi/fragments.js';
+import { ERROR_SCHEMA } from '../../../engine/openapi/components.js';
+import { FILE_FIELD } from './body.js';
+import { importableNames, importableResources } from './importable.js';
+import { IMPORT_PERMISSION } from './route.js';
+import { MAX_LISTED_ERRORS } from './write.js';
+
+const rowError = {
+  type: 'object',
+  required: ['row', 'message'],
+  properties: {
+    row: { type: 'integer', minimum: 1, description: 'The row, counted from 1 among the data rows (the CSV header is not one; a JSON array index + 1)' },
+    message: { type: 'string', description: 'One broken rule of that row', example: 'name should not be empty' },
+  },
+};
+
+const errorsList = {
+  type: 'array',
+  maxItems: MAX_LISTED_ERRORS,
+  items: rowError,
+  description: `One entry per broken rule of each failed row, the first ${MAX_LISTED_ERRORS} only`,
+};
+
+const imported = {
+  type: 'object',
+  required: ['imported', 'errors'],
+  properties: {
+    imported: { type: 'integer', minimum: 0, description: 'Rows written: every row of the file' },
+    errors: { type: 'array', maxItems: 0, items: rowError },
+  },
+  example: { imported: 2, errors: [] },
+};
+
+const failed = {
+  allOf: [
+    ref(ERROR_SCHEMA),
+    {
+      type: 'object',
+      properties: {
+        imported: { type: 'integer', enum: [0], description: 'Present when rows failed: nothing was written' },
+        failedRows: { type: 'integer', minimum: 1, description: 'Rows that failed, listed or not' },
+        errors: errorsList,
+      },
+    },
+  ],
+  example: {
+    statusCode: 400,
+    message: ['2 of 3 rows failed; nothing was imported'],
+    error: 'Bad Request',
+    imported: 0,
+    failedRows: 2,
+    errors: [
+      { row: 1, message: 'name should not be empty' },
+      { row: 3, message: 'stoppedAt must not be earlier than startedAt' },
+    ],
+  },
+};
+
+const DESCRIPTION =
+  `Needs the ${IMPORT_PERMISSION} permission and the resource's create permission. ` +
+  `The file is CSV with a header row (the columns of GET /api/export/{resource}: an empty cell is an absent field, ` +
+  "booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe " +
+  'before = + - @ is dropped) or a JSON array of create bodies. id, tenantId, organizationId, createdAt, updatedAt and ' +
+  "read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose " +
+  '(Organization-Id header, else the caller\'s). Every row is validated like POST /api/{resource}; if any fails, the answer is a 400 ' +
+  'listing the failed rows and nothing is written; otherwise all rows are written in one transaction. ' +
+  'Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.';
+
+export function importOpenApi(engine: Engine): OpenApiPaths {
+  const creates = importableResources(engine).map((r) => ref(schemaName(r, 'create')));
+  return {
+    '/api/import/{resource}': {
+      post: {
+        tags: ['export-import'],
+        operationId: 'importResource',
+        summary: 'Import records of one resource from CSV or a JSON array: all rows or none',
+        description: DESCRIPTION,
+        parameters: [
+          {
+            name: 'resource',
+            in: 'path',
+            required: true,
+            description: 'The resource (its name or an alias); one the API does not create, such as user, is a 404',
+            schema: { type: 'string', enum: importableNames(engine) },
+          },
+          {
+            name: 'format',
+            in: 'query',
+            required: false,
+            description: "The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree",
+            schema: { type: 'string', enum: ['csv', 'json'] },
+          },
+        ],
+        requestBody: {
+          required: true,
+          content: {
+            'multipart/form-data': {
+              schema: {
+                type: 'object',
+                required: [FILE_FIELD],
+                additionalProperties: false,
+                properties: { [FILE_FIELD]: { type: 'string', format: 'binary', description: 'A .csv or .json file' } },
+              },
+            },
+            'text/csv': { schema: { type: 'string', description: 'CSV with a header row' }, example: 'name,color\nUrgent,#ff0000\n' },
+            'application/json': {
+              schema: { type: 'array', items: { anyOf: creates }, description: "Create bodies of the resource named in the path (its …Create schema)" },
+            },
+          },
+        },
+        responses: {
+          '201': jsonResponse('Every row was written', imported),
+          '400': { description: 'The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them', content: { 'application/json': { schema: failed } } },
+          ...errorResponses(401, 403, 404, 413, 415, 500, 503),
+        },
+      },
+    },
+  };
+}

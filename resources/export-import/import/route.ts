@@ -1,0 +1,55 @@
+// POST /api/import/{resource}: CSV or a JSON array, as a multipart upload or the raw body; every
+// row validated by the resource's create rules, then all written in one transaction, or none.
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { badRequest, errorBody } from '../../../engine/errors.js';
+import { authorize, parseQueryString } from '../../../engine/http/context.js';
+import type { Engine } from '../../../engine/module.js';
+import { UUID_PATTERN } from '../../../engine/resource/fields.js';
+import { writeContext } from '../../../engine/resource/routes.js';
+import { FORMATS, readImportFile, type ImportFormat } from './body.js';
+import { importTarget } from './importable.js';
+import { importRows } from './rows.js';
+import { importAll } from './write.js';
+
+export const IMPORT_PERMISSION = 'IMPORT_ADD';
+export const IMPORT_PATH = '/api/import/:resource';
+
+/** The one query parameter: format, when a multipart file's name and type do not tell. */
+function requestedFormat(ctx: Context): ImportFormat | undefined {
+  const query = parseQueryString(ctx.querystring);
+  const unknown = Object.keys(query).filter((k) => k !== 'format');
+  if (unknown.length) throw badRequest(unknown.map((k) => `${k} is not a supported parameter of an import; supported: format`));
+  const format = query.format;
+  if (format === undefined) return undefined;
+  if (typeof format !== 'string' || !(FORMATS as readonly string[]).includes(format)) throw badRequest(`format must be one of the following values: ${FORMATS.join(', ')}`);
+  return format as ImportFormat;
+}
+
+const summary = (failed: number, total: number) => `${failed} of ${total} ${total === 1 ? 'row' : 'rows'} failed; nothing was imported`;
+
+export function registerImportRoutes(router: Router, engine: Engine): void {
+  async function importResource(ctx: Context) {
+    authorize(ctx, IMPORT_PERMISSION);
+    const target = importTarget(engine, ctx.params.resource);
+    const caller = authorize(ctx, target.resource.permissions.create);
+    const format = requestedFormat(ctx);
+    const context = writeContext(ctx, target.resource);
+    // Checked once here rather than failing every row alike.
+    if (context.organizationHeader !== undefined && !UUID_PATTERN.test(context.organizationHeader)) {
+      throw badRequest(`${target.resource.organizationHeader} header must be a UUID`);
+    }
+    const file = await readImportFile(ctx, engine.config, format);
+    const rows = importRows(target.resource, file.format, file.text, engine.config.importMaxRows);
+    const outcome = await importAll(target, caller, rows, context);
+    if ('errors' in outcome) {
+      ctx.status = 400;
+      ctx.body = { ...errorBody(400, [summary(outcome.failedRows, outcome.totalRows)]), imported: 0, failedRows: outcome.failedRows, errors: outcome.errors };
+      return;
+    }
+    ctx.status = 201;
+    ctx.body = { imported: outcome.imported, errors: [] };
+  }
+  // The router takes a trailing slash too (/api/import/tags/).
+  router.post(IMPORT_PATH, importResource);
+}

@@ -1,0 +1,117 @@
+// Every row through the resource's own create rules first, all of them, outside any transaction;
+// then, only if none failed, all rows in one transaction. Either way the answer says which rows
+// failed and why, one entry per broken rule.
+import type { Caller } from '../../../engine/caller.js';
+import { HttpError, toHttpError } from '../../../engine/errors.js';
+import { isPlainObject } from '../../../engine/objects.js';
+import { ruleConstraintName } from '../../../engine/migrations.js';
+import type { CompiledResource } from '../../../engine/resource/compiled.js';
+import { BatchRowError } from '../../../engine/resource/service.js';
+import { prepareWrite, type PreparedWrite, type WriteContext } from '../../../engine/resource/write-body.js';
+import type { ImportTarget } from './importable.js';
+import type { ImportRow } from './rows.js';
+
+/** The answer lists at most this many problems (and counts every row that failed). */
+export const MAX_LISTED_ERRORS = 100;
+
+export interface RowError {
+  row: number;
+  message: string;
+}
+
+export type ImportOutcome = { imported: number } | { failedRows: number; totalRows: number; errors: RowError[] };
+
+/** A create's 4xx as sentences; anything else (a bug, the database gone) is not the row's fault. */
+function rowMessages(err: unknown, target: ImportTarget): string[] {
+  const http = err instanceof HttpError ? err : toHttpError(err);
+  if (http.status >= 500) throw err;
+  // The only 403 a prepared create raises is the owner rule's.
+  if (http.status === 403) return [`${target.resource.owner ?? 'the record'} must be your own employee`];
+  return [http.messages].flat();
+}
+
+/** A time or a number, comparable either way (timestamps are ISO strings once prepared). */
+const comparable = (value: unknown) => (typeof value === 'string' ? Date.parse(value) : typeof value === 'number' ? value : NaN);
+
+/**
+ * The resource's `rules:` (field >= atLeast), which a single create leaves to the database's check
+ * constraint: checked here so that every row breaking one is listed, with the definition's sentence.
+ */
+function brokenRules(resource: CompiledResource, row: Record<string, unknown>): string[] {
+  const broken: string[] = [];
+  for (const rule of resource.definition.rules ?? []) {
+    const value = comparable(row[rule.field]);
+    const least = comparable(row[rule.atLeast]);
+    if (!Number.isNaN(value) && !Number.isNaN(least) && value < least) {
+      broken.push(resource.ruleMessages.get(ruleConstraintName(resource.table, rule.field, rule.atLeast)) ?? `${rule.field} breaks a rule of the record`);
+    }
+  }
+  return broken;
+}
+
+/**
+ * Two rows of the file with the same values for a `unique:` rule: the later one is listed with the
+ * rule's sentence (a clash with a record already stored is the database's to find, at write time).
+ */
+class DuplicateFinder {
+  private readonly seen: Array<Map<string, number>>;
+
+  constructor(private readonly resource: CompiledResource) {
+    this.seen = resource.uniqueMessages.map(() => new Map());
+  }
+
+  check(rowNumber: number, row: Record<string, unknown>): string[] {
+    const found: string[] = [];
+    for (const [i, { fields, message }] of this.resource.uniqueMessages.entries()) {
+      const values = fields.map((f) => row[f]);
+      // NULLs never clash in a PostgreSQL unique constraint.
+      if (values.some((v) => v === null || v === undefined)) continue;
+      const key = JSON.stringify(values);
+      const first = this.seen[i].get(key);
+      if (first === undefined) this.seen[i].set(key, rowNumber);
+      else found.push(`${message} (as row ${first} of the file)`);
+    }
+    return found;
+  }
+}
+
+class ErrorList {
+  readonly errors: RowError[] = [];
+  failedRows = 0;
+
+  add(row: number, messages: string[]) {
+    if (!messages.length) return;
+    this.failedRows++;
+    for (const message of messages) if (this.errors.length < MAX_LISTED_ERRORS) this.errors.push({ row, message });
+  }
+}
+
+export async function importAll(target: ImportTarget, caller: Caller, rows: ImportRow[], context: WriteContext): Promise<ImportOutcome> {
+  const { resource, service, adjust } = target;
+  const found = new ErrorList();
+  const prepared: PreparedWrite[] = [];
+  const duplicates = new DuplicateFinder(resource);
+  for (const { row, body, problems } of rows) {
+    const messages = [...problems];
+    if (isPlainObject(body)) {
+      try {
+        const write = await prepareWrite(service.db, resource, caller, 'create', adjust(body, caller), context);
+        messages.push(...brokenRules(resource, write.row), ...duplicates.check(row, write.row));
+        prepared.push(write);
+      } catch (err) {
+        messages.push(...rowMessages(err, target));
+      }
+    }
+    found.add(row, messages);
+  }
+  if (found.failedRows) return { failedRows: found.failedRows, totalRows: rows.length, errors: found.errors };
+  if (!prepared.length) return { imported: 0 };
+  try {
+    return { imported: await service.createMany(caller, prepared) };
+  } catch (err) {
+    if (!(err instanceof BatchRowError)) throw err;
+    const failed = new ErrorList();
+    failed.add(rows[err.index].row, rowMessages(err.cause, target));
+    return { failedRows: 1, totalRows: rows.length, errors: failed.errors };
+  }
+}

@@ -227,9 +227,11 @@ test('endpoint: 10 uploads a minute over both spellings, in force before any rou
 
 test('endpoint: 5 exports per 5 minutes under /api/export, the path itself included', async () => {
   const app = apps.create();
+  // The zip (with and without the trailing slash), an unknown resource, a path below no route: each counted.
+  const statuses = [200, 404, 200, 404, 200];
   for (const [i, path] of ['/api/export', '/api/export/x', '/api/export/', '/api/export/a/b', '/api/export'].entries()) {
     const res = await app.http.get(path).set(owner.auth);
-    assert.is(res.status, 404);
+    assert.is(res.status, statuses[i], path);
     assertLimitHeaders(res, {
       admin: { q: 5000, w: 60, r: 4999 - i },
       'GET /api/*': { q: 1000, w: 60, r: 999 - i },

@@ -34,6 +34,8 @@ export interface Module {
   ownBodies?: OwnBody[];
   register(router: Router, engine: Engine): void;
   openapi?(engine: Engine): OpenApiPaths;
+  /** Named schemas the module's paths refer to as `#/components/schemas/<name>`. */
+  openapiSchemas?(engine: Engine): Record<string, object>;
 }
 
 export interface OwnBody {

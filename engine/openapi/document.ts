@@ -103,6 +103,18 @@ function tagsOf(engine: Engine, paths: OpenApiPaths) {
   return [...tags.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
 
+/** Each module's named schemas beside the resources'; a name taken twice is a start-up error. */
+function withModuleSchemas(components: Record<string, any>, engine: Engine, modules: Module[]): Record<string, any> {
+  const schemas = { ...components.schemas };
+  for (const module of modules) {
+    for (const [name, schema] of Object.entries(module.openapiSchemas?.(engine) ?? {})) {
+      if (name in schemas) throw new Error(`OpenAPI: the schema ${name} of module ${module.name} is already defined`);
+      schemas[name] = schema;
+    }
+  }
+  return { ...components, schemas };
+}
+
 /** @param limits the rate limits in force: every limited operation documents their headers and its 429 */
 export function buildOpenApiDocument(engine: Engine, modules: Module[], limits: LimitTable): OpenApiDocument {
   const paths: OpenApiPaths = {};
@@ -113,7 +125,7 @@ export function buildOpenApiDocument(engine: Engine, modules: Module[], limits: 
   }
   for (const module of modules) merge(paths, module.openapi?.(engine) ?? {}, `module ${module.name}`, owners);
   checkOperationIds(paths);
-  const limited = withRateLimits(withTenantHeader(paths), buildComponents(engine.registry), limits);
+  const limited = withRateLimits(withTenantHeader(paths), withModuleSchemas(buildComponents(engine.registry), engine, modules), limits);
   return {
     openapi: '3.0.3',
     info: { title: 'Workforce Management API', version: pkg.version, description: `${DESCRIPTION} ${exemptionsInWords(limits)}` },

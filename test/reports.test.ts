@@ -21,6 +21,8 @@
 //   Stranger tenant: Sam, 50 EUR/h, 01-06 09:00 → 17:00 (28800 s, billable) on its own project.
 //
 // The daily range most tests use is startDate=2026-01-05&endDate=2026-01-07: [01-05 00:00, 01-08 00:00).
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { login, newTenant, PASSWORD, uniqueEmail, type Session } from './helpers/accounts.js';
@@ -471,6 +473,43 @@ test('amounts-owed and project-budgets: roles that hold INVOICES_VIEW see everyo
   assert.equal(body.totals.map((m: any) => [m.currency, m.amount]), [['EUR', 191.25], ['USD', 340.28]]);
   const viewer = await report(f.viewer, 'project-budgets', '');
   assert.equal(viewer.total, { seconds: 58550, billableSeconds: 31550, hours: 16.26 });
+});
+
+test('OpenAPI: both paths with every parameter, and every answer above fits the documented 200 schema', async () => {
+  const doc = t.openapi as Record<string, any>;
+  const list = doc.paths['/api/report'].get;
+  const run = doc.paths['/api/report/{slug}'].get;
+  assert.ok(list && run);
+  for (const status of ['200', '400', '401', '503']) assert.ok(list.responses[status], `list ${status}`);
+  for (const status of ['200', '400', '401', '403', '404', '500', '503']) assert.ok(run.responses[status], `run ${status}`);
+  const parameters = Object.fromEntries(run.parameters.filter((p: any) => p.name).map((p: any) => [p.name, p]));
+  assert.equal(Object.keys(parameters).sort(), ['employeeId', 'endDate', 'groupBy', 'organizationId', 'projectId', 'slug', 'startDate']);
+  assert.equal(parameters.slug.schema.enum, ['time-log-daily', 'time-log-weekly', 'amounts-owed', 'project-budgets']);
+  for (const name of ['employeeId', 'projectId']) {
+    assert.equal([parameters[name].in, parameters[name].style, parameters[name].explode, parameters[name].schema.items.format], ['query', 'form', true, 'uuid']);
+  }
+  assert.equal(parameters.groupBy.schema.enum, ['date', 'employee', 'project']);
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  addFormats.default(ajv);
+  const validate = ajv.compile(run.responses['200'].content['application/json'].schema);
+  const catalogue = ajv.compile(list.responses['200'].content['application/json'].schema);
+  const listed = await t.http.get('/api/report').set(f.admin.auth);
+  assert.ok(catalogue(listed.body), JSON.stringify(catalogue.errors));
+  const runs: Array<[string, string]> = [
+    ['time-log-daily', `${RANGE}&groupBy=date`], ['time-log-daily', `${RANGE}&groupBy=employee`], ['time-log-daily', `${RANGE}&groupBy=project`],
+    ['time-log-weekly', 'startDate=2026-01-01&endDate=2026-01-14&groupBy=employee'],
+    ['amounts-owed', `${RANGE}&groupBy=employee`], ['amounts-owed', `${RANGE}&groupBy=project`], ['amounts-owed', `${RANGE}&groupBy=date`],
+    ['project-budgets', ''], ['project-budgets', RANGE],
+  ];
+  for (const [slug, query] of runs) {
+    const body = await report(f.admin, slug, query);
+    assert.ok(validate(body), `${slug}?${query}: ${JSON.stringify(validate.errors).slice(0, 2000)}`);
+  }
+  // The schema is not a formality: a row with a field too many, or a report with another's shape, fails it.
+  const daily = await report(f.admin, 'time-log-daily');
+  assert.not.ok(validate({ ...daily, report: 'amounts-owed' }));
+  daily.groups[0].rows[0].extra = 1;
+  assert.not.ok(validate(daily));
 });
 
 test.run();

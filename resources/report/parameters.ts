@@ -29,10 +29,15 @@ function uuid(name: string, raw: unknown, problems: string[]): string | undefine
   return undefined;
 }
 
-/** employeeId=a, employeeId=a&employeeId=b, employeeId[]=a and employeeId[0]=a all become a list. */
+/** employeeId=a, employeeId=a&employeeId=b, employeeId[]=a and employeeId[0]=a all become a list (duplicates dropped). */
 function uuidList(name: string, raw: unknown, problems: string[]): string[] | undefined {
   if (raw === undefined) return undefined;
-  const values = Array.isArray(raw) ? raw : isPlainObject(raw) ? Object.values(raw) : [raw];
+  if (isPlainObject(raw)) {
+    // employeeId[x]=…: named keys are not a list (qs turns only small indexes into an array).
+    problems.push(`${name} must be a list: ${name}=…&${name}=…, ${name}[]=… or ${name}[0]=…`);
+    return undefined;
+  }
+  const values = Array.isArray(raw) ? raw : [raw];
   if (values.length > MAX_IDS) {
     problems.push(`${name} must contain no more than ${MAX_IDS} elements`);
     return undefined;

@@ -29,6 +29,7 @@ export const object = (properties: Record<string, object>, description?: string)
   type: 'object',
   ...(description ? { description } : {}),
   required: Object.keys(properties),
+  additionalProperties: false,
   properties,
 });
 

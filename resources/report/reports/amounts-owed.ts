@@ -24,13 +24,15 @@ function schema() {
   const row = {
     type: 'object',
     description: 'One employee and project (and day, grouped by date); date only when grouped by date',
-    required: ['employeeId', 'projectId', 'billRateValue', ...Object.keys(MONEY_FIGURE_SCHEMAS)],
+    required: ['employeeId', 'employeeName', 'projectId', 'projectName', 'billRateValue', ...Object.keys(MONEY_FIGURE_SCHEMAS)],
+    additionalProperties: false,
     properties: { ...keys, billRateValue: { type: 'integer', nullable: true, description: "The employee's bill rate per hour (null: none, counted as 0)" }, ...MONEY_FIGURE_SCHEMAS },
   };
   const group = {
     type: 'object',
     description: 'A group: its key fields (employeeId and employeeName, projectId and projectName, or date), its subtotals per currency and its rows',
     required: ['totals', 'rows'],
+    additionalProperties: false,
     properties: { ...keys, totals: perCurrency, rows: { type: 'array', items: row } },
   };
   return answerSchema('amounts-owed', GROUPINGS, group, { totals: { ...perCurrency, description: 'Every row added up, one entry per currency' } });

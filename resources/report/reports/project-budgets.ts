@@ -18,7 +18,7 @@ function schema() {
     projectId: { type: 'string', format: 'uuid' },
     projectName: { type: 'string' },
     organizationId: { type: 'string', format: 'uuid' },
-    budgetType: { type: 'string', enum: ['hours', 'cost'], nullable: true, description: 'A budget without a type is counted in hours' },
+    budgetType: { type: 'string', enum: ['hours', 'cost', null], nullable: true, description: 'A budget without a type is counted in hours' },
     budget: { type: 'number', nullable: true },
     currency: { type: 'string', description: "The project's currency, else its organization's (cost is not converted between currencies)" },
     ...TIME_FIGURE_SCHEMAS,

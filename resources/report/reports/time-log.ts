@@ -16,6 +16,7 @@ function schema(slug: string) {
     type: 'object',
     description: "A group: its key fields (date, or employeeId and employeeName, or projectId and projectName), its subtotal and its rows",
     required: ['seconds', 'billableSeconds', 'rows'],
+    additionalProperties: false,
     properties: { ...allKeys([...GROUP_BY]), ...TIME_FIGURE_SCHEMAS, rows: { type: 'array', items: row } },
   };
   return answerSchema(slug, GROUP_BY, group, { total: object(TIME_FIGURE_SCHEMAS, 'Every row added up') });

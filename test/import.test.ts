@@ -319,6 +319,26 @@ test('rules: a time log stopped before it started fails with the rule\'s sentenc
   assert.is(await count('time_log', a.tenantId), before);
 });
 
+test('children of several rows are checked before anything is written: each broken item listed with its row', async () => {
+  const before = await count('invoice', a.tenantId);
+  const items = await count('invoice_item', a.tenantId);
+  const invoice = (n: number, extra: Record<string, unknown>) => ({ invoiceNumber: n, invoiceDate: '2026-05-01', dueDate: '2026-05-31', fromOrganizationId: a.organizationId, ...extra });
+  const res = await json(a, 'invoice', [
+    invoice(7001, { invoiceItems: [{ quantity: 1, price: 1 }] }),
+    invoice(7002, { invoiceItems: [{ quantity: 1, price: 1 }, { quantity: 0, price: 5 }] }),
+    invoice(7003, { dueDate: '2026-04-30', invoiceItems: [{ quantity: 1, price: 1 }] }),
+    invoice(7004, { invoiceItems: [{ quantity: 1, price: 1, employeeId: await newEmployee(b, 'Elsewhere') }] }),
+  ]);
+  assertRowErrors(res, 3, 4, [
+    { row: 2, message: 'invoiceItems.1.quantity must be greater than 0' },
+    { row: 3, message: 'dueDate must not be earlier than invoiceDate' },
+    // A child's references are looked up before the transaction too (a create does it inside).
+    { row: 4, message: 'invoiceItems.0.employeeId must reference an existing employee' },
+  ]);
+  assert.is(await count('invoice', a.tenantId), before);
+  assert.is(await count('invoice_item', a.tenantId), items);
+});
+
 test('a unique rule broken between two rows of the file: 400 naming the later row, nothing written', async () => {
   const before = await count('tag', a.tenantId);
   const file = ['name,color', 'Twin,#1', 'Single,#2', 'Twin,#3'].join('\n');

@@ -7,7 +7,7 @@ import { isPlainObject } from '../../../engine/objects.js';
 import { ruleConstraintName } from '../../../engine/migrations.js';
 import type { CompiledResource } from '../../../engine/resource/compiled.js';
 import { BatchRowError } from '../../../engine/resource/service.js';
-import { prepareWrite, type PreparedWrite, type WriteContext } from '../../../engine/resource/write-body.js';
+import { prepareChildren, prepareWrite, type PreparedWrite, type WriteContext } from '../../../engine/resource/write-body.js';
 import type { ImportTarget } from './importable.js';
 import type { ImportRow } from './rows.js';
 
@@ -75,6 +75,26 @@ class DuplicateFinder {
   }
 }
 
+/** Stands in for the id a row will get, so that its children are checked before anything is written. */
+const NOT_YET_WRITTEN = '00000000-0000-4000-8000-000000000000';
+
+/**
+ * The children a row carries (invoiceItems), checked as their create would check them: a create
+ * does it inside its transaction, once the parent has an id; here it is done beforehand, with a
+ * stand-in id, so that every row's broken children are listed and nothing is opened for nothing.
+ */
+async function childProblems(target: ImportTarget, caller: Caller, write: PreparedWrite): Promise<string[]> {
+  const problems: string[] = [];
+  for (const { relation, bodies } of write.children) {
+    try {
+      await prepareChildren(target.service.db, target.resource, caller, relation, { ...write.row, id: NOT_YET_WRITTEN }, bodies);
+    } catch (err) {
+      problems.push(...rowMessages(err, target));
+    }
+  }
+  return problems;
+}
+
 class ErrorList {
   readonly errors: RowError[] = [];
   failedRows = 0;
@@ -96,7 +116,7 @@ export async function importAll(target: ImportTarget, caller: Caller, rows: Impo
     if (isPlainObject(body)) {
       try {
         const write = await prepareWrite(service.db, resource, caller, 'create', adjust(body, caller), context);
-        messages.push(...brokenRules(resource, write.row), ...duplicates.check(row, write.row));
+        messages.push(...(await childProblems(target, caller, write)), ...brokenRules(resource, write.row), ...duplicates.check(row, write.row));
         prepared.push(write);
       } catch (err) {
         messages.push(...rowMessages(err, target));

@@ -72,7 +72,8 @@ export async function readMultipart<T>(
       headers: ctx.req.headers,
       // Browsers send a non-ASCII file name as raw UTF-8 in filename="…"; busboy's default reads it as Latin-1.
       defParamCharset: 'utf8',
-      limits: { fileSize: maxFileBytes, fieldSize: maxFieldBytes, parts: textFields.length + 8 },
+      // busboy reports its limit when a file reaches it: one byte more lets a file of exactly maxFileBytes through.
+      limits: { fileSize: maxFileBytes + 1, fieldSize: maxFieldBytes, parts: textFields.length + 8 },
     });
   } catch {
     // busboy refuses a multipart content type without a boundary before reading anything.
@@ -98,6 +99,10 @@ export async function readMultipart<T>(
     };
 
     parser.on('file', (name, stream, info) => {
+      // A file stream may be destroyed with an error after its reader has let go of it (a bad field
+      // after the file, a body cut short): without a listener of its own, that error would crash
+      // the process. Its reader still sees every error through its own listeners.
+      stream.on('error', () => {});
       if (failed) return void stream.resume();
       if (name !== fileField) {
         stream.resume();

@@ -3,7 +3,7 @@
 // aborted uploads), and what the upload folder holds.
 import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
-import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, request, type ClientRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { TestApp } from './app.js';
@@ -75,7 +75,7 @@ export async function listen(t: TestApp): Promise<{ server: Server; port: number
 export function rawPost(port: number, path: string, headers: Record<string, string>, chunks: Iterable<Buffer>): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     let answered = false;
-    const req = request({ host: '127.0.0.1', port, method: 'POST', path, headers }, (res) => {
+    const req = request({ host: '127.0.0.1', port, method: 'POST', path, headers, agent: false }, (res) => {
       answered = true;
       const body: Buffer[] = [];
       res.on('data', (chunk: Buffer) => body.push(chunk));
@@ -92,10 +92,23 @@ export function rawPost(port: number, path: string, headers: Record<string, stri
     (async () => {
       for (const chunk of chunks) {
         if (answered || req.destroyed) return;
-        if (!req.write(chunk)) await Promise.race([once(req, 'drain'), once(req, 'close')]);
+        if (!req.write(chunk)) await drained(req);
       }
       if (!answered && !req.destroyed) req.end();
     })().catch(() => {});
+  });
+}
+
+/** Until the request can take more, or is gone (listeners removed either way). */
+function drained(req: ClientRequest): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      req.off('drain', done);
+      req.off('close', done);
+      resolve();
+    };
+    req.on('drain', done);
+    req.on('close', done);
   });
 }
 

@@ -264,8 +264,9 @@ test('the OpenAPI document describes the route, and the answer fits its schema',
   assert.is(op.operationId, 'getEmployeeStatistics');
   assert.equal(op.parameters.filter((p: any) => p.in === 'path').map((p: any) => p.name), ['id']);
   for (const status of ['200', '400', '401', '403', '404', '503']) assert.ok(op.responses[status], `documents ${status}`);
-  const schema = op.responses['200'].content['application/json'].schema;
-  assert.is(schema.title, 'EmployeeStatistics');
+  assert.equal(op.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/EmployeeStatistics' });
+  const schema = doc.components.schemas.EmployeeStatistics;
+  assert.ok(schema, 'EmployeeStatistics is a named schema of the components');
   const ajv = new Ajv({ strict: false, allErrors: true });
   addFormats.default(ajv);
   const fits = ajv.compile(schema);

@@ -2,7 +2,7 @@
 // tasks assigned and seconds per UTC month over the last 12 months, in one SQL statement.
 // The definitions it reads (employee, time-log, task) are the generated resources'.
 import type { Engine, Module } from '../../engine/module.js';
-import { statisticsOpenApi } from './openapi.js';
+import { statisticsOpenApi, statisticsSchemas } from './openapi.js';
 import { registerStatisticsRoutes, type Clock } from './routes.js';
 import type { StatisticsSources } from './statistics-query.js';
 
@@ -29,6 +29,7 @@ export function createEmployeeStatisticsModule(now: Clock = () => new Date()): M
     openapi(engine) {
       return statisticsOpenApi(resourceOf(engine, 'employee'));
     },
+    openapiSchemas: statisticsSchemas,
   };
 }
 

@@ -1,17 +1,15 @@
-// The statistics route in the OpenAPI document. Modules add paths only (components are the
-// engine's), so the answer's schema is written inline and named by its title.
+// The statistics route in the OpenAPI document, its answer a named schema of the components.
 import type { OpenApiPaths } from '../../engine/module.js';
-import { errorResponses, idParameter, jsonResponse } from '../../engine/openapi/fragments.js';
+import { errorResponses, idParameter, jsonResponse, ref } from '../../engine/openapi/fragments.js';
 import type { CompiledResource } from '../../engine/resource/compiled.js';
 import { MONTHS } from './statistics-query.js';
 import { statisticsPath } from './routes.js';
 
 const seconds = (description: string) => ({ type: 'integer', minimum: 0, description });
 
-export const STATISTICS_SCHEMA_TITLE = 'EmployeeStatistics';
+export const STATISTICS_SCHEMA = 'EmployeeStatistics';
 
-export const statisticsSchema = {
-  title: STATISTICS_SCHEMA_TITLE,
+const statisticsSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['employeeId', 'totalSeconds', 'billableSeconds', 'timeLogCount', 'tasksAssigned', 'months'],
@@ -29,7 +27,6 @@ export const statisticsSchema = {
       minItems: MONTHS,
       maxItems: MONTHS,
       items: {
-        title: 'EmployeeStatisticsMonth',
         type: 'object',
         additionalProperties: false,
         required: ['month', 'seconds'],
@@ -59,10 +56,12 @@ export function statisticsOpenApi(employee: CompiledResource): OpenApiPaths {
         description: DESCRIPTION,
         parameters: [idParameter()],
         responses: {
-          '200': jsonResponse("The employee's statistics", statisticsSchema),
+          '200': jsonResponse("The employee's statistics", ref(STATISTICS_SCHEMA)),
           ...errorResponses(400, 401, 403, 404, 500, 503),
         },
       },
     },
   };
 }
+
+export const statisticsSchemas = () => ({ [STATISTICS_SCHEMA]: statisticsSchema });

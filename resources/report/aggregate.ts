@@ -52,7 +52,8 @@ export async function groupedFigures(context: ReportContext, query: GroupedQuery
   const source = piecesSource(context, { bucket: query.bucket, money: query.money });
   const dims = query.dimensions.map((d) => `p.${DIMENSIONS[d].column}`);
   const group = `p.${DIMENSIONS[query.groupBy].column}`;
-  const extra = query.money ? ['p.currency'] : [];
+  // Money keeps currencies apart at every level, the grand total included.
+  const currency = query.money ? ['p.currency'] : [];
   const s = new Statement().add(`${source.sql}, agg as (select `, ...source.bindings);
   for (const d of ALL_DIMENSIONS) {
     const { column, type } = DIMENSIONS[d];
@@ -61,7 +62,7 @@ export async function groupedFigures(context: ReportContext, query: GroupedQuery
   }
   if (query.money) s.add('p.currency, ');
   s.add('grouping(').identifiers(dims).add(`) as level, ${query.money ? MONEY_MEASURES : TIME_MEASURES} from pieces p group by grouping sets ((`);
-  s.identifiers([...dims, ...extra]).add('), (').identifiers([group, ...extra]).add('), (').identifiers(extra).add(')))');
+  s.identifiers([...dims, ...currency]).add('), (').identifiers([group, ...currency]).add('), (').identifiers(currency).add(')))');
   s.add(`
     select to_char(a.bucket, 'YYYY-MM-DD') as "date",
       a."employeeId", case when e.id is null then null else e."firstName" || ' ' || e."lastName" end as "employeeName",

@@ -2,12 +2,12 @@
 // checks is the answer's: no token 401, unknown report 404, role without the report's permission
 // 403, then every parameter problem at once as a 400.
 import type Router from '@koa/router';
+import type { Knex } from 'knex';
 import type { Context } from 'koa';
 import { ANY_AUTHENTICATED } from '../../engine/caller.js';
-import { authorize, callerOf, parseQueryString } from '../../engine/http/context.js';
 import { badRequest, HttpError } from '../../engine/errors.js';
+import { authorize, callerOf, parseQueryString } from '../../engine/http/context.js';
 import type { CompiledResource } from '../../engine/resource/compiled.js';
-import type { Knex } from 'knex';
 import { describe, REPORTS, reportNamed } from './catalogue.js';
 import { parseReportParameters } from './parameters.js';
 

@@ -144,6 +144,9 @@ test('400: two files', async () => {
 test('400: malformed multipart (no closing boundary, garbage, no boundary parameter)', async () => {
   const unfinished = partBytes({ name: 'file', filename: 'x.png', type: 'image/png', data: png(3, 2) });
   assertError(await sendMultipart(unfinished), 400, 'Request body is not valid multipart/form-data');
+  // Cut inside the file, after enough bytes to be recognised as an image.
+  const cutInFile = partBytes({ name: 'file', filename: 'x.png', type: 'image/png', data: paddedPng(64 * 1024) }).subarray(0, 32 * 1024);
+  assertError(await sendMultipart(cutInFile), 400, 'Request body is not valid multipart/form-data');
   assertError(await sendMultipart(Buffer.from('this is not multipart at all')), 400, 'Request body is not valid multipart/form-data');
   assertError(
     await t.http.post(UPLOAD).set(admin.auth).set('Content-Type', 'multipart/form-data').send(multipartBody({ name: 'name', value: 'x' })),

@@ -99,10 +99,15 @@ export async function readMultipart<T>(
     };
 
     parser.on('file', (name, stream, info) => {
-      // A file stream may be destroyed with an error after its reader has let go of it (a bad field
-      // after the file, a body cut short): without a listener of its own, that error would crash
-      // the process. Its reader still sees every error through its own listeners.
-      stream.on('error', () => {});
+      // busboy destroys a file stream whose part is cut short (a malformed body): that is the
+      // client's 400, answered before the reader's own failure (a plain Error) could become a 500.
+      // A reader that stops early aborts the stream itself (AbortError): its own error is the answer.
+      // The listener also keeps an error after the reader has let go of the stream (a bad field
+      // after the file) from crashing the process.
+      stream.on('error', (err: Error & { code?: string }) => {
+        if (err instanceof HttpError) fail(err);
+        else if (err.code !== 'ABORT_ERR') fail(notMultipart());
+      });
       if (failed) return void stream.resume();
       if (name !== fileField) {
         stream.resume();

@@ -16,7 +16,8 @@ const inWords = (bytes: number) => (bytes % MEBIBYTE === 0 ? `${bytes / MEBIBYTE
 function errorResponse(status: number, description: string, example: string) {
   return {
     description,
-    content: { 'application/json': { schema: ref(ERROR_SCHEMA), example: { statusCode: status, message: example, error: STATUS_CODES[status] } } },
+    // A 400 lists its problems; other statuses carry one sentence.
+    content: { 'application/json': { schema: ref(ERROR_SCHEMA), example: { statusCode: status, message: status === 400 ? [example] : example, error: STATUS_CODES[status] } } },
   };
 }
 

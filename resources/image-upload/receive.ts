@@ -38,7 +38,10 @@ function dimensions(head: Buffer, kind: ImageKind): { width: number; height: num
   const unreadable = () => badRequest(`file could not be read as a ${kind.label} image (truncated or corrupt): its width and height are unknown`);
   let size: ReturnType<typeof imageSize>;
   try {
-    size = imageSize(head);
+    // A copy with a buffer of its own: image-size reads through a DataView over the whole
+    // underlying ArrayBuffer, so on a pooled Buffer a cut-short header would be completed with
+    // whatever bytes follow it in the pool. On an exact-size buffer it throws instead.
+    size = imageSize(new Uint8Array(head));
   } catch {
     throw unreadable();
   }

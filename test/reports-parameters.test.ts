@@ -271,7 +271,7 @@ test('a tenant without time logs gets empty groups and zero totals, in every sha
   const project = await t.http.post('/api/organization-project').set(fresh.auth).send({ name: 'Idle', budget: 0, budgetType: 'cost' });
   assert.is(project.status, 201);
   const idle = await get('/api/report/project-budgets', fresh);
-  assert.equal(idle.body.groups.map((g: any) => [g.projectName, g.seconds, g.cost, g.spent, g.remaining, g.percentUsed]), [['Idle', 0, 0, 0, 0, null]]);
+  assert.equal(idle.body.groups.map((g: any) => [g.projectName, g.seconds, g.cost, g.spent, g.remaining, g.percentUsed, g.rows]), [['Idle', 0, 0, 0, 0, null, []]]);
 });
 
 test('an EMPLOYEE without an employee record counts nothing', async () => {

@@ -265,6 +265,14 @@ test('time-log-weekly: ISO weeks shown as their Monday; a log crossing Sunday mi
   assert.equal(body.total, { seconds: 59750, billableSeconds: 35150 });
 });
 
+test('time-log-weekly: a range starting mid-week labels the week by its Monday and counts only from startDate', async () => {
+  // [01-07 00:00, 01-08 00:00): L10 1200 s and L4's 5400 s before midnight.
+  const body = await report(f.admin, 'time-log-weekly', 'startDate=2026-01-07&endDate=2026-01-07');
+  assert.equal(body.groups.map((g: any) => [g.date, g.seconds, g.rows.map((r: any) => [r.date, r.employeeName, r.projectName, r.seconds])]), [
+    ['2026-01-05', 6600, [['2026-01-05', 'Ann Archer', null, 1200], ['2026-01-05', 'Bob Baker', 'Cosmos', 5400]]],
+  ]);
+});
+
 test('time-log-weekly grouped by employee and by project', async () => {
   const query = 'startDate=2026-01-01&endDate=2026-01-14';
   const byEmployee = await report(f.admin, 'time-log-weekly', `${query}&groupBy=employee`);
@@ -420,11 +428,14 @@ test('amounts-owed: filters narrow it, an empty result has no totals, a rate-les
 });
 
 const budget = (projectId: string, projectName: string, organizationId: string, budgetType: string | null, budgetValue: number | null, currency: string,
-  seconds: number, billableSeconds: number, hours: number, cost: number, spent: number, remaining: number | null, percentUsed: number | null) =>
-  ({ projectId, projectName, organizationId, budgetType, budget: budgetValue, currency, seconds, billableSeconds, hours, cost, spent, remaining, percentUsed });
+  seconds: number, billableSeconds: number, hours: number, cost: number, spent: number, remaining: number | null, percentUsed: number | null, rows: unknown[]) =>
+  ({ projectId, projectName, organizationId, budgetType, budget: budgetValue, currency, seconds, billableSeconds, hours, cost, spent, remaining, percentUsed, rows });
+
+const part = (employeeId: string, employeeName: string, seconds: number, billableSeconds: number, hours: number, cost: number) =>
+  ({ employeeId, employeeName, seconds, billableSeconds, hours, cost });
 
 test('project-budgets (all time): hours and cost budgets, a project without budget, spent across organizations', async () => {
-  const { projects: p } = f;
+  const { projects: p, employees: e } = f;
   const acme = f.admin.organizationId;
   const body = await report(f.admin, 'project-budgets', '');
   assert.equal(body, {
@@ -434,13 +445,19 @@ test('project-budgets (all time): hours and cost budgets, a project without budg
     endDate: null,
     groups: [
       // 18900 s = 5.25 h of 10; cost (16200 × 60 + 2700 × 45) / 3600 = 303.75.
-      budget(p.apollo, 'Apollo', acme, 'hours', 10, 'EUR', 18900, 9900, 5.25, 303.75, 5.25, 4.75, 52.5),
+      budget(p.apollo, 'Apollo', acme, 'hours', 10, 'EUR', 18900, 9900, 5.25, 303.75, 5.25, 4.75, 52.5, [
+        part(e.ann, 'Ann Archer', 16200, 7200, 4.5, 270),
+        part(e.bob, 'Bob Baker', 2700, 2700, 0.75, 33.75),
+      ]),
       // L3 + L6 = 18000 s at 45 = 225 of 500; the running L7 adds nothing.
-      budget(p.borealis, 'Borealis', acme, 'cost', 500, 'EUR', 18000, 18000, 5, 225, 225, 275, 45),
+      budget(p.borealis, 'Borealis', acme, 'cost', 500, 'EUR', 18000, 18000, 5, 225, 225, 275, 45, [part(e.bob, 'Bob Baker', 18000, 18000, 5, 225)]),
       // (1800 × 60 + 16200 × 45) / 3600 = 232.5; no budget: spent in hours, nothing remaining or used.
-      budget(p.cosmos, 'Cosmos', acme, null, null, 'EUR', 18000, 0, 5, 232.5, 5, null, null),
+      budget(p.cosmos, 'Cosmos', acme, null, null, 'EUR', 18000, 0, 5, 232.5, 5, null, null, [
+        part(e.ann, 'Ann Archer', 1800, 0, 0.5, 30),
+        part(e.bob, 'Bob Baker', 16200, 0, 4.5, 202.5),
+      ]),
       // 3650 s = 1.0138… h of 2: 0.9861… left, 50.694…%.
-      budget(p.delta, 'Delta', f.beta, 'hours', 2, 'USD', 3650, 3650, 1.01, 20.28, 1.01, 0.99, 50.69),
+      budget(p.delta, 'Delta', f.beta, 'hours', 2, 'USD', 3650, 3650, 1.01, 20.28, 1.01, 0.99, 50.69, [part(e.dee, 'Dee Dalton', 3650, 3650, 1.01, 20.28)]),
     ],
     total: { seconds: 58550, billableSeconds: 31550, hours: 16.26 },
   });
@@ -452,10 +469,10 @@ test('project-budgets: the range and employeeId[] narrow what is spent; organiza
   const bob = await report(f.admin, 'project-budgets', `${RANGE}&employeeId=${f.employees.bob}`);
   assert.is(bob.startDate, '2026-01-05T00:00:00.000Z');
   assert.equal(bob.groups, [
-    budget(p.apollo, 'Apollo', acme, 'hours', 10, 'EUR', 2700, 2700, 0.75, 33.75, 0.75, 9.25, 7.5),
-    budget(p.borealis, 'Borealis', acme, 'cost', 500, 'EUR', 7200, 7200, 2, 90, 90, 410, 18),
-    budget(p.cosmos, 'Cosmos', acme, null, null, 'EUR', 5400, 0, 1.5, 67.5, 1.5, null, null),
-    budget(p.delta, 'Delta', f.beta, 'hours', 2, 'USD', 0, 0, 0, 0, 0, 2, 0),
+    budget(p.apollo, 'Apollo', acme, 'hours', 10, 'EUR', 2700, 2700, 0.75, 33.75, 0.75, 9.25, 7.5, [part(f.employees.bob, 'Bob Baker', 2700, 2700, 0.75, 33.75)]),
+    budget(p.borealis, 'Borealis', acme, 'cost', 500, 'EUR', 7200, 7200, 2, 90, 90, 410, 18, [part(f.employees.bob, 'Bob Baker', 7200, 7200, 2, 90)]),
+    budget(p.cosmos, 'Cosmos', acme, null, null, 'EUR', 5400, 0, 1.5, 67.5, 1.5, null, null, [part(f.employees.bob, 'Bob Baker', 5400, 0, 1.5, 67.5)]),
+    budget(p.delta, 'Delta', f.beta, 'hours', 2, 'USD', 0, 0, 0, 0, 0, 2, 0, []),
   ]);
   assert.equal(bob.total, { seconds: 15300, billableSeconds: 9900, hours: 4.25 });
   const beta = await report(f.admin, 'project-budgets', `organizationId=${f.beta}`);

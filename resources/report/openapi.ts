@@ -2,6 +2,7 @@
 // whose answer is a oneOf of the reports' schemas (the `report` field tells them apart).
 import type { OpenApiPaths } from '../../engine/module.js';
 import { errorResponses, jsonResponse } from '../../engine/openapi/fragments.js';
+import { toOpenApiSchema } from '../../engine/openapi/schema-conversion.js';
 import { REPORTS } from './catalogue.js';
 import { GROUP_BY, PARAMETERS } from './definition.js';
 import { MAX_IDS } from './parameters.js';
@@ -9,7 +10,8 @@ import { REPORT_PATH } from './routes.js';
 
 const TAG = 'report';
 
-const dateSchema = { type: 'string', description: 'ISO 8601: a date (2026-01-05) or a date-time with a zone' };
+/** The list parameters' date schema: a date (2026-01-05) or a date-time with a zone. */
+const dateSchema = toOpenApiSchema({ type: 'string', format: 'iso-date' });
 
 function ids(name: string, what: string) {
   return {

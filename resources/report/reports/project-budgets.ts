@@ -1,7 +1,8 @@
 // project-budgets: each project of the tenant (organizationId and projectId[] narrow the list)
 // with what was spent against its budget: hours tracked on it for an hours budget, or the cost
 // (Σ seconds × the logging employee's bill rate / 3600) for a cost budget. startDate, endDate and
-// employeeId[] narrow what counts as spent; with no range, everything ever tracked counts.
+// employeeId[] narrow what counts as spent; with no range, everything ever tracked counts. Its
+// rows are each employee's part of a project's time.
 import { scope } from '../../../engine/resource/query.js';
 import type { ReportDefinition } from '../definition.js';
 import { allTime } from '../period.js';
@@ -9,7 +10,11 @@ import { answerSchema, object, TIME_FIGURE_SCHEMAS } from '../schemas.js';
 import { rowsOf } from '../statement.js';
 import { piecesSource } from '../time-source.js';
 
-const FIGURES = ['projectId', 'projectName', 'organizationId', 'budgetType', 'budget', 'currency', 'seconds', 'billableSeconds', 'hours', 'cost', 'spent', 'remaining', 'percentUsed'];
+const FIGURES = ['projectId', 'projectName', 'organizationId', 'budgetType', 'budget', 'currency', 'seconds', 'billableSeconds', 'hours', 'cost', 'spent', 'remaining', 'percentUsed', 'rows'];
+
+/** GROUPING(employeeId) in the spent CTE: 0 for a project and employee, 1 for the project's sum. */
+const EMPLOYEE_LEVEL = 0;
+const PROJECT_LEVEL = 1;
 
 const rounded = (description: string, nullable = false) => ({ type: 'number', nullable, description: `${description}, rounded to 2 decimals` });
 
@@ -27,6 +32,17 @@ function schema() {
     spent: rounded('hours for an hours budget (or none), cost for a cost budget'),
     remaining: rounded('budget − spent; null without a budget', true),
     percentUsed: rounded('spent / budget × 100; null without a budget or with a budget of 0', true),
+    rows: {
+      type: 'array',
+      description: "Each employee's part of the spent time (employees who logged nothing on the project are not listed)",
+      items: object({
+        employeeId: { type: 'string', format: 'uuid' },
+        employeeName: { type: 'string', nullable: true },
+        ...TIME_FIGURE_SCHEMAS,
+        hours: rounded('seconds / 3600'),
+        cost: rounded("seconds × the employee's billRateValue / 3600"),
+      }),
+    },
   }, 'One project');
   return answerSchema('project-budgets', ['project'], project, {
     total: object({ ...TIME_FIGURE_SCHEMAS, hours: rounded('seconds / 3600') }, 'Time of every listed project added up'),
@@ -61,20 +77,35 @@ export const projectBudgets: ReportDefinition = {
         coalesce(sum(sp.seconds) over (), 0)::float8 as "totalSeconds",
         coalesce(sum(sp.billable) over (), 0)::float8 as "totalBillableSeconds",
         round(coalesce(sum(sp.seconds) over (), 0)::numeric / 3600, 2)::float8 as "totalHours"`))
+      // Each employee's part, already summed by the spent CTE, as a JSON array of the project row.
+      .select(db.raw(`(select coalesce(json_agg(json_build_object(
+          'employeeId', sd."employeeId",
+          'employeeName', case when e.id is null then null else e."firstName" || ' ' || e."lastName" end,
+          'seconds', sd.seconds::float8,
+          'billableSeconds', sd.billable::float8,
+          'hours', round(sd.seconds::numeric / 3600, 2)::float8,
+          'cost', round(sd.cost / 3600, 2)::float8
+        ) order by e."firstName", e."lastName", sd."employeeId"), '[]'::json)
+        from spent sd left join employee e on e.id = sd."employeeId" and e."tenantId" = ?
+        where sd."projectId" = op.id and sd.level = ?) as rows`, [caller.tenantId, EMPLOYEE_LEVEL]))
       .from('organization_project as op')
       .join('organization as og', function () {
         this.on('og.id', 'op.organizationId').andOn('og.tenantId', 'op.tenantId');
       })
-      .leftJoin('spent as sp', 'sp.projectId', 'op.id')
+      .leftJoin('spent as sp', function () {
+        this.on('sp.projectId', 'op.id').andOnVal('sp.level', '=', PROJECT_LEVEL);
+      })
       .orderBy([{ column: 'op.name' }, { column: 'op.id' }]);
     scope(projects, project, caller, 'op');
     if (parameters.organizationId) projects.where('op.organizationId', parameters.organizationId);
     if (parameters.projectIds) projects.whereIn('op.id', parameters.projectIds);
+    // Per project and employee, and per project: GROUPING() tells the two levels apart.
     const sql = `${source.sql}, spent as (
-        select p."projectId", sum(p.seconds) as seconds,
+        select p."projectId", p."employeeId", grouping(p."employeeId") as level, sum(p.seconds) as seconds,
           coalesce(sum(p.seconds) filter (where p."isBillable"), 0) as billable,
           sum(p.seconds::numeric * coalesce(p.rate, 0)) as cost
-        from pieces p where p."projectId" is not null group by p."projectId"
+        from pieces p where p."projectId" is not null
+        group by grouping sets ((p."projectId", p."employeeId"), (p."projectId"))
       ) ?`;
     const rows = rowsOf<Record<string, unknown>>(await db.raw(sql, [...source.bindings, projects] as any[]));
     const first = rows[0];

@@ -251,6 +251,10 @@ test('one bound given: the other follows from the report\'s period', async () =>
   assert.equal(await range('/api/report/amounts-owed?startDate=2026-01-15T12:00:00Z'), ['2026-01-15T12:00:00.000Z', '2026-02-15T12:00:00.000Z']);
   assert.equal(await range('/api/report/amounts-owed?endDate=2026-03-31'), ['2026-03-01T00:00:00.000Z', '2026-04-01T00:00:00.000Z']);
   assert.equal(await range('/api/report/project-budgets?startDate=2026-01-05'), ['2026-01-05T00:00:00.000Z', null]);
+  // Near the ends of the calendar: never past what the database stores.
+  assert.equal(await range('/api/report/time-log-daily?startDate=9999-12-30'), ['9999-12-30T00:00:00.000Z', '9999-12-31T23:59:59.999Z']);
+  assert.equal(await range('/api/report/amounts-owed?startDate=9999-12-15'), ['9999-12-15T00:00:00.000Z', '9999-12-31T23:59:59.999Z']);
+  assert.equal(await range('/api/report/time-log-weekly?endDate=1000-01-02'), ['0999-12-06T00:00:00.000Z', '1000-01-03T00:00:00.000Z']);
   assert.equal(await range('/api/report/project-budgets?endDate=2026-01-05'), [null, '2026-01-06T00:00:00.000Z']);
 });
 

@@ -4,7 +4,7 @@
 import { badRequest, HttpError } from '../../engine/errors.js';
 import { isPlainObject } from '../../engine/objects.js';
 import type { CompiledResource } from '../../engine/resource/compiled.js';
-import { UUID_PATTERN } from '../../engine/resource/fields.js';
+import { LATEST_INSTANT, UUID_PATTERN } from '../../engine/resource/fields.js';
 import { parseListQuery } from '../../engine/resource/list-query.js';
 import { PARAMETERS, type ReportDefinition, type ReportParameters } from './definition.js';
 import { DAY_MS, type Range } from './period.js';
@@ -76,6 +76,8 @@ function effectiveRange(report: ReportDefinition, given: Range, input: Record<st
   if (!hasStart && !hasEnd) ({ start, end } = report.period.defaults(now));
   else if (!hasEnd && start !== undefined) end = report.period.endFrom(start);
   else if (!hasStart && end !== undefined) start = report.period.startFrom(end);
+  // A week after 9999-12-30 is past what the database stores: the range stops at the last instant it does.
+  if (end !== undefined && end > LATEST_INSTANT) end = LATEST_INSTANT;
   const max = report.period.maxDays;
   if (max !== undefined && (start === undefined || end === undefined || end - start > max * DAY_MS)) {
     problems.push(`the range from startDate to endDate must not be longer than ${max} days`);

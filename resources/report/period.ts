@@ -23,7 +23,7 @@ export interface PeriodRule {
 
 const midnight = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
 
-/** The Monday 00:00 UTC of the ISO week holding ms (1970-01-01 was a Thursday). */
+/** The Monday 00:00 UTC of the ISO week holding ms. */
 const mondayOf = (ms: number) => midnight(ms) - ((new Date(ms).getUTCDay() + 6) % 7) * DAY_MS;
 
 /** ms moved by n calendar months, the day clamped to the target month's last (Jan 31 + 1 → Feb 28). */

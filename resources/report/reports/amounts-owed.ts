@@ -3,7 +3,7 @@
 // beside it. Grouped by employee (default; rows per project), project (rows per employee) or
 // UTC day (rows per employee and project); subtotals and the total are per currency.
 import { groupedFigures } from '../aggregate.js';
-import type { GroupBy, ReportDefinition } from '../definition.js';
+import { GROUP_BY, type GroupBy, type ReportDefinition } from '../definition.js';
 import { MONEY_FIGURES, nest } from '../nest.js';
 import { currentMonth } from '../period.js';
 import { allKeys, answerSchema, MONEY_FIGURE_SCHEMAS, object } from '../schemas.js';
@@ -53,11 +53,8 @@ export const amountsOwed: ReportDefinition = {
     const { groupBy } = context.parameters;
     const dimensions = DIMENSIONS[groupBy];
     const figures = await groupedFigures(context, { bucket: groupBy === 'date' ? 'day' : undefined, dimensions, groupBy, money: true });
-    return nest(figures, { groupBy, dimensions: [...dimensions].sort(byUsualOrder), rowFigures: ROW_FIGURES, perCurrency: true });
+    // Rows show their fields in the usual order (date, employee, project) whatever the grouping.
+    const shown = GROUP_BY.filter((d) => dimensions.includes(d));
+    return nest(figures, { groupBy, dimensions: shown, rowFigures: ROW_FIGURES, perCurrency: true });
   },
 };
-
-const ORDER: GroupBy[] = ['date', 'employee', 'project'];
-function byUsualOrder(a: GroupBy, b: GroupBy) {
-  return ORDER.indexOf(a) - ORDER.indexOf(b);
-}

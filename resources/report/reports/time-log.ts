@@ -11,7 +11,7 @@ import type { Bucket } from '../time-source.js';
 const dimensionsFor = (groupBy: GroupBy): GroupBy[] => [groupBy, ...GROUP_BY.filter((d) => d !== groupBy)];
 
 function schema(slug: string) {
-  const row = { ...object({ ...allKeys([...GROUP_BY]), ...TIME_FIGURE_SCHEMAS }, 'One date, employee and project') };
+  const row = object({ ...allKeys([...GROUP_BY]), ...TIME_FIGURE_SCHEMAS }, 'One date, employee and project');
   const group = {
     type: 'object',
     description: "A group: its key fields (date, or employeeId and employeeName, or projectId and projectName), its subtotal and its rows",

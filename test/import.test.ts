@@ -355,6 +355,18 @@ test('a unique rule broken against a stored record: found by the database, the w
   assert.is(await t.db('tag').where({ tenantId: a.tenantId, name: 'Fresh 1' }).first(), undefined);
 });
 
+test('more rows than one insert statement takes: all land; a clash in a later statement names its row and rolls back the earlier ones', async () => {
+  const before = await count('tag', a.tenantId);
+  await newTag(a, 'Bulk 1100');
+  const file = ['name,color', ...Array.from({ length: 1200 }, (_, i) => `Bulk ${i + 1},#${i}`)].join('\n');
+  assertRowErrors(await csv(a, 'tags', file), 1, 1200, [{ row: 1100, message: 'A tag with this name already exists in this organization' }]);
+  assert.is(await count('tag', a.tenantId), before + 1);
+  assertImported(await csv(a, 'tags', file.replace('Bulk 1100,', 'Bulk 1100 again,')), 1200);
+  assert.is(await count('tag', a.tenantId), before + 1201);
+  const names = await t.db('tag').where({ tenantId: a.tenantId }).whereLike('name', 'Bulk %').pluck('name');
+  assert.is(new Set(names).size, 1201);
+});
+
 test('JSON rows: an element that is not an object, and unknown properties, are row errors', async () => {
   const before = await count('tag', a.tenantId);
   const res = await json(a, 'tags', [{ name: 'fine', color: '#1' }, 'text', [1], { name: 'x', color: '#2', salary: 1 }]);

@@ -40,6 +40,10 @@ function definedViolation(resources: CompiledResource[], thrown: any): never {
   throw thrown;
 }
 
+/** Rows per insert statement in createMany, and bound values per statement (PostgreSQL takes at most 65535). */
+const BATCH_ROWS = 500;
+const BATCH_VALUES = 30_000;
+
 /** A write of many rows failed on one of them: `index` is its place in the batch, `cause` what went wrong. */
 export class BatchRowError extends Error {
   constructor(
@@ -130,15 +134,19 @@ export class ResourceService {
    * definition's sentence for a unique or `rules:` violation as create() would answer it.
    */
   async createMany(caller: Caller, prepared: PreparedWrite[]): Promise<number> {
-    const table = this.resource.table;
+    const perBatch = Math.max(1, Math.min(BATCH_ROWS, Math.floor(BATCH_VALUES / (this.resource.fields.size + 1))));
     let at = -1;
     try {
       await this.db.transaction(async (trx) => {
-        for (const [i, one] of prepared.entries()) {
-          at = i;
-          const [row] = await trx(table).insert({ ...one.row, tenantId: caller.tenantId }).returning(this.resource.visibleColumns);
-          await writeLinks(trx, row.id, one.links);
-          for (const { relation, bodies } of one.children) await this.replaceChildren(trx, caller, relation, row, bodies);
+        for (let start = 0; start < prepared.length; start += perBatch) {
+          const batch = prepared.slice(start, start + perBatch);
+          // Plain rows go in one statement per batch, inside a savepoint: if it fails, the rows are
+          // written again one by one, and the one that fails names itself.
+          if (batch.every((one) => !one.links.length && !one.children.length) && (await this.insertBatch(trx, caller, batch))) continue;
+          for (const [i, one] of batch.entries()) {
+            at = start + i;
+            await this.insertOne(trx, caller, one);
+          }
         }
       });
     } catch (err) {
@@ -152,6 +160,23 @@ export class ResourceService {
       throw new BatchRowError(at, cause);
     }
     return prepared.length;
+  }
+
+  /** Rows without links or children in one insert; false (nothing written) when it fails. */
+  private async insertBatch(trx: Knex.Transaction, caller: Caller, batch: PreparedWrite[]): Promise<boolean> {
+    try {
+      await trx.transaction((savepoint) => savepoint(this.resource.table).insert(batch.map((one) => ({ ...one.row, tenantId: caller.tenantId }))));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** One row, its links and its children, as create() writes them. */
+  private async insertOne(trx: Knex.Transaction, caller: Caller, one: PreparedWrite) {
+    const [row] = await trx(this.resource.table).insert({ ...one.row, tenantId: caller.tenantId }).returning(this.resource.visibleColumns);
+    await writeLinks(trx, row.id, one.links);
+    for (const { relation, bodies } of one.children) await this.replaceChildren(trx, caller, relation, row, bodies);
   }
 
   /** The row, its links and its children land together or not at all. */

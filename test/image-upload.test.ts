@@ -134,6 +134,16 @@ test('the type is the bytes\' own: PNG bytes declared text/plain and named notes
   assert.is(served.headers['content-disposition'], 'inline; filename="notes.txt.png"');
 });
 
+test('an animated PNG (file-type says image/apng) is a PNG', async () => {
+  const bytes = png(4, 3, [0, 0, 0], true);
+  const res = await upload(admin, bytes, 'moving.png', { type: 'image/apng' });
+  assert.is(res.status, 201, JSON.stringify(res.body));
+  assert.equal([res.body.mimeType, res.body.width, res.body.height, res.body.size], ['image/png', 4, 3, bytes.length]);
+  const served = await fetchFile(admin, res.body.id);
+  assert.is(served.headers['content-type'], 'image/png');
+  assert.ok(served.body.equals(bytes));
+});
+
 test('name: the field when given; else the file name without any folder part, trimmed and cut to 255 characters', async () => {
   const named = await upload(admin, png(3, 2), 'whatever.png', { name: 'Team photo' });
   assert.is(named.status, 201);

@@ -25,8 +25,8 @@ function pngChunk(type: string, data: Buffer): Buffer {
   return Buffer.concat([u32be(data.length), body, u32be(crc32(body))]);
 }
 
-/** An 8-bit RGB PNG filled with one colour. */
-export function png(width: number, height: number, rgb: [number, number, number] = [200, 30, 30]): Buffer {
+/** An 8-bit RGB PNG filled with one colour; `animated`: an APNG of that one frame. */
+export function png(width: number, height: number, rgb: [number, number, number] = [200, 30, 30], animated = false): Buffer {
   const header = Buffer.concat([u32be(width), u32be(height), Buffer.from([8, 2, 0, 0, 0])]);
   // Each scanline: filter type 0, then the pixels.
   const row = Buffer.concat([Buffer.from([0]), ...Array.from({ length: width }, () => Buffer.from(rgb))]);
@@ -34,6 +34,8 @@ export function png(width: number, height: number, rgb: [number, number, number]
   return Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
     pngChunk('IHDR', header),
+    // acTL (1 frame, played forever) and the frame's fcTL (sequence 0, the whole image, no delay).
+    ...(animated ? [pngChunk('acTL', Buffer.concat([u32be(1), u32be(0)])), pngChunk('fcTL', Buffer.concat([u32be(0), u32be(width), u32be(height), u32be(0), u32be(0), u16be(0), u16be(0), Buffer.from([0, 0])]))] : []),
     pngChunk('IDAT', deflateSync(pixels)),
     pngChunk('IEND', Buffer.alloc(0)),
   ]);

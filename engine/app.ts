@@ -52,6 +52,12 @@ export interface App {
   close(): Promise<void>;
 }
 
+const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE', 'ERR_STREAM_DESTROYED', 'HPE_INVALID_EOF_STATE']);
+
+function isClientGone(err: any): boolean {
+  return CLIENT_GONE.has(err?.code) || err?.message === 'aborted';
+}
+
 /** How long start-up waits for Redis before serving without it (fail-open). */
 const STORE_READY_TIMEOUT_MS = 2000;
 
@@ -90,6 +96,11 @@ export function createApp(options: AppOptions): App {
   registerDocs(router, openapi);
 
   const koa = new Koa();
+  // Errors after the answer began (a streamed body failing, a client gone mid-transfer) reach
+  // Koa, not the error middleware: a client that left is routine; anything else is logged once.
+  koa.on('error', (err: any) => {
+    if (!isClientGone(err)) (options.logError ?? ((e) => console.error(e)))(err);
+  });
   koa.use(errorMiddleware(options.logError));
   koa.use(rateLimiting.middleware);
   koa.use(authenticate(engine.keys, roles, liveSession));

@@ -1,5 +1,6 @@
-// Import: POST /api/import/{resource} (route.ts), the file read from the body (body.ts), its rows
-// (rows.ts), validated and written all or none (write.ts), described in OpenAPI (openapi.ts).
+// Import: POST /api/import/{resource} (route.ts) for the resources the API creates (importable.ts);
+// the file read from the body (body.ts), its rows (rows.ts), checked by the create's rules and
+// the database's (database-rules.ts), written all or none (write.ts), described in OpenAPI (openapi.ts).
 import type { OwnBody } from '../../../engine/module.js';
 
 export { registerImportRoutes } from './route.js';

@@ -4,10 +4,9 @@
 import type { Caller } from '../../../engine/caller.js';
 import { HttpError, toHttpError } from '../../../engine/errors.js';
 import { isPlainObject } from '../../../engine/objects.js';
-import { ruleConstraintName } from '../../../engine/migrations.js';
-import type { CompiledResource } from '../../../engine/resource/compiled.js';
 import { BatchRowError } from '../../../engine/resource/service.js';
 import { prepareChildren, prepareWrite, type PreparedWrite, type WriteContext } from '../../../engine/resource/write-body.js';
+import { brokenRules, DuplicateFinder } from './database-rules.js';
 import type { ImportTarget } from './importable.js';
 import type { ImportRow } from './rows.js';
 
@@ -28,51 +27,6 @@ function rowMessages(err: unknown, target: ImportTarget): string[] {
   // The only 403 a prepared create raises is the owner rule's.
   if (http.status === 403) return [`${target.resource.owner ?? 'the record'} must be your own employee`];
   return [http.messages].flat();
-}
-
-/** A time or a number, comparable either way (timestamps are ISO strings once prepared). */
-const comparable = (value: unknown) => (typeof value === 'string' ? Date.parse(value) : typeof value === 'number' ? value : NaN);
-
-/**
- * The resource's `rules:` (field >= atLeast), which a single create leaves to the database's check
- * constraint: checked here so that every row breaking one is listed, with the definition's sentence.
- */
-function brokenRules(resource: CompiledResource, row: Record<string, unknown>): string[] {
-  const broken: string[] = [];
-  for (const rule of resource.definition.rules ?? []) {
-    const value = comparable(row[rule.field]);
-    const least = comparable(row[rule.atLeast]);
-    if (!Number.isNaN(value) && !Number.isNaN(least) && value < least) {
-      broken.push(resource.ruleMessages.get(ruleConstraintName(resource.table, rule.field, rule.atLeast)) ?? `${rule.field} breaks a rule of the record`);
-    }
-  }
-  return broken;
-}
-
-/**
- * Two rows of the file with the same values for a `unique:` rule: the later one is listed with the
- * rule's sentence (a clash with a record already stored is the database's to find, at write time).
- */
-class DuplicateFinder {
-  private readonly seen: Array<Map<string, number>>;
-
-  constructor(private readonly resource: CompiledResource) {
-    this.seen = resource.uniqueMessages.map(() => new Map());
-  }
-
-  check(rowNumber: number, row: Record<string, unknown>): string[] {
-    const found: string[] = [];
-    for (const [i, { fields, message }] of this.resource.uniqueMessages.entries()) {
-      const values = fields.map((f) => row[f]);
-      // NULLs never clash in a PostgreSQL unique constraint.
-      if (values.some((v) => v === null || v === undefined)) continue;
-      const key = JSON.stringify(values);
-      const first = this.seen[i].get(key);
-      if (first === undefined) this.seen[i].set(key, rowNumber);
-      else found.push(`${message} (as row ${first} of the file)`);
-    }
-    return found;
-  }
 }
 
 /** Stands in for the id a row will get, so that its children are checked before anything is written. */

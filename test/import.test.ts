@@ -376,6 +376,10 @@ test('JSON rows: an element that is not an object, and unknown properties, are r
     { row: 4, message: 'property salary should not exist' },
   ]);
   assert.is(await count('tag', a.tenantId), before);
+  // A __proto__ key is a key like any other: unknown, so the row fails (it never reaches a prototype).
+  const proto = await raw(a, 'tags', 'application/json', '[{"name":"p","color":"#1","__proto__":{"isSystem":true}}]');
+  assertRowErrors(proto, 1, 1, [{ row: 1, message: 'property __proto__ should not exist' }]);
+  assert.is(await count('tag', a.tenantId), before);
 });
 
 test('a CSV relation column that is not JSON is a row error', async () => {

@@ -74,7 +74,7 @@ export function importOpenApi(engine: Engine): OpenApiPaths {
   return {
     '/api/import/{resource}': {
       post: {
-        tags: ['export-import'],
+        tags: ['import'],
         operationId: 'importResource',
         summary: 'Import records of one resource from CSV or a JSON array: all rows or none',
         description: DESCRIPTION,

@@ -17,8 +17,9 @@ export function resourceNamed(engine: Engine, name: string): CompiledResource {
 
 // OWASP's CSV injection guidance: a cell starting with one of these is a formula to a spreadsheet
 // (tab and carriage return too, which some spreadsheets strip before reading the rest).
-const FORMULA_START = /^[=+\-@\t\r]/;
-const NEUTRALISED = /^'[=+\-@\t\r]/;
+// A cell that already begins with an apostrophe gets one more, so that restore() is exact.
+const FORMULA_START = /^[=+\-@\t\r']/;
+const NEUTRALISED = /^'[=+\-@\t\r']/;
 
 /** A cell a spreadsheet shows as text: a leading apostrophe before a formula character. */
 export const neutralise = (cell: string): string => (FORMULA_START.test(cell) ? `'${cell}` : cell);

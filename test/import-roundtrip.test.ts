@@ -34,10 +34,8 @@ async function seed(tenant: Tenant) {
     { name: '=HYPERLINK("http://x","click")', color: '+1', textColor: '-1', description: '@SUM(A1)', isSystem: true },
     { name: 'Comma, "quoted"\r\nand two lines', color: '#ff0000' },
     { name: 'Zürich ✓', color: '\tTabbed', description: "it's 'quoted'" },
-    // An apostrophe before anything but a formula character is the value's own and survives. (A
-    // stored value that itself starts with an apostrophe and a formula character, such as '=x,
-    // does not: the export leaves it as it is and the import then drops its apostrophe.)
-    { name: "'already apostrophe", color: "'#apostrophe" },
+    // A value's own leading apostrophe survives, before a formula character too ('=x, ''-1).
+    { name: "'already apostrophe", color: "'=x", textColor: "''-1" },
   ];
   const projects = [
     { name: 'Apollo', startDate: '2026-01-05', endDate: '2026-12-31', billing: 'RATE', public: true, billable: false, budget: 1234.5, budgetType: 'hours', currency: 'EUR', color: '-red', description: 'multi\nline' },
@@ -108,6 +106,7 @@ test('the CSV export neutralises formula cells, and the import gives the stored 
   const file = await exported('tags', 'csv');
   assert.ok(file.includes(`"'=HYPERLINK(""http://x"",""click"")"`), file);
   assert.ok(file.includes(`'+1,'-1,'@SUM(A1)`), file);
+  assert.ok(file.includes(`''already apostrophe,''=x,'''-1`), file);
 });
 
 test.run();

@@ -89,7 +89,7 @@ test('CSV (raw text/csv): rows land exactly; neutralised cells restored; quoted 
     `'=SUM(A1:A2),'+red,'-x,'@home,true`,
     `"Comma, inside","#0000ff",,"line one\nline two ""quoted""",false`,
     `Plain,#fff,,,`,
-    `'apostrophe kept,'#notneutralised,,it's,`,
+    `'apostrophe kept,'#notneutralised,''doubled,it's,`,
   ].join('\r\n');
   assertImported(await csv(a, 'tags', file), 4);
   assert.is(await count('tag', a.tenantId), before + 4);
@@ -105,8 +105,9 @@ test('CSV (raw text/csv): rows land exactly; neutralised cells restored; quoted 
   );
   assert.is(byName.Plain.isSystem, false, 'an empty cell is an absent field: its default applies');
   assert.is(byName.Plain.description, null);
-  // Only an apostrophe before a formula character is the export's: any other is the value's own.
+  // The export's apostrophe stands before a formula character or another apostrophe; any other is the value's own.
   assert.is(byName["'apostrophe kept"].color, "'#notneutralised");
+  assert.is(byName["'apostrophe kept"].textColor, "'doubled");
   assert.is(byName["'apostrophe kept"].description, "it's");
   for (const row of rows) assert.is(row.organizationId, a.organizationId);
 });

@@ -197,9 +197,16 @@ test('an EMPLOYEE without an employee record sees no employee (404)', async () =
   assertNotFound(await statistics(ann.employeeId!, loner));
 });
 
-test('roles that may read employees (VIEWER, MANAGER) get the same answer', async () => {
-  await expectStatistics(ann.employeeId!, viewer, annExpected);
+test('a role that may read employees and time logs (MANAGER) gets the same answer', async () => {
   await expectStatistics(ann.employeeId!, dan, annExpected);
+});
+
+test('roles without the time-log read permission are a 403, even when they may read employees (VIEWER, DATA_ENTRY)', async () => {
+  assertForbidden(await statistics(ann.employeeId!, viewer));
+  const entry = await userWithRole(t, acme, 'DATA_ENTRY');
+  assertForbidden(await statistics(ann.employeeId!, entry));
+  // The same roles are refused the time logs themselves: the statistics tell no more than those.
+  assert.is((await t.http.get('/api/time-log').set(viewer.auth)).status, 403);
 });
 
 test('roles without the employee read permission are a 403', async () => {

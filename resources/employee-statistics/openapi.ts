@@ -42,8 +42,8 @@ const statisticsSchema = {
 const DESCRIPTION =
   "Time tracked by one employee of the caller's tenant, computed in one query. Running time logs add no seconds " +
   'but count in timeLogCount; months are UTC and counted from the server\'s clock. An employee without time logs ' +
-  'answers zeros. Readable with the employee read permission (the owner rule applies), and by a caller with the ' +
-  "EMPLOYEE role for its own employee record; another tenant's employee, or another employee for an EMPLOYEE, is a 404. " +
+  'answers zeros. Needs the time-log read permission (TIME_TRACKER), and either the employee read permission (the ' +
+  "owner rule applies) or the EMPLOYEE role asking for its own employee record; another tenant's employee, or another employee for an EMPLOYEE, is a 404. " +
   'No query parameters are taken: any one is a 400.';
 
 export function statisticsOpenApi(employee: CompiledResource): OpenApiPaths {

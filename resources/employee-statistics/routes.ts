@@ -1,6 +1,7 @@
-// GET /api/employee/{id}/statistics: readable by whoever may read the employee record (its read
-// permission, tenant and owner rule), and by an EMPLOYEE for its own employee record, which its
-// role cannot read otherwise. Another tenant's employee, or another employee for an EMPLOYEE, is
+// GET /api/employee/{id}/statistics: the figures are time logs summed up, so the caller needs the
+// time-log read permission first (a role refused /api/time-log learns nothing here); then it must
+// be able to read the employee record (its read permission, tenant and owner rule), or be an
+// EMPLOYEE asking for its own employee record, which its role cannot read otherwise. Another tenant's employee, or another employee for an EMPLOYEE, is
 // a 404, as a read of the record would be.
 import type Router from '@koa/router';
 import type { Knex } from 'knex';
@@ -29,6 +30,7 @@ function refuseParameters(ctx: Context) {
 export function registerStatisticsRoutes(router: Router, db: Knex, sources: StatisticsSources, now: Clock) {
   router.get(statisticsPath(sources.employee).replace('{id}', ':id'), async (ctx) => {
     const caller = callerOf(ctx);
+    if (!hasPermission(caller, sources.timeLog.permissions.read)) throw forbidden();
     const permitted = hasPermission(caller, sources.employee.permissions.read);
     if (!permitted && caller.role !== OWNER_SCOPED_ROLE) throw forbidden();
     refuseParameters(ctx);

@@ -26,7 +26,7 @@ const TRICKY_TAGS = [
   { name: '=1+1', color: 'red' },
   { name: '+SUM(A1:A2)', color: 'green' },
   { name: '-5', color: '@blue' },
-  { name: '@cmd', color: 'plain' },
+  { name: '@cmd', color: 'plain', description: "'=already quoted" },
   { name: 'Plain tag', color: 'grey', description: 'comma, "quote"\nand a line break' },
   { name: 'Ünïcødé ✓', color: '\tTab first' },
 ];
@@ -95,7 +95,7 @@ async function rowsInDb(name: string, tenantId: string) {
 /** The cell rules, written out again here so that the test does not trust the code it checks. */
 function expectedCell(value: unknown): string {
   const text = value === null || value === undefined ? '' : value instanceof Date ? value.toISOString() : typeof value === 'object' ? JSON.stringify(value) : String(value);
-  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+  return /^[=+\-@\t\r']/.test(text) ? `'${text}` : text;
 }
 
 const csvOf = (res: Response) => parse(res.body.toString('utf8')) as string[][];
@@ -149,6 +149,8 @@ test('CSV: = + - @ and tab neutralised with an apostrophe, other values untouche
   const byName = (name: string) => records.find((r) => cell(r, 'name') === name)!;
   assert.is(cell(byName("'-5"), 'color'), "'@blue");
   assert.is(cell(byName("'@cmd"), 'color'), 'plain');
+  // A leading apostrophe is doubled, so that an import, which removes one, gets the value back.
+  assert.is(cell(byName("'@cmd"), 'description'), "''=already quoted");
   assert.is(cell(byName('Ünïcødé ✓'), 'color'), "'\tTab first");
   assert.is(cell(byName('Plain tag'), 'description'), 'comma, "quote"\nand a line break');
   assert.is(cell(byName('Plain tag'), 'textColor'), '', 'null is an empty cell');
@@ -261,6 +263,8 @@ test('refusals: no token 401, a role without EXPORT_ADD 403 (both routes), an un
   }
   // An alias with a slash is not one path segment: no such route.
   assertErrorEnvelope(await t.http.get('/api/export/timesheet/time-log').set(acme.auth), 404, 'Cannot GET /api/export/timesheet/time-log');
+  // Nor does it become one when its slash is encoded.
+  assertErrorEnvelope(await t.http.get('/api/export/timesheet%2Ftime-log').set(acme.auth), 404, 'There is no resource named "timesheet/time-log"');
   // Every alias of one segment names its resource.
   for (const [alias, name] of [['tags', 'tag'], ['image-assets', 'image-asset'], ['organization-projects', 'organization-project']]) {
     const res = await get(`/api/export/${alias}`, acme);

@@ -462,6 +462,8 @@ test('no token 401; a role without IMPORT_ADD 403 (MANAGER, EMPLOYEE); unknown r
   const employee = await userWithRole(t, a, 'EMPLOYEE', true);
   assertError(await json(employee, 'time-log', [{ startedAt: '2026-01-01T00:00:00Z' }]), 403, 'Forbidden resource');
   assertError(await csv(a, 'nothing-here', 'name\nA\n'), 404, 'There is no resource named "nothing-here"');
+  // An alias with a slash is not one path segment, even encoded: nothing is written through it.
+  assertError(await csv(a, 'timesheet%2Ftime-log', 'startedAt\n2026-01-05T09:00:00Z\n'), 404, 'There is no resource named "timesheet/time-log"');
   assertError(await json(a, 'user', [{ email: uniqueEmail() }]), 404, 'user records cannot be imported');
   assertError(await json(a, 'role', [{}]), 404, 'role records cannot be imported');
   assert.is(await t.db('tag').where({ tenantId: a.tenantId, name: 'A' }).first(), undefined);

@@ -9,6 +9,8 @@ import { HttpError } from '../../engine/errors.js';
  * aliases (tags, tasks, …; an alias with a slash cannot be one path segment). Unknown: 404.
  */
 export function resourceNamed(engine: Engine, name: string): CompiledResource {
+  // The router has already decoded the segment: timesheet%2Ftime-log arrives with its slash.
+  if (name.includes('/')) throw new HttpError(404, `There is no resource named "${name}"`);
   for (const resource of engine.registry.values()) {
     if (resource.name === name || resource.paths.includes(name)) return resource;
   }

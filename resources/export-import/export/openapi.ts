@@ -21,7 +21,8 @@ const STREAMING =
 const CSV_RULES =
   "CSV: RFC 4180, UTF-8 without BOM, CRLF line ends, a header row of the resource's visible columns (never hidden fields such as password hashes). " +
   'Empty cell for null, ISO 8601 UTC timestamps, true/false, numbers as written, objects and arrays as JSON text. ' +
-  "A cell starting with = + - @, tab or carriage return gets a leading apostrophe (`=1+1` → `'=1+1`), so a spreadsheet shows it as text; the import removes it again.";
+  "A cell starting with = + - @, tab or carriage return gets a leading apostrophe (`=1+1` → `'=1+1`), so a spreadsheet shows it as text; " +
+  "so does one starting with an apostrophe, so that the import, which removes one, gets every value back.";
 
 /** Every name a resource answers to in one path segment (an alias with a slash cannot be one). */
 const resourceNames = (engine: Engine) =>

@@ -3,7 +3,8 @@
 // that GET …/file serves back byte for byte to its own tenant only; the record's name; the
 // organization; both spellings; DELETE removes the file with its record. The failures are in
 // image-upload-errors.test.ts.
-import { readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -111,6 +112,39 @@ for (const kind of KINDS) {
     assert.equal(head.body, {});
   });
 }
+
+test('start-up sweeps part files an earlier process left in .incoming over an hour ago, and keeps younger ones', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'uploads-sweep-'));
+  const incoming = path.join(dir, '.incoming');
+  mkdirSync(incoming);
+  const stale = path.join(incoming, 'crashed.part');
+  const young = path.join(incoming, 'in-flight.part');
+  writeFileSync(stale, 'half an image');
+  writeFileSync(young, 'arriving');
+  const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+  utimesSync(stale, twoHoursAgo, twoHoursAgo);
+  const restarted = await createTestApp({ env: { UPLOAD_DIR: dir } });
+  try {
+    for (let i = 0; i < 100 && existsSync(stale); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.not.ok(existsSync(stale), 'the stale part file is gone');
+    assert.ok(existsSync(young), 'a part file of the last hour stays (another process may be writing it)');
+  } finally {
+    await restarted.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a JPEG with more metadata than the first 512 KiB before its size (ICC profiles, XMP) is measured from the whole file', async () => {
+  const small = jpeg(8, 6);
+  // Ten 60,000-byte APP2 segments right after the start-of-image marker (FF D8).
+  const segment = Buffer.concat([Buffer.from([0xff, 0xe2, (60_002 >> 8) & 0xff, 60_002 & 0xff]), Buffer.alloc(60_000, 0x20)]);
+  const bytes = Buffer.concat([small.subarray(0, 2), ...Array.from({ length: 10 }, () => segment), small.subarray(2)]);
+  assert.ok(bytes.length > 512 * 1024);
+  const res = await upload(admin, bytes, 'profiled.jpg', { type: 'image/jpeg' });
+  assert.is(res.status, 201, JSON.stringify(res.body));
+  assert.equal([res.body.width, res.body.height, res.body.size, res.body.mimeType], [8, 6, bytes.length, 'image/jpeg']);
+  assert.ok(readFileSync(storedPath(admin, res.body.id, 'jpg')).equals(bytes));
+});
 
 test('the alias spelling and a trailing slash upload the same way; the alias serves the file too', async () => {
   const res = await upload(admin, gif(5, 4), 'alias.gif', { path: '/api/image-assets/upload/' });

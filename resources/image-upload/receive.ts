@@ -2,7 +2,7 @@
 // memory whole), its kind recognised from its first bytes as soon as they have arrived (so a file
 // of another kind is refused without reading the rest), and its width and height read from its
 // header.
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { fileTypeFromBuffer } from 'file-type';
 import { imageSize } from 'image-size';
 import { badRequest, HttpError } from '../../engine/errors.js';
@@ -11,7 +11,11 @@ import { kindOfMimeType, KINDS_IN_WORDS, type ImageKind } from './kinds.js';
 
 /** What file-type reads at most to tell a kind (its own sample size for streams). */
 const SNIFF_BYTES = 4100;
-/** The start of the file kept for image-size: as much as image-size's own file reader takes. */
+/**
+ * The start of the file kept for image-size: as much as image-size's own file reader takes. A
+ * JPEG may carry more metadata than that before its size (ICC profiles, XMP): then the whole
+ * file, at most the upload limit, is read back from disk once.
+ */
 const HEAD_BYTES = 512 * 1024;
 
 export interface ReceivedImage {
@@ -85,7 +89,12 @@ export async function receiveImage(file: IncomingFile, target: string, maxBytes:
     if (size === 0) throw badRequest('file should not be empty');
     const start = Buffer.concat(head);
     kind ??= await sniff(start);
-    return { kind, size, ...dimensions(start, kind) };
+    if (size <= headBytes) return { kind, size, ...dimensions(start, kind) };
+    try {
+      return { kind, size, ...dimensions(start, kind) };
+    } catch {
+      return { kind, size, ...dimensions(await readFile(target), kind) };
+    }
   } finally {
     await handle.close();
   }

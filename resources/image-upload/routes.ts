@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { authorize } from '../../engine/http/context.js';
+import { logEvent } from '../../engine/log.js';
 import { badRequest, HttpError } from '../../engine/errors.js';
 import { readMultipart } from '../../engine/http/multipart.js';
 import type { Engine } from '../../engine/module.js';
@@ -23,6 +24,8 @@ export const CACHE_SECONDS = 3600;
 
 export const noStoredFile = () => new HttpError(404, 'This image asset has no stored file');
 
+const STALE_INCOMING_MS = 60 * 60 * 1000;
+
 /** These routes take no query parameters; one sent is a 400 rather than silently ignored. */
 function refuseQuery(ctx: Context, route: string) {
   const names = [...new Set(new URLSearchParams(ctx.querystring).keys())];
@@ -33,6 +36,8 @@ export function registerImageRoutes(router: Router, engine: Engine, service: Res
   const { config, db } = engine;
   const resource = service.resource;
   const store = new ImageStore(config.uploadDir);
+  // Uploads cut off by a crash left their part files behind; an hour is longer than any upload.
+  store.sweepIncoming(STALE_INCOMING_MS).catch((err) => logEvent('warn', 'Could not sweep unfinished uploads', { error: String(err?.code ?? err) }));
   const nameMaxLength = resource.fields.get(NAME_FIELD)?.definition.maxLength ?? 255;
   const [canonical] = resource.paths;
 
@@ -113,7 +118,11 @@ export function registerImageRoutes(router: Router, engine: Engine, service: Res
     const caller = authorize(ctx, resource.permissions.delete);
     const id = checkId(ctx.params.id);
     await service.remove(caller, id);
-    await store.removeFiles(caller.tenantId, id);
+    // The record is gone: the answer is a 204 whatever the disk says; a file it failed to remove
+    // is logged for an operator rather than turned into an error the client cannot act on.
+    await store.removeFiles(caller.tenantId, id).catch((err) =>
+      logEvent('error', 'Image file not removed with its record', { tenantId: caller.tenantId, id, error: String(err?.code ?? err) }),
+    );
     ctx.status = 204;
   }
 

@@ -4,7 +4,7 @@
 // into place only when its record is written; both folders are on the same disk, so the move is
 // a rename.
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { UUID_PATTERN } from '../../engine/resource/fields.js';
 import { IMAGE_KINDS, type ImageKind } from './kinds.js';
@@ -71,6 +71,31 @@ export class ImageStore {
   /** Removes the record's file, whichever kind it is; no file is not an error. */
   async removeFiles(tenantId: string, id: string): Promise<void> {
     await Promise.all(IMAGE_KINDS.map((kind) => rm(this.filePath(tenantId, id, kind), { force: true })));
+  }
+
+  /**
+   * Removes files left on their way in longer ago than `olderThanMs`: a request cleans up after
+   * itself, but a process killed mid-upload cannot. Answers how many went.
+   */
+  async sweepIncoming(olderThanMs: number, now = Date.now()): Promise<number> {
+    const dir = path.join(this.root, INCOMING);
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (err: any) {
+      if (err?.code === 'ENOENT') return 0;
+      throw err;
+    }
+    let removed = 0;
+    for (const name of names.filter((n) => n.endsWith('.part'))) {
+      const file = path.join(dir, name);
+      const stats = await stat(file).catch(() => undefined);
+      if (stats && now - stats.mtimeMs > olderThanMs) {
+        await rm(file, { force: true });
+        removed += 1;
+      }
+    }
+    return removed;
   }
 
   /** Removes files of a failed upload; a path not given or already gone is fine. */

@@ -329,12 +329,15 @@ test('children of several rows are checked before anything is written: each brok
     invoice(7002, { invoiceItems: [{ quantity: 1, price: 1 }, { quantity: 0, price: 5 }] }),
     invoice(7003, { dueDate: '2026-04-30', invoiceItems: [{ quantity: 1, price: 1 }] }),
     invoice(7004, { invoiceItems: [{ quantity: 1, price: 1, employeeId: await newEmployee(b, 'Elsewhere') }] }),
+    invoice(7005, { invoiceItems: [{ quantity: 1, price: 1, tenantId: b.tenantId }] }),
   ]);
-  assertRowErrors(res, 3, 4, [
+  assertRowErrors(res, 4, 5, [
     { row: 2, message: 'invoiceItems.1.quantity must be greater than 0' },
     { row: 3, message: 'dueDate must not be earlier than invoiceDate' },
     // A child's references are looked up before the transaction too (a create does it inside).
     { row: 4, message: 'invoiceItems.0.employeeId must reference an existing employee' },
+    // A child naming another tenant is what a create refuses with a 403: said as such, per row.
+    { row: 5, message: 'the row is forbidden: a tenantId names another tenant' },
   ]);
   assert.is(await count('invoice', a.tenantId), before);
   assert.is(await count('invoice_item', a.tenantId), items);

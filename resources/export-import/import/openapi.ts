@@ -1,7 +1,7 @@
 // POST /api/import/{resource} in the OpenAPI document: the three ways to send the file, the
 // success answer and the 400 that lists the failed rows.
 import type { Engine, OpenApiPaths } from '../../../engine/module.js';
-import { errorResponses, jsonResponse, ref, schemaName } from '../../../engine/openapi/fragments.js';
+import { errorResponses, jsonResponse, organizationHeaderParameters, ref, schemaName } from '../../../engine/openapi/fragments.js';
 import { ERROR_SCHEMA } from '../../../engine/openapi/components.js';
 import { FILE_FIELD } from './body.js';
 import { importableNames, importableResources } from './importable.js';
@@ -69,6 +69,13 @@ const DESCRIPTION =
   'listing the failed rows and nothing is written; otherwise all rows are written in one transaction. ' +
   'Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.';
 
+/** The header that chooses the organization every row lands in (the rows' own organizationId is ignored). */
+function organizationHeader(engine: Engine): object[] {
+  const [header] = importableResources(engine).flatMap((r) => organizationHeaderParameters(r)) as Array<Record<string, unknown>>;
+  if (!header) return [];
+  return [{ ...header, description: "The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one" }];
+}
+
 export function importOpenApi(engine: Engine): OpenApiPaths {
   const creates = importableResources(engine).map((r) => ref(schemaName(r, 'create')));
   return {
@@ -93,6 +100,7 @@ export function importOpenApi(engine: Engine): OpenApiPaths {
             description: "The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree",
             schema: { type: 'string', enum: ['csv', 'json'] },
           },
+          ...organizationHeader(engine),
         ],
         requestBody: {
           required: true,

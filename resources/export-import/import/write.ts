@@ -24,8 +24,12 @@ export type ImportOutcome = { imported: number } | { failedRows: number; totalRo
 function rowMessages(err: unknown, target: ImportTarget): string[] {
   const http = err instanceof HttpError ? err : toHttpError(err);
   if (http.status >= 500) throw err;
-  // The only 403 a prepared create raises is the owner rule's.
-  if (http.status === 403) return [`${target.resource.owner ?? 'the record'} must be your own employee`];
+  // A prepared create forbids two things: a tenantId other than the caller's (in a child's body;
+  // the row's own is ignored on import) and, for an EMPLOYEE, a record of another employee.
+  if (http.status === 403) {
+    const owner = target.resource.owner ? ` or ${target.resource.owner} names another employee than yours` : '';
+    return [`the row is forbidden: a tenantId names another tenant${owner}`];
+  }
   return [http.messages].flat();
 }
 

@@ -216,3 +216,20 @@ export function jsonBody(schema: object, description?: string, { required = true
 export function jsonResponse(description: string, schema: object): object {
   return { description, content: { 'application/json': { schema } } };
 }
+
+/**
+ * A multipart/form-data body: one required file field (binary) and optional text fields, nothing
+ * else (what engine/http/multipart.ts accepts).
+ */
+export function multipartFileContent(fileField: string, fileDescription: string, textFields: Record<string, object> = {}) {
+  return {
+    'multipart/form-data': {
+      schema: {
+        type: 'object',
+        required: [fileField],
+        additionalProperties: false,
+        properties: { [fileField]: { type: 'string', format: 'binary', description: fileDescription }, ...textFields },
+      },
+    },
+  };
+}

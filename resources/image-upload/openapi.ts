@@ -4,7 +4,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { OpenApiPaths } from '../../engine/module.js';
 import { ERROR_SCHEMA } from '../../engine/openapi/components.js';
-import { errorResponses, idParameter, jsonResponse, organizationHeaderParameters, pascalCase, ref, schemaName } from '../../engine/openapi/fragments.js';
+import { errorResponses, idParameter, jsonResponse, multipartFileContent, organizationHeaderParameters, pascalCase, ref, schemaName } from '../../engine/openapi/fragments.js';
 import type { CompiledResource } from '../../engine/resource/compiled.js';
 import { IMAGE_KINDS, KINDS_IN_WORDS } from './kinds.js';
 import { CACHE_SECONDS, FILE_FIELD, NAME_FIELD } from './routes.js';
@@ -40,19 +40,9 @@ function uploadOperation(resource: CompiledResource, path: string, alias: boolea
       parameters: organizationHeaderParameters(resource),
       requestBody: {
         required: true,
-        content: {
-          'multipart/form-data': {
-            schema: {
-              type: 'object',
-              required: [FILE_FIELD],
-              additionalProperties: false,
-              properties: {
-                [FILE_FIELD]: { type: 'string', format: 'binary', description: `${KINDS_IN_WORDS}, at most ${inWords(maxBytes)}; sent once` },
-                [NAME_FIELD]: { type: 'string', maxLength: nameMax, description: "The record's name; blank or absent: the file's name" },
-              },
-            },
-          },
-        },
+        content: multipartFileContent(FILE_FIELD, `${KINDS_IN_WORDS}, at most ${inWords(maxBytes)}; sent once`, {
+          [NAME_FIELD]: { type: 'string', maxLength: nameMax, description: "The record's name; blank or absent: the file's name" },
+        }),
       },
       responses: {
         '201': jsonResponse('The image-asset record of the stored file', ref(schemaName(resource, 'record'))),

@@ -1,7 +1,7 @@
 // POST /api/import/{resource} in the OpenAPI document: the three ways to send the file, the
 // success answer and the 400 that lists the failed rows.
 import type { Engine, OpenApiPaths } from '../../../engine/module.js';
-import { errorResponses, jsonResponse, organizationHeaderParameters, ref, schemaName } from '../../../engine/openapi/fragments.js';
+import { errorResponses, jsonResponse, multipartFileContent, organizationHeaderParameters, ref, schemaName } from '../../../engine/openapi/fragments.js';
 import { ERROR_SCHEMA } from '../../../engine/openapi/components.js';
 import { FILE_FIELD } from './body.js';
 import { importableNames, importableResources } from './importable.js';
@@ -105,14 +105,7 @@ export function importOpenApi(engine: Engine): OpenApiPaths {
         requestBody: {
           required: true,
           content: {
-            'multipart/form-data': {
-              schema: {
-                type: 'object',
-                required: [FILE_FIELD],
-                additionalProperties: false,
-                properties: { [FILE_FIELD]: { type: 'string', format: 'binary', description: 'A .csv or .json file' } },
-              },
-            },
+            ...multipartFileContent(FILE_FIELD, 'A .csv or .json file'),
             'text/csv': { schema: { type: 'string', description: 'CSV with a header row' }, example: 'name,color\nUrgent,#ff0000\n' },
             'application/json': {
               schema: { type: 'array', items: { anyOf: creates }, description: "Create bodies of the resource named in the path (its …Create schema)" },

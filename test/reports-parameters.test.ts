@@ -50,14 +50,19 @@ test('catalogue: every report with its slug, words, permission, groupings and pa
   const bySlug = Object.fromEntries(res.body.items.map((r: any) => [r.slug, r]));
   const parameters = ['startDate', 'endDate', 'organizationId', 'employeeId', 'projectId', 'groupBy'];
   for (const slug of SLUGS) {
-    assert.equal(Object.keys(bySlug[slug]).sort(), ['defaultGroupBy', 'description', 'groupBy', 'name', 'parameters', 'period', 'permission', 'slug']);
+    assert.equal(Object.keys(bySlug[slug]).sort(), ['defaultGroupBy', 'description', 'groupBy', 'name', 'parameters', 'period', 'permissions', 'slug']);
     assert.equal(bySlug[slug].parameters, parameters);
     assert.ok(bySlug[slug].name.length && bySlug[slug].description.length && bySlug[slug].period.length);
   }
-  assert.equal([bySlug['time-log-daily'].permission, bySlug['time-log-daily'].groupBy, bySlug['time-log-daily'].defaultGroupBy], ['TIME_TRACKER', ['date', 'employee', 'project'], 'date']);
-  assert.equal([bySlug['time-log-weekly'].permission, bySlug['time-log-weekly'].defaultGroupBy], ['TIME_TRACKER', 'date']);
-  assert.equal([bySlug['amounts-owed'].permission, bySlug['amounts-owed'].groupBy, bySlug['amounts-owed'].defaultGroupBy], ['INVOICES_VIEW', ['employee', 'project', 'date'], 'employee']);
-  assert.equal([bySlug['project-budgets'].permission, bySlug['project-budgets'].groupBy, bySlug['project-budgets'].defaultGroupBy], ['INVOICES_VIEW', ['project'], 'project']);
+  // Every report needs the time-log read permission (TIME_TRACKER); the money reports the employee
+  // read permission (bill rates) and INVOICES_VIEW; project-budgets the project read permission (budgets).
+  assert.equal([bySlug['time-log-daily'].permissions, bySlug['time-log-daily'].groupBy, bySlug['time-log-daily'].defaultGroupBy], [['TIME_TRACKER'], ['date', 'employee', 'project'], 'date']);
+  assert.equal([bySlug['time-log-weekly'].permissions, bySlug['time-log-weekly'].defaultGroupBy], [['TIME_TRACKER'], 'date']);
+  assert.equal([bySlug['amounts-owed'].permissions, bySlug['amounts-owed'].groupBy, bySlug['amounts-owed'].defaultGroupBy], [['TIME_TRACKER', 'ORG_EMPLOYEES_VIEW', 'INVOICES_VIEW'], ['employee', 'project', 'date'], 'employee']);
+  assert.equal([bySlug['project-budgets'].permissions, bySlug['project-budgets'].groupBy, bySlug['project-budgets'].defaultGroupBy], [['TIME_TRACKER', 'ORG_EMPLOYEES_VIEW', 'ORG_PROJECT_VIEW', 'INVOICES_VIEW'], ['project'], 'project']);
+  // The permissions listed are the registry's: the time-log resource's read permission comes first.
+  const timeLogRead = t.engine.registry.get('time-log')!.permissions.read;
+  for (const slug of SLUGS) assert.is(bySlug[slug].permissions[0], timeLogRead);
   assert.match(bySlug['time-log-daily'].period, /last 7 UTC days/);
 });
 
@@ -69,8 +74,11 @@ test("catalogue: only the reports the caller's role may run", async () => {
     return res.body.items.map((r: any) => r.slug);
   };
   assert.equal(await slugsFor(employee), ['time-log-daily', 'time-log-weekly']);
-  assert.equal(await slugsFor(viewer), ['amounts-owed', 'project-budgets']);
-  assert.equal(await slugsFor(dataEntry), ['amounts-owed', 'project-budgets']);
+  // VIEWER and DATA_ENTRY hold INVOICES_VIEW but not TIME_TRACKER: no report sums logs they may not read.
+  assert.equal(await slugsFor(viewer), []);
+  assert.equal(await slugsFor(dataEntry), []);
+  const manager = await userWithRole(t, admin, 'MANAGER');
+  assert.equal(await slugsFor(manager), SLUGS);
   const candidate = await userWithRole(t, admin, 'CANDIDATE');
   const none = await get('/api/report', candidate);
   assert.equal(none.body, { items: [], total: 0 });
@@ -109,8 +117,11 @@ test("403 when the role lacks the report's permission, before parameters are loo
     assertError(await get(`/api/report/${slug}?groupBy=nope`, dataEntry), 403, 'Forbidden resource');
   }
   for (const slug of ['amounts-owed', 'project-budgets']) {
-    assertError(await get(`/api/report/${slug}`, employee), 403, 'Forbidden resource');
-    assertError(await get(`/api/report/${slug}?startDate=bad`, employee), 403, 'Forbidden resource');
+    // EMPLOYEE: TIME_TRACKER but neither INVOICES_VIEW nor ORG_EMPLOYEES_VIEW; VIEWER and DATA_ENTRY: INVOICES_VIEW but not TIME_TRACKER.
+    for (const session of [employee, viewer, dataEntry]) {
+      assertError(await get(`/api/report/${slug}`, session), 403, 'Forbidden resource');
+      assertError(await get(`/api/report/${slug}?startDate=bad`, session), 403, 'Forbidden resource');
+    }
   }
   const candidate = await userWithRole(t, admin, 'CANDIDATE');
   for (const slug of SLUGS) assertError(await get(`/api/report/${slug}`, candidate), 403);

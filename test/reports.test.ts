@@ -484,12 +484,26 @@ test('project-budgets: the range and employeeId[] narrow what is spent; organiza
   assert.is(two.endDate, '2026-01-06T00:00:00.000Z');
 });
 
-test('amounts-owed and project-budgets: roles that hold INVOICES_VIEW see everyone, whatever their own employee', async () => {
-  // Bob is a DATA_ENTRY user with an employee record: the owner rule is the EMPLOYEE role's only.
-  const body = await report(f.bob, 'amounts-owed');
+test('money reports need the time-log read permission too: VIEWER and DATA_ENTRY (INVOICES_VIEW, no TIME_TRACKER) are refused', async () => {
+  // Both roles are refused GET /api/time-log: the sums of those logs are refused as well, and the database is not read.
+  for (const session of [f.viewer, f.bob]) {
+    assert.is((await t.http.get('/api/time-log').set(session.auth)).status, 403);
+    for (const slug of ['amounts-owed', 'project-budgets', 'time-log-daily', 'time-log-weekly']) {
+      const res = await t.http.get(`/api/report/${slug}?${slug === 'project-budgets' ? '' : RANGE}`).set(session.auth);
+      assert.is(res.status, 403, `${slug}: ${JSON.stringify(res.body)}`);
+      assert.equal(res.body, { statusCode: 403, message: 'Forbidden resource', error: 'Forbidden' });
+    }
+  }
+});
+
+test('amounts-owed and project-budgets: a MANAGER (every permission they need) sees everyone, whatever its own employee', async () => {
+  // The manager has an employee record of its own: the owner rule is the EMPLOYEE role's only.
+  const manager = await employeeWithLogin(t, f.admin, 'MANAGER', { firstName: 'Max', lastName: 'Manager', organizationId: f.admin.organizationId });
+  const body = await report(manager, 'amounts-owed');
   assert.equal(body.totals.map((m: any) => [m.currency, m.amount]), [['EUR', 191.25], ['USD', 340.28]]);
-  const viewer = await report(f.viewer, 'project-budgets', '');
-  assert.equal(viewer.total, { seconds: 58550, billableSeconds: 31550, hours: 16.26 });
+  const budgets = await report(manager, 'project-budgets', '');
+  assert.equal(budgets.total, { seconds: 58550, billableSeconds: 31550, hours: 16.26 });
+  assert.ok(!JSON.stringify(budgets).includes(manager.employeeId), 'an employee without time is in no row');
 });
 
 test('OpenAPI: both paths with every parameter, and every answer above fits the documented 200 schema', async () => {
@@ -497,6 +511,10 @@ test('OpenAPI: both paths with every parameter, and every answer above fits the 
   const list = doc.paths['/api/report'].get;
   const run = doc.paths['/api/report/{slug}'].get;
   assert.ok(list && run);
+  // The permission rule is stated where clients read it, with the registry's permission names.
+  assert.match(run.description, /time-log read permission \(TIME_TRACKER\)/);
+  assert.match(run.description, /`amounts-owed` \(permissions TIME_TRACKER and ORG_EMPLOYEES_VIEW and INVOICES_VIEW;/);
+  assert.match(list.description, /project read permission \(ORG_PROJECT_VIEW: budgets\)/);
   for (const status of ['200', '400', '401', '503']) assert.ok(list.responses[status], `list ${status}`);
   for (const status of ['200', '400', '401', '403', '404', '500', '503']) assert.ok(run.responses[status], `run ${status}`);
   const parameters = Object.fromEntries(run.parameters.filter((p: any) => p.name).map((p: any) => [p.name, p]));

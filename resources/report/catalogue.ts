@@ -1,5 +1,6 @@
 // The reports this service runs: data, one file per report under reports/.
-import { PARAMETERS, type ReportDefinition } from './definition.js';
+import { PARAMETERS, type ReportDefinition, type ReportResources } from './definition.js';
+import { requiredPermissions } from './permissions.js';
 import { amountsOwed } from './reports/amounts-owed.js';
 import { projectBudgets } from './reports/project-budgets.js';
 import { timeLogDaily } from './reports/time-log-daily.js';
@@ -12,12 +13,12 @@ const BY_SLUG = new Map(REPORTS.map((report) => [report.slug, report]));
 export const reportNamed = (slug: string): ReportDefinition | undefined => BY_SLUG.get(slug);
 
 /** What GET /api/report says about a report. */
-export function describe(report: ReportDefinition) {
+export function describe(report: ReportDefinition, resources: ReportResources) {
   return {
     slug: report.slug,
     name: report.name,
     description: report.description,
-    permission: report.permission,
+    permissions: requiredPermissions(report, resources),
     groupBy: [...report.groupBy],
     defaultGroupBy: report.defaultGroupBy,
     parameters: [...PARAMETERS],

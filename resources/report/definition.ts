@@ -20,12 +20,20 @@ export interface ReportParameters {
   groupBy: GroupBy;
 }
 
+/** The resources the reports read, from the registry: their tables, scopes and read permissions. */
+export interface ReportResources {
+  timeLog: CompiledResource;
+  employee: CompiledResource;
+  project: CompiledResource;
+}
+
+/** Resources whose read permission a report may need besides the time logs'. */
+export type ReadResource = 'employee' | 'project';
+
 /** What a report's SQL needs: the database, who asks (tenant and owner rule), the resources it reads. */
-export interface ReportContext {
+export interface ReportContext extends ReportResources {
   db: Knex;
   caller: Caller;
-  timeLog: CompiledResource;
-  project: CompiledResource;
   parameters: ReportParameters;
 }
 
@@ -33,8 +41,13 @@ export interface ReportDefinition {
   slug: string;
   name: string;
   description: string;
-  /** A permission of resources/roles.yaml the caller's role must hold. */
-  permission: string;
+  /**
+   * Every report is time logs summed up, so it always needs the time-log read permission; these
+   * resources' read permissions are needed too (employee: bill rates; project: budgets).
+   */
+  reads: readonly ReadResource[];
+  /** Further permissions of resources/roles.yaml the role must hold (INVOICES_VIEW for money). */
+  permissions: readonly string[];
   groupBy: readonly GroupBy[];
   defaultGroupBy: GroupBy;
   period: PeriodRule;

@@ -2,6 +2,7 @@
 // logs, each report a small definition under reports/ listed in catalogue.ts.
 import type { Engine, Module } from '../../engine/module.js';
 import type { CompiledResource } from '../../engine/resource/compiled.js';
+import type { ReportResources } from './definition.js';
 import { reportOpenApi } from './openapi.js';
 import { registerReportRoutes } from './routes.js';
 
@@ -11,12 +12,18 @@ function resourceOf(engine: Engine, name: string): CompiledResource {
   return resource;
 }
 
+const resourcesOf = (engine: Engine): ReportResources => ({
+  timeLog: resourceOf(engine, 'time-log'),
+  employee: resourceOf(engine, 'employee'),
+  project: resourceOf(engine, 'organization-project'),
+});
+
 export const reportModule: Module = {
   name: 'report',
   register(router, engine) {
-    registerReportRoutes(router, { db: engine.db, timeLog: resourceOf(engine, 'time-log'), project: resourceOf(engine, 'organization-project') });
+    registerReportRoutes(router, { db: engine.db, ...resourcesOf(engine) });
   },
-  openapi() {
-    return reportOpenApi();
+  openapi(engine) {
+    return reportOpenApi(resourcesOf(engine));
   },
 };

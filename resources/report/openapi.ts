@@ -4,8 +4,9 @@ import type { OpenApiPaths } from '../../engine/module.js';
 import { errorResponses, jsonResponse } from '../../engine/openapi/fragments.js';
 import { toOpenApiSchema } from '../../engine/openapi/schema-conversion.js';
 import { REPORTS } from './catalogue.js';
-import { GROUP_BY, PARAMETERS } from './definition.js';
+import { GROUP_BY, PARAMETERS, type ReportResources } from './definition.js';
 import { MAX_IDS } from './parameters.js';
+import { MONEY_PERMISSION, requiredPermissions } from './permissions.js';
 import { REPORT_PATH } from './routes.js';
 
 const TAG = 'report';
@@ -25,7 +26,14 @@ function ids(name: string, what: string) {
   };
 }
 
-const perReport = REPORTS.map((r) => `- \`${r.slug}\` (permission ${r.permission}; groupBy ${r.groupBy.join(', ')}, default ${r.defaultGroupBy}): ${r.description} ${r.period.description}`).join('\n');
+const perReport = (resources: ReportResources) =>
+  REPORTS.map((r) => `- \`${r.slug}\` (permissions ${requiredPermissions(r, resources).join(' and ')}; groupBy ${r.groupBy.join(', ')}, default ${r.defaultGroupBy}): ${r.description} ${r.period.description}`).join('\n');
+
+/** The rule in words, with the permission names of this registry. */
+const permissionRule = ({ timeLog, employee, project }: ReportResources) =>
+  `Every report sums time logs, so it needs the time-log read permission (${timeLog.permissions.read}); the money reports also need ${MONEY_PERMISSION} and ` +
+  `the employee read permission (${employee.permissions.read}: bill rates), and project-budgets the project read permission (${project.permissions.read}: budgets). ` +
+  'Employee and project names in the time reports are labels of the logs counted (an EMPLOYEE counts only its own logs).';
 
 const PARAMETER_DOCS = [
   { name: 'slug', in: 'path', required: true, description: 'The report', schema: { type: 'string', enum: REPORTS.map((r) => r.slug) } },
@@ -39,12 +47,12 @@ const PARAMETER_DOCS = [
 
 const catalogueItem = {
   type: 'object',
-  required: ['slug', 'name', 'description', 'permission', 'groupBy', 'defaultGroupBy', 'parameters', 'period'],
+  required: ['slug', 'name', 'description', 'permissions', 'groupBy', 'defaultGroupBy', 'parameters', 'period'],
   properties: {
     slug: { type: 'string', enum: REPORTS.map((r) => r.slug) },
     name: { type: 'string' },
     description: { type: 'string' },
-    permission: { type: 'string', description: 'The permission (resources/roles.yaml) a role needs to run it' },
+    permissions: { type: 'array', items: { type: 'string' }, description: 'Every permission (resources/roles.yaml) a role needs to run it' },
     groupBy: { type: 'array', items: { type: 'string', enum: [...GROUP_BY] } },
     defaultGroupBy: { type: 'string', enum: [...GROUP_BY] },
     parameters: { type: 'array', items: { type: 'string', enum: [...PARAMETERS] } },
@@ -52,14 +60,14 @@ const catalogueItem = {
   },
 };
 
-export function reportOpenApi(): OpenApiPaths {
+export function reportOpenApi(resources: ReportResources): OpenApiPaths {
   return {
     [REPORT_PATH]: {
       get: {
         tags: [TAG],
         operationId: 'listReports',
         summary: 'The reports the caller may run',
-        description: "The catalogue, limited to the reports the caller's role holds the permission of. Any signed-in user; takes no parameters.",
+        description: `The catalogue, limited to the reports the caller's role holds every permission of. Any signed-in user; takes no parameters. ${permissionRule(resources)}`,
         responses: {
           '200': jsonResponse('The catalogue', { type: 'object', required: ['items', 'total'], properties: { items: { type: 'array', items: catalogueItem }, total: { type: 'integer', minimum: 0 } } }),
           ...errorResponses(400, 401, 500, 503),
@@ -75,7 +83,7 @@ export function reportOpenApi(): OpenApiPaths {
           'Aggregates time logs of the caller\'s tenant (an EMPLOYEE counts only its own). Times are UTC; a running log counts nothing; ' +
           'a log is cut to the range and split at day or week boundaries. Every parameter problem is a 400 (an unknown parameter, a bad date or UUID, ' +
           'startDate after endDate, a range longer than the report allows, a groupBy the report does not take); an unknown report is a 404; ' +
-          `a role without the report's permission a 403.\n\n${perReport}`,
+          `a role lacking any of the report's permissions a 403. ${permissionRule(resources)}\n\n${perReport(resources)}`,
         parameters: PARAMETER_DOCS,
         responses: {
           '200': jsonResponse('The report; `report` says which of the shapes it is', { oneOf: REPORTS.map((r) => r.schema) }),

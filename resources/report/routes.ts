@@ -1,40 +1,37 @@
 // GET /api/report (the catalogue) and GET /api/report/{slug} (one report run). The order of the
-// checks is the answer's: no token 401, unknown report 404, role without the report's permission
-// 403, then every parameter problem at once as a 400.
+// checks is the answer's: no token 401, unknown report 404, role lacking any of the report's
+// permissions (permissions.ts) 403, then every parameter problem at once as a 400.
 import type Router from '@koa/router';
 import type { Knex } from 'knex';
 import type { Context } from 'koa';
 import { ANY_AUTHENTICATED } from '../../engine/caller.js';
-import { badRequest, HttpError } from '../../engine/errors.js';
+import { badRequest, forbidden, HttpError } from '../../engine/errors.js';
 import { authorize, callerOf, parseQueryString } from '../../engine/http/context.js';
-import type { CompiledResource } from '../../engine/resource/compiled.js';
 import { describe, REPORTS, reportNamed } from './catalogue.js';
+import type { ReportResources } from './definition.js';
 import { parseReportParameters } from './parameters.js';
+import { mayRun, requiredPermissions } from './permissions.js';
 
 export const REPORT_PATH = '/api/report';
 
-export interface ReportResources {
-  db: Knex;
-  timeLog: CompiledResource;
-  project: CompiledResource;
-}
+type RouteResources = ReportResources & { db: Knex };
 
 export const unknownReport = () => new HttpError(404, `No such report; reports: ${REPORTS.map((r) => r.slug).join(', ')}`);
 
-function catalogue(ctx: Context) {
+function catalogue(ctx: Context, resources: ReportResources) {
   const caller = authorize(ctx, ANY_AUTHENTICATED);
   const keys = Object.keys(parseQueryString(ctx.querystring));
   if (keys.length) throw badRequest(keys.map((k) => `${k} is not a supported parameter of ${REPORT_PATH}; it takes none`));
   // Only the reports the caller's role may run: the catalogue is what this caller can ask for.
-  const items = REPORTS.filter((r) => caller.permissions.has(r.permission)).map(describe);
+  const items = REPORTS.filter((r) => mayRun(caller, requiredPermissions(r, resources))).map((r) => describe(r, resources));
   ctx.body = { items, total: items.length };
 }
 
-async function runReport(ctx: Context, resources: ReportResources) {
-  callerOf(ctx);
+async function runReport(ctx: Context, resources: RouteResources) {
+  const caller = callerOf(ctx);
   const report = reportNamed(ctx.params.slug);
   if (!report) throw unknownReport();
-  const caller = authorize(ctx, report.permission);
+  if (!mayRun(caller, requiredPermissions(report, resources))) throw forbidden();
   const parameters = parseReportParameters(report, parseQueryString(ctx.querystring), resources.timeLog, caller.tenantId);
   const figures = await report.run({ ...resources, caller, parameters });
   ctx.body = {
@@ -46,7 +43,7 @@ async function runReport(ctx: Context, resources: ReportResources) {
   };
 }
 
-export function registerReportRoutes(router: Router, resources: ReportResources) {
-  router.get(REPORT_PATH, catalogue);
+export function registerReportRoutes(router: Router, resources: RouteResources) {
+  router.get(REPORT_PATH, (ctx) => catalogue(ctx, resources));
   router.get(`${REPORT_PATH}/:slug`, (ctx) => runReport(ctx, resources));
 }

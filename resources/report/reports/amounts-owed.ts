@@ -6,6 +6,7 @@ import { groupedFigures } from '../aggregate.js';
 import { GROUP_BY, type GroupBy, type ReportDefinition } from '../definition.js';
 import { MONEY_FIGURES, nest } from '../nest.js';
 import { currentMonth } from '../period.js';
+import { MONEY_PERMISSION } from '../permissions.js';
 import { allKeys, answerSchema, MONEY_FIGURE_SCHEMAS, object } from '../schemas.js';
 
 const GROUPINGS: readonly GroupBy[] = ['employee', 'project', 'date'];
@@ -44,7 +45,9 @@ export const amountsOwed: ReportDefinition = {
   description:
     "Tracked time × the employee's bill rate, per employee and currency (the employee's billRateCurrency, else its organization's currency). " +
     'All tracked time counts; billableSeconds and billableAmount give the billable part. Amounts are computed in numeric and rounded once per figure to 2 decimals.',
-  permission: 'INVOICES_VIEW',
+  // Bill rates are employee data: a role must be able to read them.
+  reads: ['employee'],
+  permissions: [MONEY_PERMISSION],
   groupBy: GROUPINGS,
   defaultGroupBy: 'employee',
   period: currentMonth(366),

@@ -6,6 +6,7 @@
 import { scope } from '../../../engine/resource/query.js';
 import type { ReportDefinition } from '../definition.js';
 import { allTime } from '../period.js';
+import { MONEY_PERMISSION } from '../permissions.js';
 import { answerSchema, object, TIME_FIGURE_SCHEMAS } from '../schemas.js';
 import { rowsOf } from '../statement.js';
 import { piecesSource } from '../time-source.js';
@@ -55,7 +56,9 @@ export const projectBudgets: ReportDefinition = {
   description:
     'Each project with its budget (hours or cost), what was spent against it, what remains and the percentage used. ' +
     "Spent time is the tracked time on the project inside the range, of the employees asked for; cost uses each logging employee's bill rate.",
-  permission: 'INVOICES_VIEW',
+  // Bill rates are employee data, budgets project data: a role must be able to read them.
+  reads: ['employee', 'project'],
+  permissions: [MONEY_PERMISSION],
   groupBy: ['project'],
   defaultGroupBy: 'project',
   period: allTime(),

@@ -27,7 +27,9 @@ export function timeLogReport(options: { slug: string; name: string; description
     slug: options.slug,
     name: options.name,
     description: options.description,
-    permission: 'TIME_TRACKER',
+    // The time-log read permission only: names are labels of the logs the caller may count.
+    reads: [],
+    permissions: [],
     groupBy: GROUP_BY,
     defaultGroupBy: 'date',
     period: options.period,

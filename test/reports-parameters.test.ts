@@ -169,7 +169,29 @@ test('ranges longer than a report allows are a 400; project-budgets has no limit
   assertError(await get('/api/report/amounts-owed?startDate=2020-01-01&endDate=2026-01-01', admin), 400, message(366));
   const budgets = await get('/api/report/project-budgets?startDate=1990-01-01&endDate=9999-12-31', admin);
   assert.is(budgets.status, 200, JSON.stringify(budgets.body));
-  assert.equal([budgets.body.startDate, budgets.body.endDate], ['1990-01-01T00:00:00.000Z', null]);
+  assert.equal([budgets.body.startDate, budgets.body.endDate], ['1990-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z']);
+});
+
+test('a date-only endDate of 9999-12-31 is that whole day, stopped at the last storable instant (not "no end")', async () => {
+  const owner = employee as Session & { employeeId: string };
+  const logged = await t.http.post('/api/time-log').set(admin.auth).send({ employeeId: owner.employeeId, startedAt: '9999-12-31T23:00:00Z', stoppedAt: '9999-12-31T23:30:00Z' });
+  assert.is(logged.status, 201, JSON.stringify(logged.body));
+  const run = async (path: string) => {
+    const res = await get(path, admin);
+    assert.is(res.status, 200, JSON.stringify(res.body));
+    return [res.body.startDate, res.body.endDate, res.body.total?.seconds ?? res.body.totals?.[0]?.seconds];
+  };
+  const LAST = '9999-12-31T23:59:59.999Z';
+  assert.equal(await run('/api/report/time-log-daily?startDate=9999-12-25&endDate=9999-12-31'), ['9999-12-25T00:00:00.000Z', LAST, 1800]);
+  // Alone, the start is counted back from the day's end: the 7 whole days 12-25 … 12-31.
+  assert.equal(await run('/api/report/time-log-daily?endDate=9999-12-31'), ['9999-12-25T00:00:00.000Z', LAST, 1800]);
+  assert.equal(await run('/api/report/time-log-weekly?endDate=9999-12-31'), ['9999-12-04T00:00:00.000Z', LAST, 1800]);
+  assert.equal(await run('/api/report/amounts-owed?endDate=9999-12-31'), ['9999-12-01T00:00:00.000Z', LAST, 1800]);
+  assert.equal(await run('/api/report/time-log-daily?startDate=9999-12-31&endDate=9999-12-31'), ['9999-12-31T00:00:00.000Z', LAST, 1800]);
+  assert.equal(await run('/api/report/project-budgets?endDate=9999-12-31'), [null, LAST, 0]);
+  // The log is removed so that the other tests' tenant is as it was.
+  await t.db('time_log').where({ id: logged.body.id }).delete();
+  assert.is((await t.db('time_log').where({ id: logged.body.id })).length, 0);
 });
 
 test('ids: every id a UUID, organizationId a single one, at most 100 per list', async () => {

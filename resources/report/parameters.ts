@@ -56,11 +56,11 @@ function readDates(timeLog: CompiledResource, input: Record<string, unknown>, te
   if (input.endDate !== undefined) dates.endDate = input.endDate;
   try {
     const query = parseListQuery(timeLog, dates, tenantId);
-    return {
-      start: query.startDate === undefined ? undefined : Date.parse(query.startDate),
-      // A date-only 9999-12-31 has no next midnight to stop at: the list reads it as no bound.
-      end: query.endDate === undefined ? undefined : Date.parse(query.endDate.at),
-    };
+    // The list reads a date-only 9999-12-31 as no bound (its next midnight is not storable); here
+    // it is that midnight, so a start derived from it is a whole number of days before it, and
+    // effectiveRange then stops the range at the last storable instant.
+    const end = query.endDate !== undefined ? Date.parse(query.endDate.at) : input.endDate !== undefined ? LATEST_INSTANT + 1 : undefined;
+    return { start: query.startDate === undefined ? undefined : Date.parse(query.startDate), end };
   } catch (err) {
     if (!(err instanceof HttpError) || err.status !== 400) throw err;
     problems.push(...(Array.isArray(err.messages) ? err.messages : [err.messages]));
@@ -76,7 +76,8 @@ function effectiveRange(report: ReportDefinition, given: Range, input: Record<st
   if (!hasStart && !hasEnd) ({ start, end } = report.period.defaults(now));
   else if (!hasEnd && start !== undefined) end = report.period.endFrom(start);
   else if (!hasStart && end !== undefined) start = report.period.startFrom(end);
-  // A week after 9999-12-30 is past what the database stores: the range stops at the last instant it does.
+  // A week after 9999-12-30, or the end of 9999-12-31, is past what the database stores: the range
+  // stops at the last instant it does (exclusive, so the very last millisecond is not counted).
   if (end !== undefined && end > LATEST_INSTANT) end = LATEST_INSTANT;
   const max = report.period.maxDays;
   if (max !== undefined && (start === undefined || end === undefined || end - start > max * DAY_MS)) {

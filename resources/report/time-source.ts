@@ -3,7 +3,11 @@
 //            filters applied; tenant and owner rule come from the time-log resource's scope();
 //   pieces:  each clipped log split at UTC day or ISO week boundaries (or left whole), with its
 //            whole seconds in that piece. A running log (no stoppedAt) is never counted.
-// Bounds are truncated to the second, so the pieces of one log add up to its seconds exactly.
+// A piece's seconds are counted from the log's own start, as the generated duration column floors
+// the whole span: floor(seconds from startedAt to the piece's end) − floor(seconds from startedAt
+// to the piece's start). The pieces of a log therefore add up to its duration exactly, whatever
+// its fractions of a second (10:00:00.600 → 10:00:01.400 is 0 s, not 1; flooring each bound to
+// the second on its own would count it). Pieces of 0 s are left out.
 import type { Knex } from 'knex';
 import { scope } from '../../engine/resource/query.js';
 import type { ReportContext } from './definition.js';
@@ -22,15 +26,16 @@ export interface SourceOptions {
   money?: boolean;
 }
 
-/** The clipped logs: one row per log, s and e as UTC timestamps without zone. */
+/** The clipped logs: one row per log; t0 (the log's start), s and e as UTC timestamps without zone. */
 function clippedLogs({ db, caller, timeLog, parameters }: ReportContext, money: boolean): Knex.QueryBuilder {
   const { start, end } = parameters;
   const from = start === undefined ? db.raw('tl."startedAt"') : db.raw('greatest(tl."startedAt", ?::timestamptz)', [start]);
   const to = end === undefined ? db.raw('tl."stoppedAt"') : db.raw('least(tl."stoppedAt", ?::timestamptz)', [end]);
   const query = db
     .select('tl.employeeId', 'tl.projectId', 'tl.isBillable')
-    .select(db.raw(`date_trunc('second', ? at time zone 'UTC') as s`, [from]))
-    .select(db.raw(`date_trunc('second', ? at time zone 'UTC') as e`, [to]))
+    .select(db.raw(`tl."startedAt" at time zone 'UTC' as t0`))
+    .select(db.raw(`? at time zone 'UTC' as s`, [from]))
+    .select(db.raw(`? at time zone 'UTC' as e`, [to]))
     .from('time_log as tl')
     .whereNotNull('tl.stoppedAt');
   scope(query, timeLog, caller, 'tl');
@@ -52,26 +57,32 @@ function clippedLogs({ db, caller, timeLog, parameters }: ReportContext, money: 
   return query;
 }
 
+/** Whole seconds of the part of log c between two instants of it, counted from its start. */
+const secondsBetween = (from: string, to: string) =>
+  `(floor(extract(epoch from ${to} - c.t0)) - floor(extract(epoch from ${from} - c.t0)))::bigint`;
+
 /** `with clipped as (…), pieces as (…)` and its bindings: the start of every report's statement. */
 export function piecesSource(context: ReportContext, options: SourceOptions = {}): { sql: string; bindings: unknown[] } {
   const clipped = clippedLogs(context, Boolean(options.money));
   if (!options.bucket) {
     return {
       sql: `with clipped as ?, pieces as (
-        select c.*, extract(epoch from c.e - c.s)::bigint as seconds from clipped c where c.e > c.s
+        select * from (select c.*, ${secondsBetween('c.s', 'c.e')} as seconds from clipped c) as x where x.seconds > 0
       )`,
       bindings: [clipped],
     };
   }
   const { unit, step } = BUCKETS[options.bucket];
+  // Buckets from the one holding the clipped start to the one holding its end; each piece is the
+  // overlap of the log with its bucket.
   return {
     sql: `with clipped as ?, pieces as (
-      select c.*, b.bucket,
-        extract(epoch from least(c.e, b.bucket + ?::interval) - greatest(c.s, b.bucket))::bigint as seconds
-      from clipped c
-      cross join lateral generate_series(date_trunc(?, c.s), c.e, ?::interval) as b(bucket)
-      where least(c.e, b.bucket + ?::interval) > greatest(c.s, b.bucket)
+      select * from (
+        select c.*, b.bucket, ${secondsBetween('greatest(c.s, b.bucket)', 'least(c.e, b.bucket + ?::interval)')} as seconds
+        from clipped c
+        cross join lateral generate_series(date_trunc(?, c.s), c.e, ?::interval) as b(bucket)
+      ) as x where x.seconds > 0
     )`,
-    bindings: [clipped, step, unit, step, step],
+    bindings: [clipped, step, unit, step],
   };
 }

@@ -78,4 +78,71 @@ test('fractions of a second: the pieces of each log add up to its duration, per 
   assert.equal([tiny.groups, tiny.total], [[], { seconds: 0, billableSeconds: 0 }]);
 });
 
+// ---------------------------------------------------------------------------------------------
+// Rows corrupted to point at another tenant
+
+//   Tenant A: Ann (36 USD/h), project Pa. Tenant B: Bea, project Pb, organization Ob.
+//   L1  Ann  Pa              04-06 09:00 → 10:00   3600 s
+//   L2  Bea (B's employee)   04-06 10:00 → 10:30   1800 s: counts nowhere (A has no such employee)
+//   L3  Ann  Pb (B's)        04-06 11:00 → 11:15    900 s: time without a project
+//   L4  Ann  Pa, org Ob      04-06 12:00 → 12:10    600 s: counts, but organizationId=Ob matches nothing
+// Every log is created valid through the API, then corrupted in the database.
+test("corrupted rows naming another tenant's employee, project or organization: never its ids, and every report agrees", async () => {
+  const a = await tenant('Alpha');
+  const b = await tenant('Bravo');
+  const ann = (await post(a, '/api/employee', { userId: a.userId, firstName: 'Ann', lastName: 'Alpha', billRateValue: 36, billRateCurrency: 'USD' })).id as string;
+  const bea = (await post(b, '/api/employee', { userId: b.userId, firstName: 'Bea', lastName: 'Bravo', billRateValue: 99 })).id as string;
+  const pa = (await post(a, '/api/organization-project', { name: 'Pa', budget: 10, budgetType: 'hours' })).id as string;
+  const pb = (await post(b, '/api/organization-project', { name: 'Pb', budget: 10, budgetType: 'hours' })).id as string;
+  const log = async (from: string, to: string) =>
+    (await post(a, '/api/time-log', { employeeId: ann, projectId: pa, startedAt: `2026-04-06T${from}Z`, stoppedAt: `2026-04-06T${to}Z` })).id as string;
+  await log('09:00:00', '10:00:00');
+  const l2 = await log('10:00:00', '10:30:00');
+  const l3 = await log('11:00:00', '11:15:00');
+  const l4 = await log('12:00:00', '12:10:00');
+  await t.db('time_log').where({ id: l2 }).update({ employeeId: bea });
+  await t.db('time_log').where({ id: l3 }).update({ projectId: pb });
+  await t.db('time_log').where({ id: l4 }).update({ organizationId: b.organizationId });
+  const corrupted = await t.db('time_log').whereIn('id', [l2, l3, l4]).select('id', 'tenantId', 'employeeId', 'projectId', 'organizationId');
+  assert.equal(new Set(corrupted.map((r) => r.tenantId)), new Set([a.tenantId]));
+
+  const foreign = [bea, pb, b.organizationId, b.tenantId];
+  const clean = (body: unknown, what: string) => {
+    const text = JSON.stringify(body);
+    for (const id of foreign) assert.not.ok(text.includes(id), `${what} shows another tenant's id ${id}`);
+  };
+  const range = 'startDate=2026-04-06&endDate=2026-04-06';
+  const daily = await report(a, 'time-log-daily', `${range}&groupBy=project`);
+  clean(daily, 'time-log-daily');
+  assert.equal(daily.groups.map((g: any) => [g.projectId, g.projectName, g.seconds, g.rows.map((r: any) => [r.employeeId, r.employeeName, r.seconds])]), [
+    [pa, 'Pa', 4200, [[ann, 'Ann Alpha', 4200]]],
+    [null, null, 900, [[ann, 'Ann Alpha', 900]]],
+  ]);
+  assert.equal(daily.total, { seconds: 5100, billableSeconds: 0 });
+  const weekly = await report(a, 'time-log-weekly', range);
+  clean(weekly, 'time-log-weekly');
+  assert.equal(weekly.total, { seconds: 5100, billableSeconds: 0 });
+  // The same logs, priced: 5100 s × 36 / 3600 = 51; Pa 4200 s = 42, no project 900 s = 9.
+  const owed = await report(a, 'amounts-owed', `${range}&groupBy=project`);
+  clean(owed, 'amounts-owed');
+  assert.equal(owed.groups.map((g: any) => [g.projectId, g.totals.map((m: any) => [m.currency, m.seconds, m.amount])]), [[pa, [['USD', 4200, 42]]], [null, [['USD', 900, 9]]]]);
+  assert.equal(owed.totals.map((m: any) => [m.currency, m.seconds, m.hours, m.amount]), [['USD', 5100, 1.42, 51]]);
+  const budgets = await report(a, 'project-budgets', '');
+  clean(budgets, 'project-budgets');
+  assert.equal(budgets.groups.map((g: any) => [g.projectId, g.seconds, g.cost, g.rows.map((r: any) => [r.employeeId, r.seconds])]), [[pa, 4200, 42, [[ann, 4200]]]]);
+
+  // Filters go through the tenant's own rows: another tenant's ids match nothing.
+  for (const slug of ['time-log-daily', 'amounts-owed']) {
+    for (const filter of [`employeeId=${bea}`, `projectId=${pb}`, `organizationId=${b.organizationId}`]) {
+      const body = await report(a, slug, `${range}&${filter}`);
+      assert.equal(body.groups, [], `${slug}?${filter}`);
+    }
+  }
+  const own = await report(a, 'time-log-daily', `${range}&organizationId=${a.organizationId}`);
+  assert.equal(own.total, { seconds: 4500, billableSeconds: 0 });
+  // Tenant B sees none of A's logs, though two of them name its rows.
+  const theirs = await report(b, 'time-log-daily', range);
+  assert.equal([theirs.groups, theirs.total], [[], { seconds: 0, billableSeconds: 0 }]);
+});
+
 test.run();

@@ -26,34 +26,46 @@ export interface SourceOptions {
   money?: boolean;
 }
 
-/** The clipped logs: one row per log; t0 (the log's start), s and e as UTC timestamps without zone. */
-function clippedLogs({ db, caller, timeLog, parameters }: ReportContext, money: boolean): Knex.QueryBuilder {
+/**
+ * The clipped logs: one row per log; t0 (the log's start), s and e as UTC timestamps without zone.
+ * The log's employee (and that employee's organization) and its project are joined on the log's
+ * own tenant, and ids are read and filtered through those rows, never from the log's columns
+ * alone: a corrupted log naming another tenant's employee counts nowhere (in every report alike,
+ * since they all start here), one naming another tenant's project counts as time without a
+ * project, and no other tenant's id ever reaches an answer or matches a filter.
+ */
+function clippedLogs({ db, caller, timeLog, employee, project, parameters }: ReportContext, money: boolean): Knex.QueryBuilder {
   const { start, end } = parameters;
   const from = start === undefined ? db.raw('tl."startedAt"') : db.raw('greatest(tl."startedAt", ?::timestamptz)', [start]);
   const to = end === undefined ? db.raw('tl."stoppedAt"') : db.raw('least(tl."stoppedAt", ?::timestamptz)', [end]);
   const query = db
-    .select('tl.employeeId', 'tl.projectId', 'tl.isBillable')
+    .select('em.id as employeeId', 'op.id as projectId', 'tl.isBillable')
     .select(db.raw(`tl."startedAt" at time zone 'UTC' as t0`))
     .select(db.raw(`? at time zone 'UTC' as s`, [from]))
     .select(db.raw(`? at time zone 'UTC' as e`, [to]))
-    .from('time_log as tl')
+    .from(`${timeLog.table} as tl`)
+    .join(`${employee.table} as em`, function () {
+      this.on('em.id', 'tl.employeeId').andOn('em.tenantId', 'tl.tenantId');
+    })
+    .join('organization as og', function () {
+      this.on('og.id', 'em.organizationId').andOn('og.tenantId', 'em.tenantId');
+    })
+    .leftJoin(`${project.table} as op`, function () {
+      this.on('op.id', 'tl.projectId').andOn('op.tenantId', 'tl.tenantId');
+    })
     .whereNotNull('tl.stoppedAt');
   scope(query, timeLog, caller, 'tl');
   if (start !== undefined) query.where('tl.stoppedAt', '>', start);
   if (end !== undefined) query.where('tl.startedAt', '<', end);
-  if (parameters.organizationId) query.where('tl.organizationId', parameters.organizationId);
-  if (parameters.employeeIds) query.whereIn('tl.employeeId', parameters.employeeIds);
-  if (parameters.projectIds) query.whereIn('tl.projectId', parameters.projectIds);
-  if (money) {
-    query
-      .join('employee as em', function () {
-        this.on('em.id', 'tl.employeeId').andOn('em.tenantId', 'tl.tenantId');
-      })
-      .join('organization as og', function () {
-        this.on('og.id', 'em.organizationId').andOn('og.tenantId', 'em.tenantId');
-      })
-      .select(db.raw('coalesce(em."billRateCurrency", og.currency) as currency'), db.raw('em."billRateValue" as rate'));
+  if (parameters.organizationId) {
+    // Only an organization of the caller's tenant matches, whatever a corrupted log says.
+    query.where('tl.organizationId', parameters.organizationId).whereExists(
+      db.select(db.raw('1')).from('organization as lo').where('lo.id', parameters.organizationId).where('lo.tenantId', caller.tenantId),
+    );
   }
+  if (parameters.employeeIds) query.whereIn('em.id', parameters.employeeIds);
+  if (parameters.projectIds) query.whereIn('op.id', parameters.projectIds);
+  if (money) query.select(db.raw('coalesce(em."billRateCurrency", og.currency) as currency'), db.raw('em."billRateValue" as rate'));
   return query;
 }
 

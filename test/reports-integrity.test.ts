@@ -145,4 +145,45 @@ test("corrupted rows naming another tenant's employee, project or organization: 
   assert.equal([theirs.groups, theirs.total], [[], { seconds: 0, billableSeconds: 0 }]);
 });
 
+// ---------------------------------------------------------------------------------------------
+// project-budgets: organizationId chooses projects, not logs
+
+//   Organization X (the default) holds project P (budget 2 hours) and employee Eve (10 EUR/h);
+//   organization Y holds nothing. Two logs on P:
+//   K1  organizationId X  05-04 09:00 → 10:00  3600 s
+//   K2  organizationId Y  05-04 11:00 → 11:30  1800 s (a log may name another organization than its project's)
+test('project-budgets: organizationId and projectId choose the projects; their spent is every log on them, whatever organization it names', async () => {
+  const admin = await tenant('Xylo');
+  const x = admin.organizationId;
+  const y = (await post(admin, '/api/organization', { name: 'Yonder', currency: 'USD' })).id as string;
+  const eve = (await post(admin, '/api/employee', { userId: admin.userId, organizationId: x, firstName: 'Eve', lastName: 'Even', billRateValue: 10 })).id as string;
+  const p = (await post(admin, '/api/organization-project', { name: 'P', organizationId: x, budget: 2, budgetType: 'hours' })).id as string;
+  const log = async (organizationId: string, from: string, to: string) =>
+    (await post(admin, '/api/time-log', { organizationId, employeeId: eve, projectId: p, startedAt: `2026-05-04T${from}Z`, stoppedAt: `2026-05-04T${to}Z` })).id as string;
+  await log(x, '09:00:00', '10:00:00');
+  const k2 = await log(y, '11:00:00', '11:30:00');
+  assert.equal((await t.db('time_log').where({ id: k2 }).first()).organizationId, y);
+
+  // 5400 s = 1.5 h of 2: 0.5 left, 75 %; cost 5400 × 10 / 3600 = 15.
+  const expected = [{
+    projectId: p, projectName: 'P', organizationId: x, budgetType: 'hours', budget: 2, currency: 'EUR',
+    seconds: 5400, billableSeconds: 0, hours: 1.5, cost: 15, spent: 1.5, remaining: 0.5, percentUsed: 75,
+    rows: [{ employeeId: eve, employeeName: 'Eve Even', seconds: 5400, billableSeconds: 0, hours: 1.5, cost: 15 }],
+  }];
+  for (const query of ['', `organizationId=${x}`, `organizationId=${x}&projectId=${p}`, `organizationId=${x}&employeeId=${eve}&startDate=2026-05-04&endDate=2026-05-04`]) {
+    const body = await report(admin, 'project-budgets', query);
+    assert.equal(body.groups, expected, `?${query}`);
+    assert.equal(body.total, { seconds: 5400, billableSeconds: 0, hours: 1.5 }, `?${query}`);
+  }
+  // Y has no project: nothing is listed, though K2 names Y.
+  const yonder = await report(admin, 'project-budgets', `organizationId=${y}`);
+  assert.equal([yonder.groups, yonder.total], [[], { seconds: 0, billableSeconds: 0, hours: 0 }]);
+  // The range still narrows the spent: from 10:30 on, only K2.
+  const late = await report(admin, 'project-budgets', `organizationId=${x}&startDate=2026-05-04T10:30:00Z`);
+  assert.equal(late.groups.map((g: any) => [g.seconds, g.spent, g.percentUsed]), [[1800, 0.5, 25]]);
+  // The time reports, by contrast, filter the logs by the organization they name.
+  const daily = await report(admin, 'time-log-daily', `startDate=2026-05-04&endDate=2026-05-04&organizationId=${y}`);
+  assert.equal(daily.total, { seconds: 1800, billableSeconds: 0 });
+});
+
 test.run();

@@ -39,7 +39,7 @@ const PARAMETER_DOCS = [
   { name: 'slug', in: 'path', required: true, description: 'The report', schema: { type: 'string', enum: REPORTS.map((r) => r.slug) } },
   { name: 'startDate', in: 'query', required: false, description: 'Start of the range (inclusive). Defaults per report (see the description).', schema: dateSchema },
   { name: 'endDate', in: 'query', required: false, description: 'End of the range (exclusive); a date-only value includes that whole day. Defaults per report.', schema: dateSchema },
-  { name: 'organizationId', in: 'query', required: false, description: "Only this organization's time logs (project-budgets: its projects). An unknown id gives an empty report.", schema: { type: 'string', format: 'uuid' } },
+  { name: 'organizationId', in: 'query', required: false, description: "Only time logs naming this organization (project-budgets: only its projects, each with every log on it, whatever organization the log names). An unknown id gives an empty report.", schema: { type: 'string', format: 'uuid' } },
   ids('employeeId', "these employees' time logs"),
   ids('projectId', 'time logs on these projects (project-budgets: these projects)'),
   { name: 'groupBy', in: 'query', required: false, description: 'What the rows are nested by; which values a report takes, and its default, are in its catalogue entry.', schema: { type: 'string', enum: [...GROUP_BY] } },

@@ -2,7 +2,8 @@
 // with what was spent against its budget: hours tracked on it for an hours budget, or the cost
 // (Σ seconds × the logging employee's bill rate / 3600) for a cost budget. startDate, endDate and
 // employeeId[] narrow what counts as spent; with no range, everything ever tracked counts. Its
-// rows are each employee's part of a project's time.
+// rows are each employee's part of a project's time. organizationId and projectId[] only choose
+// the projects: a project's spent is all time logged on it, whatever organization a log names.
 import { scope } from '../../../engine/resource/query.js';
 import type { ReportDefinition } from '../definition.js';
 import { allTime } from '../period.js';
@@ -55,7 +56,8 @@ export const projectBudgets: ReportDefinition = {
   name: 'Project budgets',
   description:
     'Each project with its budget (hours or cost), what was spent against it, what remains and the percentage used. ' +
-    "Spent time is the tracked time on the project inside the range, of the employees asked for; cost uses each logging employee's bill rate.",
+    "Spent time is the tracked time on the project inside the range, of the employees asked for, whatever organization a log names " +
+    "(organizationId and projectId choose the projects listed, not the logs); cost uses each logging employee's bill rate.",
   // Bill rates are employee data, budgets project data: a role must be able to read them.
   reads: ['employee', 'project'],
   permissions: [MONEY_PERMISSION],
@@ -65,7 +67,8 @@ export const projectBudgets: ReportDefinition = {
   schema: schema(),
   async run(context) {
     const { db, caller, project, parameters } = context;
-    const source = piecesSource(context, { money: true });
+    // organizationId picks projects (below), not logs: a log may name another organization than its project's.
+    const source = piecesSource({ ...context, parameters: { ...parameters, organizationId: undefined } }, { money: true });
     // The spent figures in the budget's unit, exact; rounded only when shown.
     const used = `case when op."budgetType" = 'cost' then coalesce(sp.cost, 0) / 3600 else coalesce(sp.seconds, 0)::numeric / 3600 end`;
     const projects = db

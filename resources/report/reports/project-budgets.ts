@@ -4,6 +4,18 @@
 // employeeId[] narrow what counts as spent; with no range, everything ever tracked counts. Its
 // rows are each employee's part of a project's time. organizationId and projectId[] only choose
 // the projects: a project's spent is all time logged on it, whatever organization a log names.
+//
+// One statement, each step a single pass (hash joins and one GROUP BY each), so the cost grows
+// with the logs and projects, not with their product:
+//   with clipped as (…), pieces as (…)                           -- time-source.ts
+//   , spent as (select projectId, employeeId, grouping(employeeId) as level, Σ… from pieces
+//               group by grouping sets ((projectId, employeeId), (projectId)))
+//   , parts as (select projectId, json_agg(employee row order by name) as rows
+//               from spent left join employee … where level = 0 group by projectId)
+//   select project figures from organization_project op join organization og …
+//     left join spent sp on sp.projectId = op.id and sp.level = 1
+//     left join parts pt on pt.projectId = op.id
+//   where <tenant scope, organizationId, projectId[]> order by op.name, op.id
 import { scope } from '../../../engine/resource/query.js';
 import type { ReportDefinition } from '../definition.js';
 import { allTime } from '../period.js';
@@ -83,17 +95,8 @@ export const projectBudgets: ReportDefinition = {
         coalesce(sum(sp.seconds) over (), 0)::float8 as "totalSeconds",
         coalesce(sum(sp.billable) over (), 0)::float8 as "totalBillableSeconds",
         round(coalesce(sum(sp.seconds) over (), 0)::numeric / 3600, 2)::float8 as "totalHours"`))
-      // Each employee's part, already summed by the spent CTE, as a JSON array of the project row.
-      .select(db.raw(`(select coalesce(json_agg(json_build_object(
-          'employeeId', sd."employeeId",
-          'employeeName', case when e.id is null then null else e."firstName" || ' ' || e."lastName" end,
-          'seconds', sd.seconds::float8,
-          'billableSeconds', sd.billable::float8,
-          'hours', round(sd.seconds::numeric / 3600, 2)::float8,
-          'cost', round(sd.cost / 3600, 2)::float8
-        ) order by e."firstName", e."lastName", sd."employeeId"), '[]'::json)
-        from spent sd left join employee e on e.id = sd."employeeId" and e."tenantId" = ?
-        where sd."projectId" = op.id and sd.level = ?) as rows`, [caller.tenantId, EMPLOYEE_LEVEL]))
+      // Each employee's part, already summed by the spent CTE and gathered per project by parts.
+      .select(db.raw(`coalesce(pt.rows, '[]'::json) as rows`))
       .from('organization_project as op')
       .join('organization as og', function () {
         this.on('og.id', 'op.organizationId').andOn('og.tenantId', 'op.tenantId');
@@ -101,6 +104,7 @@ export const projectBudgets: ReportDefinition = {
       .leftJoin('spent as sp', function () {
         this.on('sp.projectId', 'op.id').andOnVal('sp.level', '=', PROJECT_LEVEL);
       })
+      .leftJoin('parts as pt', 'pt.projectId', 'op.id')
       .orderBy([{ column: 'op.name' }, { column: 'op.id' }]);
     scope(projects, project, caller, 'op');
     if (parameters.organizationId) projects.where('op.organizationId', parameters.organizationId);
@@ -112,8 +116,20 @@ export const projectBudgets: ReportDefinition = {
           sum(p.seconds::numeric * coalesce(p.rate, 0)) as cost
         from pieces p where p."projectId" is not null
         group by grouping sets ((p."projectId", p."employeeId"), (p."projectId"))
+      ), parts as (
+        select sd."projectId", json_agg(json_build_object(
+            'employeeId', sd."employeeId",
+            'employeeName', case when e.id is null then null else e."firstName" || ' ' || e."lastName" end,
+            'seconds', sd.seconds::float8,
+            'billableSeconds', sd.billable::float8,
+            'hours', round(sd.seconds::numeric / 3600, 2)::float8,
+            'cost', round(sd.cost / 3600, 2)::float8
+          ) order by e."firstName", e."lastName", sd."employeeId") as rows
+        from spent sd left join employee e on e.id = sd."employeeId" and e."tenantId" = ?
+        where sd.level = ?
+        group by sd."projectId"
       ) ?`;
-    const rows = rowsOf<Record<string, unknown>>(await db.raw(sql, [...source.bindings, projects] as any[]));
+    const rows = rowsOf<Record<string, unknown>>(await db.raw(sql, [...source.bindings, caller.tenantId, EMPLOYEE_LEVEL, projects] as any[]));
     const first = rows[0];
     return {
       groups: rows.map((row) => Object.fromEntries(FIGURES.map((f) => [f, row[f] ?? null]))),

@@ -89,12 +89,7 @@ export class ResourceService {
 
   async create(caller: Caller, body: unknown, context?: WriteContext) {
     const prepared = await prepareWrite(this.db, this.resource, caller, 'create', body, context);
-    return this.write(caller, prepared, async (trx) => {
-      const [row] = await trx(this.resource.table)
-        .insert({ ...prepared.row, tenantId: caller.tenantId })
-        .returning(this.resource.visibleColumns);
-      return row;
-    });
+    return this.write(caller, prepared, (trx) => this.insertRow(trx, caller, prepared));
   }
 
   async replace(caller: Caller, id: string, body: unknown) {
@@ -172,11 +167,21 @@ export class ResourceService {
     }
   }
 
+  /** One new row of the caller's tenant, as create() inserts it. */
+  private async insertRow(trx: Knex.Transaction, caller: Caller, prepared: PreparedWrite) {
+    const [row] = await trx(this.resource.table).insert({ ...prepared.row, tenantId: caller.tenantId }).returning(this.resource.visibleColumns);
+    return row;
+  }
+
   /** One row, its links and its children, as create() writes them. */
   private async insertOne(trx: Knex.Transaction, caller: Caller, one: PreparedWrite) {
-    const [row] = await trx(this.resource.table).insert({ ...one.row, tenantId: caller.tenantId }).returning(this.resource.visibleColumns);
-    await writeLinks(trx, row.id, one.links);
-    for (const { relation, bodies } of one.children) await this.replaceChildren(trx, caller, relation, row, bodies);
+    await this.writeRelated(trx, caller, one, await this.insertRow(trx, caller, one));
+  }
+
+  /** A written row's many-to-many links and children; the children are set on the row, so the client learns their ids. */
+  private async writeRelated(trx: Knex.Transaction, caller: Caller, prepared: PreparedWrite, row: Record<string, any>) {
+    await writeLinks(trx, row.id, prepared.links);
+    for (const { relation, bodies } of prepared.children) row[relation.name] = await this.replaceChildren(trx, caller, relation, row, bodies);
   }
 
   /** The row, its links and its children land together or not at all. */
@@ -184,9 +189,7 @@ export class ResourceService {
     try {
       return await this.db.transaction(async (trx) => {
         const row = await writeRow(trx);
-        await writeLinks(trx, row.id, prepared.links);
-        // The children written are answered with the record, so the client learns their ids.
-        for (const { relation, bodies } of prepared.children) row[relation.name] = await this.replaceChildren(trx, caller, relation, row, bodies);
+        await this.writeRelated(trx, caller, prepared, row);
         return row;
       });
     } catch (err) {

@@ -2,32 +2,24 @@
 // its 403); this file's app reads a copy of roles.yaml that grants it (and ORG_EMPLOYEES_VIEW, to
 // export the employee resource, whose owner field is its id), so that an EMPLOYEE's export can be
 // checked to hold only its own records, as its lists do.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import AdmZip from 'adm-zip';
 import { parse } from 'csv-parse/sync';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { ROLES_FILE } from '../engine/paths.js';
 import { newTenant, userWithRole, type Session } from './helpers/accounts.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
+import { rolesGranting, type RolesCopy } from './helpers/roles.js';
 
 let t: TestApp;
-let folder: string;
+let roles: RolesCopy;
 let admin: Session & { organizationId: string };
 let alice: Session & { employeeId?: string };
 let bob: Session & { employeeId?: string };
 let noRecord: Session; // an EMPLOYEE without an employee record
 
 test.before(async () => {
-  folder = mkdtempSync(path.join(tmpdir(), 'roles-'));
-  const roles = parseYaml(readFileSync(ROLES_FILE, 'utf8'));
-  roles.roles.EMPLOYEE = [...roles.roles.EMPLOYEE, 'EXPORT_ADD', 'ORG_EMPLOYEES_VIEW'];
-  const rolesFile = path.join(folder, 'roles.yaml');
-  writeFileSync(rolesFile, stringifyYaml(roles));
-  t = await createTestApp({ appOptions: { rolesFile } });
+  roles = rolesGranting({ EMPLOYEE: ['EXPORT_ADD', 'ORG_EMPLOYEES_VIEW'] });
+  t = await createTestApp({ appOptions: { rolesFile: roles.file } });
   admin = await newTenant(t);
   alice = await userWithRole(t, admin, 'EMPLOYEE', true);
   bob = await userWithRole(t, admin, 'EMPLOYEE', true);
@@ -39,7 +31,7 @@ test.before(async () => {
 });
 test.after(async () => {
   await t.close();
-  rmSync(folder, { recursive: true, force: true });
+  roles.remove();
 });
 
 function binary(res: any, done: (err: Error | null, body: Buffer) => void) {

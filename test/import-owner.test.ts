@@ -2,36 +2,28 @@
 // role has no IMPORT_ADD (import.test.ts checks its 403); this file's app reads a copy of
 // roles.yaml that grants it, so that an EMPLOYEE's import can be checked to write only its own
 // records, and to need the resource's create permission beside IMPORT_ADD.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { ROLES_FILE } from '../engine/paths.js';
 import { newTenant, userWithRole, type Session } from './helpers/accounts.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
+import { rolesGranting, type RolesCopy } from './helpers/roles.js';
 
 let t: TestApp;
-let folder: string;
+let roles: RolesCopy;
 let admin: Session & { organizationId: string };
 let alice: Session & { employeeId?: string };
 let bob: Session & { employeeId?: string };
 
 test.before(async () => {
-  folder = mkdtempSync(path.join(tmpdir(), 'roles-'));
-  const roles = parseYaml(readFileSync(ROLES_FILE, 'utf8'));
-  roles.roles.EMPLOYEE = [...roles.roles.EMPLOYEE, 'IMPORT_ADD'];
-  const rolesFile = path.join(folder, 'roles.yaml');
-  writeFileSync(rolesFile, stringifyYaml(roles));
-  t = await createTestApp({ appOptions: { rolesFile } });
+  roles = rolesGranting({ EMPLOYEE: ['IMPORT_ADD'] });
+  t = await createTestApp({ appOptions: { rolesFile: roles.file } });
   admin = await newTenant(t);
   alice = await userWithRole(t, admin, 'EMPLOYEE', true);
   bob = await userWithRole(t, admin, 'EMPLOYEE', true);
 });
 test.after(async () => {
   await t.close();
-  rmSync(folder, { recursive: true, force: true });
+  roles.remove();
 });
 
 const csv = (who: Session, resource: string, body: string) =>

@@ -1,0 +1,178 @@
+// What a bench run shows: the table per size, the targets of the issue checked against the
+// figures, and the chart (hand-written SVG: grouped bars, service next to raw server, per size).
+import { writeFileSync } from 'node:fs';
+import type { ExportFigures } from './export-memory.js';
+import type { LoadFigures } from './load.js';
+
+export interface ScenarioResult {
+  key: string;
+  label: string;
+  kind: 'read' | 'write';
+  service?: LoadFigures;
+  raw?: LoadFigures;
+  /** Service req/s ÷ raw req/s. */
+  ratio?: number;
+  sql?: string[];
+  failure?: string;
+}
+
+interface ProcessMemory {
+  pid: number;
+  role: string;
+  rssMB: number;
+}
+
+export interface SizeResult {
+  label: string;
+  employees: number;
+  schema: string;
+  seeding: { reused: boolean; seconds: number };
+  serviceProcesses: number;
+  rawProcesses: number;
+  memoryIdle: { service: ProcessMemory[]; raw: ProcessMemory[] };
+  scenarios: ScenarioResult[];
+  export?: ExportFigures;
+}
+
+export interface Results {
+  date: string;
+  machine: Record<string, unknown>;
+  settings: Record<string, unknown>;
+  sizes: SizeResult[];
+  seconds: number;
+  targets?: Target[];
+}
+
+interface Target {
+  check: string;
+  value: number;
+  limit: string;
+  met: boolean;
+}
+
+const RATIO_TARGET = { read: 0.7, write: 0.6 };
+const P99_GROWTH_LIMIT = 1.5;
+const EXPORT_GROWTH_LIMIT_MB = 100;
+
+export function targets(results: Results): Target[] {
+  const list: Target[] = [];
+  for (const size of results.sizes) {
+    for (const s of size.scenarios) {
+      const limit = RATIO_TARGET[s.kind];
+      list.push({ check: `${size.label} ${s.key}: service/raw req/s`, value: s.ratio ?? 0, limit: `>= ${limit}`, met: (s.ratio ?? 0) >= limit && !failed(s) });
+    }
+  }
+  const small = results.sizes[0];
+  const large = results.sizes[results.sizes.length - 1];
+  if (small !== large) {
+    for (const s of large.scenarios) {
+      const before = small.scenarios.find((x) => x.key === s.key)?.service?.p99Ms;
+      const after = s.service?.p99Ms;
+      if (!before || after === undefined) continue;
+      const growth = Math.round((after / before) * 100) / 100;
+      list.push({ check: `${s.key}: service p99 ${large.label} / ${small.label}`, value: growth, limit: `<= ${P99_GROWTH_LIMIT}`, met: growth <= P99_GROWTH_LIMIT });
+    }
+  }
+  for (const size of results.sizes) {
+    if (size.export) list.push({ check: `${size.label} export RSS growth (MB)`, value: size.export.growthMB, limit: `< ${EXPORT_GROWTH_LIMIT_MB}`, met: size.export.growthMB < EXPORT_GROWTH_LIMIT_MB });
+  }
+  return list;
+}
+
+const failed = (s: ScenarioResult) => Boolean(s.failure || s.service?.non2xx || s.service?.errors || s.raw?.non2xx || s.raw?.errors);
+
+export function printResults(results: Results) {
+  results.targets = targets(results);
+  for (const size of results.sizes) {
+    console.log(`\n${size.label} (${size.employees.toLocaleString('en')} employees; service ${size.serviceProcesses} process(es), raw ${size.rawProcesses}; ${results.settings.connections} connections, ${results.settings.durationSeconds} s each)`);
+    const header = ['scenario', 'service req/s', 'raw req/s', 'ratio', 'p50 ms', 'p99 ms', 'raw p99', 'peak RSS MB', 'bytes/resp', 'target', 'failures'];
+    const rows = size.scenarios.map((s) => {
+      if (!s.service || !s.raw) return [s.label, '-', '-', '-', '-', '-', '-', '-', '-', 'NOT MET', s.failure ?? ''];
+      const limit = RATIO_TARGET[s.kind];
+      const failures = [s.service.non2xx || s.service.errors ? `service ${s.service.non2xx} non-2xx ${s.service.errors} err` : '', s.raw.non2xx || s.raw.errors ? `raw ${s.raw.non2xx} non-2xx ${s.raw.errors} err` : ''].filter(Boolean).join('; ');
+      return [
+        s.label,
+        String(s.service.requestsPerSecond),
+        String(s.raw.requestsPerSecond),
+        s.ratio!.toFixed(2),
+        String(s.service.p50Ms),
+        String(s.service.p99Ms),
+        String(s.raw.p99Ms),
+        `${s.service.peakRssMB} / ${s.raw.peakRssMB}`,
+        `${s.service.bytesPerResponse} / ${s.raw.bytesPerResponse}`,
+        `${s.ratio! >= limit && !failures ? 'met' : 'NOT MET'} (>= ${limit})`,
+        failures,
+      ];
+    });
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+    const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+    console.log(line(header));
+    for (const row of rows) console.log(line(row));
+  }
+  console.log('\ntargets:');
+  for (const t of results.targets) console.log(`  ${t.met ? 'met    ' : 'NOT MET'}  ${t.check.padEnd(48)} ${String(t.value).padStart(7)}  (${t.limit})`);
+}
+
+const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** Grouped bars per size: service and raw req/s per scenario, the ratio above each pair. */
+export function chart(results: Results): string {
+  const SERVICE = '#2563eb';
+  const RAW = '#9ca3af';
+  const width = 960;
+  const panelHeight = 300;
+  const top = 70;
+  const left = 70;
+  const plotWidth = width - left - 20;
+  const plotHeight = 190;
+  const out: string[] = [];
+  const height = top + results.sizes.length * panelHeight;
+  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="12">`);
+  out.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`);
+  out.push(`<text x="${left}" y="24" font-size="16" font-weight="bold" fill="#111827">Requests per second: service vs raw node:http + pg running the same SQL</text>`);
+  out.push(`<text x="${left}" y="44" fill="#374151">${escapeXml(`${results.machine.cpus} CPUs, Node ${results.machine.node}, PostgreSQL ${results.machine.postgres}; ${results.settings.connections} connections, ${results.settings.durationSeconds} s per run; ratio = service / raw`)}</text>`);
+  out.push(`<rect x="${width - 250}" y="52" width="12" height="12" fill="${SERVICE}"/><text x="${width - 233}" y="62" fill="#111827">service</text>`);
+  out.push(`<rect x="${width - 160}" y="52" width="12" height="12" fill="${RAW}"/><text x="${width - 143}" y="62" fill="#111827">raw server</text>`);
+  results.sizes.forEach((size, p) => {
+    const y0 = top + p * panelHeight + 30;
+    const base = y0 + plotHeight;
+    const max = Math.max(1, ...size.scenarios.flatMap((s) => [s.service?.requestsPerSecond ?? 0, s.raw?.requestsPerSecond ?? 0]));
+    const step = niceStep(max);
+    const scaleMax = Math.ceil(max / step) * step;
+    out.push(`<text x="${left}" y="${y0 - 12}" font-size="14" font-weight="bold" fill="#111827">${escapeXml(`${size.employees.toLocaleString('en')} employees`)}</text>`);
+    for (let v = 0; v <= scaleMax; v += step) {
+      const y = base - (v / scaleMax) * plotHeight;
+      out.push(`<line x1="${left}" x2="${left + plotWidth}" y1="${y}" y2="${y}" stroke="#e5e7eb"/>`);
+      out.push(`<text x="${left - 6}" y="${y + 4}" text-anchor="end" fill="#374151">${v.toLocaleString('en')}</text>`);
+    }
+    const group = plotWidth / size.scenarios.length;
+    const bar = Math.min(40, group / 3);
+    size.scenarios.forEach((s, i) => {
+      const x = left + i * group + group / 2;
+      const pair: Array<[number | undefined, string, number]> = [[s.service?.requestsPerSecond, SERVICE, x - bar - 2], [s.raw?.requestsPerSecond, RAW, x + 2]];
+      for (const [value, color, bx] of pair) {
+        const h = ((value ?? 0) / scaleMax) * plotHeight;
+        out.push(`<rect x="${bx}" y="${base - h}" width="${bar}" height="${h}" fill="${color}"><title>${value ?? 0} req/s</title></rect>`);
+      }
+      const tallest = Math.max(s.service?.requestsPerSecond ?? 0, s.raw?.requestsPerSecond ?? 0);
+      const label = s.ratio === undefined ? 'not measured' : `${Math.round(s.ratio * 100)} %`;
+      const met = s.ratio !== undefined && s.ratio >= RATIO_TARGET[s.kind];
+      out.push(`<text x="${x}" y="${base - (tallest / scaleMax) * plotHeight - 6}" text-anchor="middle" font-weight="bold" fill="${met ? '#047857' : '#b91c1c'}">${label}</text>`);
+      out.push(`<text x="${x}" y="${base + 16}" text-anchor="middle" fill="#111827">${escapeXml(s.key)}</text>`);
+      out.push(`<text x="${x}" y="${base + 30}" text-anchor="middle" fill="#6b7280">${s.kind} (target ${Math.round(RATIO_TARGET[s.kind] * 100)} %)</text>`);
+    });
+    out.push(`<line x1="${left}" x2="${left + plotWidth}" y1="${base}" y2="${base}" stroke="#111827"/>`);
+  });
+  out.push('</svg>');
+  return `${out.join('\n')}\n`;
+}
+
+function niceStep(max: number): number {
+  const rough = max / 5;
+  const power = 10 ** Math.floor(Math.log10(rough));
+  return [1, 2, 5, 10].map((m) => m * power).find((s) => s >= rough)!;
+}
+
+export function writeChart(file: string, results: Results) {
+  writeFileSync(file, chart(results));
+}

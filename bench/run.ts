@@ -1,0 +1,220 @@
+// `npm run bench`: the service against the fastest a Node server could be, side by side, in one
+// run, on PostgreSQL (DATABASE_URL), at 10k and 1M employees.
+//
+// Per size: the schema bench_<size> is seeded once (reused while its marker matches; BENCH_RESEED=1
+// forces a new one). The service runs behind a proxy that captures the SQL of each scenario; then
+// the service (as `npm start` runs it) and the raw server (node:http + pg, replaying that SQL; see
+// raw-server.ts) both run, with the same number of processes, and autocannon drives each scenario
+// on the service then on the raw server. At the largest size the CSV export of every employee is
+// downloaded while the service's memory is sampled. Prints a table and the target checks, and
+// writes bench/results.json and bench/results.svg.
+//
+// Settings: BENCH_SIZES (10k,1m), BENCH_DURATION (s, 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS
+// (32), BENCH_SHOW_SQL=1, BENCH_RESEED=1, WEB_CONCURRENCY and REDIS_URL (passed to the service).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { captureScenarios, type Capture } from './capture/capture.js';
+import { describeReplay } from './capture/plan.js';
+import { startCaptureProxy } from './capture/proxy.js';
+import { measureExport } from './export-memory.js';
+import { startChild, type Child } from './lib/children.js';
+import { processTree, rssOf, toMB } from './lib/processes.js';
+import { measure, type LoadFigures, type LoadSettings } from './load.js';
+import { printResults, writeChart, type Results, type SizeResult } from './report.js';
+import { scenarios } from './scenarios.js';
+import { connect, dropSchema, rotationIds, seededTenant, seedPeople, signIn, signUp } from './seed.js';
+
+const databaseUrl = process.env.DATABASE_URL;
+if (!databaseUrl) {
+  console.error('npm run bench measures on PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test). It seeds and uses the schemas bench_10k and bench_1m there.');
+  process.exit(1);
+}
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.dirname(HERE);
+const SIZES: Record<string, number> = { '10k': 10_000, '100k': 100_000, '1m': 1_000_000 };
+const sizes = (process.env.BENCH_SIZES ?? '10k,1m').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+for (const size of sizes) if (!SIZES[size]) throw new Error(`BENCH_SIZES: unknown size "${size}" (use ${Object.keys(SIZES).join(', ')})`);
+const settings: LoadSettings = {
+  connections: Number(process.env.BENCH_CONNECTIONS ?? 32),
+  durationSeconds: Number(process.env.BENCH_DURATION ?? 10),
+  warmupSeconds: Number(process.env.BENCH_WARMUP ?? 2),
+  rssSampleMs: 100,
+};
+const JWT_SECRET = 'bench-access-secret-0123456789abcdef0123456789';
+const RATE_LIMIT_SCALE = '100000';
+
+/** The service as `npm start` runs it, rate limits on and scaled up so they never refuse the load. */
+function startService(url: string, schema: string): Promise<Child> {
+  return startChild(path.join(ROOT, 'engine/server.ts'), {
+    NODE_ENV: 'production',
+    DATABASE_URL: url,
+    DATABASE_SCHEMA: schema,
+    JWT_SECRET,
+    JWT_REFRESH_SECRET: 'bench-refresh-secret-0123456789abcdef012345678',
+    RATE_LIMITS: 'on',
+    RATE_LIMIT_SCALE,
+    RATE_LIMIT_PREFIX: `bench-${Date.now()}`,
+    REDIS_URL: process.env.REDIS_URL,
+    WEB_CONCURRENCY: process.env.WEB_CONCURRENCY,
+  }, '/api/health');
+}
+
+/** Waits until a server's process count has not changed for a second (cluster workers starting). */
+async function settledProcesses(pid: number): Promise<number[]> {
+  let last = processTree(pid);
+  let stableSince = Date.now();
+  const deadline = Date.now() + 30_000;
+  while (Date.now() - stableSince < 1000 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const now = processTree(pid);
+    if (now.join() !== last.join()) stableSince = Date.now();
+    last = now;
+  }
+  return last;
+}
+
+/** RSS per process; the first is the root (a cluster's primary when there are several). */
+const idleMemory = (pids: number[]) => pids.map((pid, i) => ({ pid, role: pids.length === 1 ? 'single' : i === 0 ? 'primary' : 'worker', rssMB: toMB(rssOf(pid)) }));
+
+interface Prepared {
+  seeding: SizeResult['seeding'];
+  organizationId: string;
+  token: string;
+  ids: string[];
+  capture: Capture;
+}
+
+/**
+ * The capture phase: the service behind the SQL-reading proxy (its first start on a schema also
+ * migrates it), the schema seeded unless a matching one is there, then each scenario captured.
+ */
+async function prepare(schema: string, employees: number): Promise<Prepared> {
+  const target = new URL(databaseUrl!);
+  const admin = await connect(databaseUrl!);
+  const proxy = await startCaptureProxy(target.hostname, Number(target.port || 5432));
+  let capturing: Child | undefined;
+  try {
+    let marker = process.env.BENCH_RESEED === '1' ? undefined : await seededTenant(admin, schema, employees);
+    if (!marker) await dropSchema(admin, schema);
+    try {
+      capturing = await startService(proxy.url(databaseUrl!), schema);
+    } catch (err) {
+      if (!marker) throw err;
+      // A seeded schema the current code cannot start on (e.g. a migration renamed since): seed anew.
+      console.log(`the service does not start on the seeded schema, seeding it anew: ${(err as Error).message.split('\n').slice(0, 3).join(' ')}`);
+      marker = undefined;
+      await dropSchema(admin, schema);
+      capturing = await startService(proxy.url(databaseUrl!), schema);
+    }
+    const db = await connect(databaseUrl!, schema);
+    try {
+      let seeding: SizeResult['seeding'];
+      if (marker) {
+        seeding = { reused: true, seconds: marker.seconds };
+        console.log(`seeded data reused (seeding took ${marker.seconds.toFixed(0)} s when it was made; BENCH_RESEED=1 to redo it)`);
+      } else {
+        console.log('seeding:');
+        const tenant = await signUp(capturing.url, schema);
+        const seconds = await seedPeople(db, schema, tenant, employees);
+        marker = { ...tenant, seconds };
+        seeding = { reused: false, seconds };
+        console.log(`seeded in ${seconds.toFixed(1)} s`);
+      }
+      const token = await signIn(capturing.url, marker.email);
+      const ids = await rotationIds(db, marker.organizationId);
+      const capture = await captureScenarios(proxy, capturing.url, scenarios(marker.organizationId, ids[0]), token, ids);
+      return { seeding, organizationId: marker.organizationId, token, ids, capture };
+    } finally {
+      await db.end();
+    }
+  } finally {
+    await capturing?.stop();
+    await proxy.close();
+    await admin.end();
+  }
+}
+
+async function runSize(label: string, employees: number): Promise<SizeResult> {
+  const schema = `bench_${label}`;
+  console.log(`\n== ${label}: ${employees.toLocaleString('en')} employees in schema ${schema}`);
+  const { seeding, organizationId, token, ids, capture } = await prepare(schema, employees);
+  for (const replay of capture.replays) {
+    if (process.env.BENCH_SHOW_SQL === '1') console.log(`SQL of ${replay.key} (${replay.method} ${replay.path}):\n${describeReplay(replay)}`);
+  }
+  for (const [key, statements] of capture.late) console.log(`note: ${key}: the service ran ${statements.length} statement(s) after answering (not replayed): ${statements.map((s) => s.text).join(' | ')}`);
+  const workDir = mkdtempSync(path.join(tmpdir(), 'bench-'));
+  const replayFile = path.join(workDir, 'replay.json');
+  writeFileSync(replayFile, JSON.stringify(capture.replays));
+  const children: Child[] = [];
+  try {
+    // Measurement phase: both servers side by side, the raw one with as many processes as the service's workers.
+    const service = await startService(databaseUrl!, schema);
+    children.push(service);
+    const servicePids = await settledProcesses(service.pid);
+    const raw = await startChild(path.join(HERE, 'raw-server.ts'), {
+      DATABASE_URL: databaseUrl,
+      DATABASE_SCHEMA: schema,
+      JWT_SECRET,
+      RAW_PROCESSES: String(Math.max(1, servicePids.length - 1)),
+      BENCH_REPLAY_FILE: replayFile,
+    }, '/health');
+    children.push(raw);
+    const rawPids = await settledProcesses(raw.pid);
+    const memoryIdle = { service: idleMemory(servicePids), raw: idleMemory(rawPids) };
+    console.log(`service: ${servicePids.length} process(es), idle RSS ${memoryIdle.service.map((p) => `${p.role} ${p.rssMB} MB`).join(', ')}`);
+    console.log(`raw:     ${rawPids.length} process(es), idle RSS ${memoryIdle.raw.map((p) => `${p.role} ${p.rssMB} MB`).join(', ')}`);
+
+    const results: SizeResult['scenarios'] = [];
+    for (const scenario of scenarios(organizationId, ids[0])) {
+      const failure = capture.failures.get(scenario.key);
+      if (failure) {
+        console.log(`${scenario.label}: NOT MEASURED: ${failure}`);
+        results.push({ key: scenario.key, label: scenario.label, kind: scenario.kind, failure });
+        continue;
+      }
+      const onService = await measure(service.url, service.pid, scenario, token, ids, settings);
+      const onRaw = await measure(raw.url, raw.pid, scenario, token, ids, settings);
+      const ratio = onRaw.requestsPerSecond ? Math.round((onService.requestsPerSecond / onRaw.requestsPerSecond) * 100) / 100 : 0;
+      const replay = capture.replays.find((r) => r.key === scenario.key)!;
+      results.push({ key: scenario.key, label: scenario.label, kind: scenario.kind, service: onService, raw: onRaw, ratio, sql: replay.waves.flat().flatMap((u) => u.statements.map((s) => s.text)) });
+      const failures = (name: string, f: LoadFigures) => (f.non2xx || f.errors ? `  ${name} FAILURES: ${f.non2xx} non-2xx ${JSON.stringify(f.unexpected)}, ${f.errors} errors` : '');
+      console.log(
+        `${scenario.label.padEnd(46)} service ${String(onService.requestsPerSecond).padStart(6)} req/s p99 ${onService.p99Ms} ms | raw ${String(onRaw.requestsPerSecond).padStart(6)} req/s p99 ${onRaw.p99Ms} ms | ratio ${ratio.toFixed(2)}` +
+          failures('SERVICE', onService) + failures('RAW', onRaw),
+      );
+    }
+    const largest = Math.max(...sizes.map((s) => SIZES[s]));
+    const exported = employees === largest && process.env.BENCH_EXPORT !== '0' ? await measureExport(service.url, service.pid, '/api/export/employee', token) : undefined;
+    if (exported) console.log(`export: ${exported.rows.toLocaleString('en')} rows, ${exported.megabytes} MB in ${exported.seconds} s; RSS of the process that grew most: ${exported.beforeMB} → ${exported.peakMB} MB (+${exported.growthMB} MB)`);
+    return { label, employees, schema, seeding, serviceProcesses: servicePids.length, rawProcesses: rawPids.length, memoryIdle, scenarios: results, export: exported };
+  } finally {
+    for (const child of children.reverse()) await child.stop();
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+const started = performance.now();
+const admin = await connect(databaseUrl);
+const postgres = (await admin.query('show server_version')).rows[0].server_version as string;
+await admin.end();
+const sizeResults: SizeResult[] = [];
+for (const size of sizes) sizeResults.push(await runSize(size, SIZES[size]));
+const results: Results = {
+  date: new Date().toISOString(),
+  machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '', node: process.version, postgres, platform: `${process.platform} ${process.arch}` },
+  settings: {
+    ...settings,
+    order: 'per scenario: service, then raw server',
+    webConcurrency: process.env.WEB_CONCURRENCY ?? 'service default',
+    rateLimits: `on, scale ${RATE_LIMIT_SCALE}, ${process.env.REDIS_URL ? 'Redis store' : 'memory store'}`,
+  },
+  sizes: sizeResults,
+  seconds: Math.round((performance.now() - started) / 1000),
+};
+printResults(results);
+writeFileSync(path.join(HERE, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+writeChart(path.join(HERE, 'results.svg'), results);
+console.log(`\nwrote bench/results.json and bench/results.svg; the whole run took ${results.seconds} s`);

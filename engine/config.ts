@@ -9,6 +9,11 @@ export interface Config {
   env: string;
   port: number;
   host: string;
+  /**
+   * Processes that serve requests on PostgreSQL (WEB_CONCURRENCY); undefined: one per core. The
+   * embedded database is one process on one folder, so it always runs one.
+   */
+  webConcurrency?: number;
   /** PostgreSQL connection string; undefined means the embedded PGlite database. */
   databaseUrl?: string;
   /** PostgreSQL schema to work in (created if missing); undefined means the server's default search path. */
@@ -284,6 +289,7 @@ export function loadConfig(env: Env = process.env): Config {
     env: nodeEnv,
     port,
     host: env.HOST || '0.0.0.0',
+    webConcurrency: env.WEB_CONCURRENCY ? integer(env, 'WEB_CONCURRENCY', 1, 1, 1024) : undefined,
     databaseUrl: databaseUrl(env),
     databaseSchema: databaseSchema(env, databaseUrl(env)),
     dataDir: path.resolve(env.DATA_DIR || './data'),

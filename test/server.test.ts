@@ -1,6 +1,7 @@
 // The real server process (`npm start` runs engine/server.ts): start-up on the embedded database
-// under ./data, the data-folder lock, graceful SIGTERM, data surviving a restart, PostgreSQL when
-// DATABASE_URL is set, and start-up failures that name what to fix.
+// under ./data (one process, whatever WEB_CONCURRENCY says), the data-folder lock, graceful
+// SIGTERM, data surviving a restart, PostgreSQL when DATABASE_URL is set, and start-up failures
+// that name what to fix. The cluster of processes on PostgreSQL: server-cluster.test.ts.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -91,11 +92,18 @@ test('embedded: SIGTERM stops the server cleanly (exit 0, lock released); the da
   assert.ok(first!.logs.some((l) => l.msg === 'shutting down' && l.signal === 'SIGTERM'));
   assert.not.ok(existsSync(path.join(dataDir, 'engine.lock')), 'the lock is released');
 
-  // This time without JWT secrets (and NODE_ENV): it makes its own and says so, once.
-  const again = await startServer({ DATA_DIR: undefined, EXTRA_RESOURCES_DIR: WIDGET_DIR, JWT_SECRET: undefined, JWT_REFRESH_SECRET: undefined, NODE_ENV: undefined }, cwd);
+  // This time without JWT secrets (and NODE_ENV): it makes its own and says so, once. And asked
+  // for two processes, which the embedded database cannot have: one serves, saying so once.
+  const again = await startServer({ DATA_DIR: undefined, EXTRA_RESOURCES_DIR: WIDGET_DIR, JWT_SECRET: undefined, JWT_REFRESH_SECRET: undefined, NODE_ENV: undefined, WEB_CONCURRENCY: '2' }, cwd);
   try {
     assert.not.ok(again.logs.some((l) => l.msg === 'migrations applied'), 'nothing left to migrate');
     assert.is(again.logs.filter((l) => l.level === 'warn' && /JWT_SECRET/.test(l.msg)).length, 1, JSON.stringify(again.logs));
+    assert.is(again.logs.filter((l) => l.level === 'warn' && /^WEB_CONCURRENCY is ignored with the embedded database/.test(l.msg)).length, 1, JSON.stringify(again.logs));
+    const listening = again.logs.filter((l) => l.msg === 'listening');
+    assert.is(listening.length, 1);
+    assert.is(listening[0].pid, again.child.pid, 'the process started serves itself: no workers');
+    assert.is(listening[0].worker, undefined);
+    assert.ok(listening[0].rssMiB > 0, 'its memory is logged');
     const token = await login(again, email);
     const widgets = await request(again.url).get('/api/widget').set('Authorization', `Bearer ${token}`);
     assert.is(widgets.status, 200, JSON.stringify(widgets.body));
@@ -138,6 +146,8 @@ test('bad configuration stops start-up with a message naming the variable', asyn
     [{ PORT: 'abc' }, 'PORT must be a whole number from 0 to 65535, got "abc"'],
     [{ NODE_ENV: 'production', JWT_SECRET: undefined, JWT_REFRESH_SECRET: undefined }, 'JWT_SECRET and JWT_REFRESH_SECRET must be set when NODE_ENV=production'],
     [{ DATABASE_URL: 'mysql://root@localhost/db' }, 'DATABASE_URL must use postgres:// or postgresql://, got "mysql:"'],
+    [{ WEB_CONCURRENCY: '0' }, 'WEB_CONCURRENCY must be a whole number from 1 to 1024, got "0"'],
+    [{ WEB_CONCURRENCY: 'all', DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x' }, 'WEB_CONCURRENCY must be a whole number from 1 to 1024, got "all"'],
     [{ EXTRA_RESOURCES_DIR: path.join(cwd, 'nowhere') }, `EXTRA_RESOURCES_DIR: "${path.join(cwd, 'nowhere')}" is not a folder`],
     [{ DATABASE_URL: 'postgres://postgres:secret@127.0.0.1:1/x' }, 'Cannot use the PostgreSQL database of DATABASE_URL (postgres://postgres:***@127.0.0.1:1/x): nothing accepts connections there.'],
   ];

@@ -1,6 +1,7 @@
 // Rate limiting as the app uses it: the effective policy table (limits.yaml, the resources' own
 // limits, the configured scaling), its store, and the middleware; or a pass-through when
 // RATE_LIMITS=off.
+import cluster from 'node:cluster';
 import type { Middleware } from 'koa';
 import type { Config } from '../config.js';
 import type { LogEvent } from '../log.js';
@@ -8,6 +9,7 @@ import type { Registry } from '../resource/compiled.js';
 import { clientAddress } from './client-ip.js';
 import { rateLimits, type RateLimitOptions } from './middleware.js';
 import { loadLimitTable, scaleLimitTable, type LimitTable } from './policy.js';
+import { primaryStore } from './primary-store.js';
 import { memoryStore, redisStore, type LimitStore } from './store.js';
 
 export interface RateLimiting {
@@ -28,10 +30,19 @@ export interface RateLimitingOptions {
 }
 
 export function createRateLimiting({ config, limitsFile, registry, roles, identify, log }: RateLimitingOptions): RateLimiting {
-  const { enabled, scale, windowScale, maxKeys, prefix } = config.rateLimits;
+  const { enabled, scale, windowScale, prefix } = config.rateLimits;
   const table = scaleLimitTable(loadLimitTable(limitsFile, registry, roles), { scale, windowScale });
   if (!enabled) return { table, enabled, middleware: (_ctx, next) => next() };
-  const store = config.redisUrl ? redisStore(config.redisUrl, log) : memoryStore(maxKeys, log);
+  const store = chooseStore(config, log);
   const middleware = rateLimits({ table, store, prefix, identify, clientAddress: clientAddress(config.trustedProxies) });
   return { table, enabled, middleware, store };
+}
+
+/**
+ * Redis when configured (shared by every process and instance); else, in a cluster's worker, its
+ * primary process (shared by the workers); else this process's memory.
+ */
+function chooseStore(config: Config, log: LogEvent): LimitStore {
+  if (config.redisUrl) return redisStore(config.redisUrl, log);
+  return cluster.isWorker ? primaryStore(log) : memoryStore(config.rateLimits.maxKeys, log);
 }

@@ -1,5 +1,6 @@
 // Where koa-ratelimit keeps its counts: a bounded Map in this process by default, Redis (shared
-// by every instance) when REDIS_URL is set. Redis trouble never stops the service: a count that
+// by every instance) when REDIS_URL is set, the cluster's primary process in a cluster's worker
+// (primary-store.ts). Redis trouble never stops the service: a count that
 // cannot be taken is skipped (fail-open), and the outage is logged once when it starts and once
 // when it ends, never per request.
 import { Redis } from 'ioredis';
@@ -10,7 +11,7 @@ import type { LogEvent } from '../log.js';
  * (swept every `sweepMs`) and, should a flood of distinct callers outrun the sweep, the oldest
  * counts beyond `maxKeys`: memory stays bounded whatever the number of callers.
  */
-export class ExpiringCounts extends Map<string, { reset: number }> {
+export class ExpiringCounts<Entry extends { reset: number } = { reset: number }> extends Map<string, Entry> {
   private readonly timer: NodeJS.Timeout;
   /** Whether counts are being dropped to make room (told once per episode, not per drop). */
   private full = false;
@@ -25,7 +26,7 @@ export class ExpiringCounts extends Map<string, { reset: number }> {
     this.timer.unref();
   }
 
-  override set(key: string, entry: { reset: number }): this {
+  override set(key: string, entry: Entry): this {
     // Re-inserted at the end, so iteration order is (nearly) the order windows began in.
     if (super.has(key)) super.delete(key);
     else if (this.size >= this.maxKeys) this.dropOldest(Math.ceil(this.maxKeys / 100));
@@ -63,7 +64,22 @@ export class ExpiringCounts extends Map<string, { reset: number }> {
   }
 }
 
+/** Counts bounded by RATE_LIMIT_MAX_KEYS, saying so in the log when they are full and when they have room again. */
+export function boundedCounts<Entry extends { reset: number }>(maxKeys: number, log: LogEvent, sweepMs: number): ExpiringCounts<Entry> {
+  return new ExpiringCounts<Entry>(maxKeys, sweepMs, (full) =>
+    full
+      ? log('warn', `rate limits: the in-memory store holds ${maxKeys} counts (RATE_LIMIT_MAX_KEYS); the oldest are dropped to make room`)
+      : log('info', 'rate limits: the in-memory store has room again'),
+  );
+}
+
+/** How often counts whose window ended are dropped. */
+export const SWEEP_MS = 10_000;
+
 export interface LimitStore {
+  /** Where the counts live, as the log says it: this process, Redis, or the cluster's primary process. */
+  kind: 'memory' | 'redis' | 'primary';
+  /** koa-ratelimit's driver for `db`. */
   driver: 'memory' | 'redis';
   db: Map<string, unknown> | Redis;
   /** False for a while after a count failed: requests then go on uncounted without trying. */
@@ -87,7 +103,7 @@ const describe = (err: unknown) => (err instanceof Error ? err.message : String(
  * ends, never per request; while it lasts, only one request per RETRY_AFTER_FAILURE_MS asks the
  * store, so a store that answers slowly costs the service one slow request, not every request.
  */
-function outageTracker(log: LogEvent, what: string) {
+export function outageTracker(log: LogEvent, what: string) {
   let down = false;
   let retryAt = 0;
   return {
@@ -106,13 +122,10 @@ function outageTracker(log: LogEvent, what: string) {
   };
 }
 
-export function memoryStore(maxKeys: number, log: LogEvent, sweepMs = 10_000): LimitStore {
-  const db = new ExpiringCounts(maxKeys, sweepMs, (full) =>
-    full
-      ? log('warn', `rate limits: the in-memory store holds ${maxKeys} counts (RATE_LIMIT_MAX_KEYS); the oldest are dropped to make room`)
-      : log('info', 'rate limits: the in-memory store has room again'),
-  );
+export function memoryStore(maxKeys: number, log: LogEvent, sweepMs = SWEEP_MS): LimitStore {
+  const db = boundedCounts(maxKeys, log, sweepMs);
   return {
+    kind: 'memory',
     driver: 'memory',
     db,
     // A throwing count here is a bug, not an outage; it is still never a failed request.
@@ -124,8 +137,8 @@ export function memoryStore(maxKeys: number, log: LogEvent, sweepMs = 10_000): L
   };
 }
 
-/** How long one count may wait for Redis before the request goes on without it. */
-const REDIS_COMMAND_TIMEOUT_MS = 500;
+/** How long one count may wait for Redis (or a cluster's primary) before the request goes on without it. */
+export const COUNT_TIMEOUT_MS = 500;
 
 export function redisStore(url: string, log: LogEvent): LimitStore {
   const outage = outageTracker(log, 'Redis');
@@ -134,11 +147,11 @@ export function redisStore(url: string, log: LogEvent): LimitStore {
     // Fail fast instead of queueing while disconnected: the request must not wait for Redis.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
-    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    commandTimeout: COUNT_TIMEOUT_MS,
     // A Redis that hangs (connection open, no answer) would cost every request the command
     // timeout for as long as it hangs: a connection silent this long with commands waiting is
     // dropped instead, and until a new one is ready counts are skipped at once.
-    socketTimeout: 2 * REDIS_COMMAND_TIMEOUT_MS,
+    socketTimeout: 2 * COUNT_TIMEOUT_MS,
     // Keep reconnecting, at most every 2 s, for as long as the service runs.
     retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
     // Concurrent counts of one request (tier, method, endpoint) travel in one round trip.
@@ -147,6 +160,7 @@ export function redisStore(url: string, log: LogEvent): LimitStore {
   // Without a listener ioredis prints every reconnection failure; the outage is logged once instead.
   db.on('error', failed);
   return {
+    kind: 'redis',
     driver: 'redis',
     db,
     ...outage,

@@ -17,6 +17,10 @@ export interface ServerProcess {
   /** The JSON log lines written so far. */
   logs: Array<Record<string, any>>;
   stderr(): string;
+  /** The first log line (already written, or to come within `timeoutMs`) that `matches`. */
+  waitForLog(matches: (line: Record<string, any>) => boolean, timeoutMs?: number): Promise<Record<string, any>>;
+  /** The exit code once the process has ended. */
+  exited: Promise<number | null>;
   /** SIGTERM, then the exit code. */
   stop(): Promise<number | null>;
 }
@@ -49,10 +53,33 @@ function spawnServer(env: Record<string, string | undefined>, cwd?: string): Chi
   return child;
 }
 
-/** Starts a server and resolves once it logs "listening"; rejects with its stderr if it exits first. */
+/** The line that says the server serves: a single process's "listening", or a cluster's "cluster started" (after all its workers'). */
+const isReady = (line: Record<string, any>) => (line.msg === 'listening' && line.worker === undefined) || line.msg === 'cluster started';
+
+/** Starts a server and resolves once it serves (see isReady); rejects with its stderr if it exits first. */
 export function startServer(env: Record<string, string | undefined>, cwd?: string): Promise<ServerProcess> {
   const child = spawnServer(env, cwd);
   const logs: Array<Record<string, any>> = [];
+  const waiting = new Set<{ matches: (line: Record<string, any>) => boolean; found: (line: Record<string, any>) => void }>();
+  const waitForLog = (matches: (line: Record<string, any>) => boolean, timeoutMs = START_LIMIT_MS) => {
+    const seen = logs.find(matches);
+    if (seen) return Promise.resolve(seen);
+    return new Promise<Record<string, any>>((resolve, reject) => {
+      const waiter = {
+        matches,
+        found: (line: Record<string, any>) => {
+          clearTimeout(timer);
+          waiting.delete(waiter);
+          resolve(line);
+        },
+      };
+      const timer = setTimeout(() => {
+        waiting.delete(waiter);
+        reject(new Error(`no such log line within ${timeoutMs} ms:\n${logs.map((l) => JSON.stringify(l)).join('\n')}\n${stderr}`));
+      }, timeoutMs);
+      waiting.add(waiter);
+    });
+  };
   let stdout = '';
   let stderr = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -74,7 +101,8 @@ export function startServer(env: Record<string, string | undefined>, cwd?: strin
           continue; // not a log line
         }
         logs.push(entry);
-        if (entry.msg === 'listening') {
+        for (const waiter of waiting) if (waiter.matches(entry)) waiter.found(entry);
+        if (isReady(entry)) {
           clearTimeout(guard);
           const port = entry.port as number;
           resolve({
@@ -83,6 +111,8 @@ export function startServer(env: Record<string, string | undefined>, cwd?: strin
             url: `http://127.0.0.1:${port}`,
             logs,
             stderr: () => stderr,
+            waitForLog,
+            exited,
             stop: async () => {
               child.kill('SIGTERM');
               return exited;

@@ -1,0 +1,150 @@
+// `npm start` on PostgreSQL is a node:cluster: a primary that migrates once and forks
+// WEB_CONCURRENCY workers sharing the port. Through the real server process: two workers serve,
+// the migrations ran once, a rate limit counts a caller once across workers (the counts live in
+// the primary when there is no Redis), a killed worker is replaced, a worker that cannot start
+// stops the cluster with one message, and SIGTERM stops everything with exit code 0.
+// PostgreSQL only: skipped without DATABASE_URL (the embedded database is always one process,
+// see server.test.ts).
+import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import knex from 'knex';
+import request from 'supertest';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { MIGRATIONS_DIR } from '../engine/paths.js';
+import { PASSWORD } from './helpers/accounts.js';
+import { killServers, runServerToExit, startServer, type ServerProcess } from './helpers/server-process.js';
+
+const DATABASE_URL = process.env.DATABASE_URL;
+const pgTest = DATABASE_URL ? test : test.skip;
+if (!DATABASE_URL) console.log('server-cluster.test.ts: SKIPPED, DATABASE_URL is not set (the embedded database runs one process)');
+
+const MIGRATIONS = readdirSync(MIGRATIONS_DIR).filter((f) => /\.ts$/.test(f)).map((f) => f.replace(/\.ts$/, '')).sort();
+/** POST /api/auth/login: 5 per 60 s per address (limits.yaml). */
+const LOGIN_LIMIT = 5;
+
+const schema = `cluster_test_${randomBytes(4).toString('hex')}`;
+const env = { DATABASE_URL, DATABASE_SCHEMA: schema, WEB_CONCURRENCY: '2', RATE_LIMITS: 'on', REDIS_URL: undefined };
+let server: ServerProcess;
+
+test.after(async () => {
+  killServers();
+  if (!DATABASE_URL) return;
+  const admin = knex({ client: 'pg', connection: DATABASE_URL, pool: { min: 0, max: 1 } });
+  await admin.raw('drop schema if exists ?? cascade', [schema]);
+  await admin.destroy();
+});
+
+const listening = () => server.logs.filter((l) => l.msg === 'listening');
+
+/** Whether a process of this pid still exists. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A wrong password, each on a connection of its own: round-robin hands successive connections to successive workers. */
+const failedLogin = () =>
+  request(server.url).post('/api/auth/login').set('Connection', 'close').send({ email: 'nobody@example.com', password: PASSWORD });
+
+pgTest('WEB_CONCURRENCY=2: a primary and two workers on one port; the primary migrated, once', async () => {
+  server = await startServer(env);
+  const workers = listening();
+  assert.is(workers.length, 2, JSON.stringify(server.logs));
+  assert.equal(workers.map((l) => l.worker).sort(), [1, 2]);
+  const pids = workers.map((l) => l.pid);
+  assert.is(new Set(pids).size, 2, 'two processes');
+  assert.not.ok(pids.includes(server.child.pid), 'the primary does not serve');
+  for (const line of workers) {
+    assert.is(line.port, server.port);
+    assert.is(line.database, `postgresql (schema ${schema})`);
+    assert.is(line.rateLimits, 'primary');
+    assert.ok(line.rssMiB > 0, 'memory per worker is logged');
+  }
+  const started = server.logs.find((l) => l.msg === 'cluster started')!;
+  assert.is(started.workers, 2);
+  assert.is(started.pid, server.child.pid);
+  assert.equal([...started.workerPids].sort(), [...pids].sort());
+  assert.ok(started.rssMiB > 0, "the primary's memory is logged");
+
+  const migrated = server.logs.filter((l) => l.msg === 'migrations applied');
+  assert.is(migrated.length, 1, 'one migration run');
+  assert.equal(migrated[0].migrations, MIGRATIONS);
+  const admin = knex({ client: 'pg', connection: DATABASE_URL, pool: { min: 0, max: 1 } });
+  try {
+    const rows = await admin.withSchema(schema).table('knex_migrations').select('name', 'batch').orderBy('id');
+    assert.equal(rows.map((r) => r.name), MIGRATIONS, 'each migration recorded once');
+    assert.equal(new Set(rows.map((r) => r.batch)), new Set([1]), 'in one batch');
+  } finally {
+    await admin.destroy();
+  }
+  for (let i = 0; i < 4; i++) {
+    const health = await request(server.url).get('/api/health').set('Connection', 'close');
+    assert.is(health.status, 200, JSON.stringify(health.body));
+  }
+});
+
+pgTest('a limit counts a caller once across the workers: refused with 429 right after it, Remaining counting down', async () => {
+  for (let i = 1; i <= LOGIN_LIMIT; i++) {
+    const res = await failedLogin();
+    assert.is(res.status, 401, `attempt ${i}: ${JSON.stringify(res.body)}`);
+    assert.is(res.headers['x-ratelimit-limit'], String(LOGIN_LIMIT));
+    assert.is(res.headers['x-ratelimit-remaining'], String(LOGIN_LIMIT - i), `attempt ${i}`);
+    assert.ok(Number(res.headers['x-ratelimit-reset']) >= Date.now() / 1000, 'reset: Unix seconds, not in the past');
+  }
+  for (let i = 0; i < 2; i++) {
+    const refused = await failedLogin();
+    assert.is(refused.status, 429, JSON.stringify(refused.body));
+    assert.equal(refused.body, { statusCode: 429, message: refused.body.message, error: 'Too Many Requests' });
+    assert.is(refused.headers['x-ratelimit-remaining'], '0');
+    assert.ok(Number(refused.headers['retry-after']) > 0);
+  }
+});
+
+pgTest('a worker killed with SIGKILL is replaced; requests keep being answered, and the counts survive it', async () => {
+  const [victim, survivor] = listening().map((l) => l.pid);
+  process.kill(victim, 'SIGKILL');
+  const died = await server.waitForLog((l) => l.msg === 'a worker died: replacing it');
+  assert.is(died.pid, victim);
+  assert.is(died.signal, 'SIGKILL');
+  // The other worker answers meanwhile.
+  assert.is((await request(server.url).get('/api/health').set('Connection', 'close')).status, 200);
+  const replacement = await server.waitForLog((l) => l.msg === 'listening' && l.pid !== victim && l.pid !== survivor);
+  assert.not.ok(alive(victim));
+  for (let i = 0; i < 4; i++) assert.is((await request(server.url).get('/api/health').set('Connection', 'close')).status, 200);
+  assert.ok(alive(replacement.pid));
+  // The counts are the primary's: still refused, on both workers.
+  for (let i = 0; i < 2; i++) assert.is((await failedLogin()).status, 429);
+});
+
+pgTest('SIGTERM: every worker stops gracefully, then the primary, with exit code 0', async () => {
+  const pids = listening().map((l) => l.pid).filter(alive);
+  assert.is(pids.length, 2);
+  assert.is(await server.stop(), 0, server.stderr());
+  assert.ok(server.logs.some((l) => l.msg === 'shutting down' && l.pid === server.child.pid && l.signal === 'SIGTERM'));
+  for (const pid of pids) {
+    assert.ok(server.logs.some((l) => l.msg === 'shutting down' && l.pid === pid), `worker ${pid} stopped gracefully`);
+    assert.not.ok(alive(pid), `worker ${pid} is gone`);
+  }
+});
+
+pgTest('a worker that cannot start (busy port) stops the cluster with exit code 1 and the message, said once', async () => {
+  const blocker = createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+  const port = (blocker.address() as { port: number }).port;
+  try {
+    const exit = await runServerToExit({ ...env, PORT: String(port) });
+    assert.is(exit.code, 1, exit.stderr);
+    assert.is(exit.stderr.trim(), `Port ${port} on 127.0.0.1 is already in use: stop what uses it or set PORT to another port.`);
+    assert.not.match(exit.stdout, /"cluster started"/);
+  } finally {
+    await new Promise<void>((resolve) => blocker.close(() => resolve()));
+  }
+});
+
+test.run();

@@ -52,10 +52,15 @@ test('the check covers every resource: each one\'s table and join tables are exp
   }
   const actual = await readSchema(app.db, names);
   assert.equal(names.filter((n) => !actual.has(n)), []);
-  // Each record table has the default list's index, whatever else it has.
+  // Each record table has the lists' indexes, whatever else it has: the default order with its id
+  // tie-break (tenant-wide, and per organization), and (tenantId, field, id) for each sort field.
   for (const table of expected.filter((t) => t.kind === 'record')) {
-    const columns = table.scope === 'organization' ? ['tenantId', 'organizationId', 'createdAt'] : ['tenantId', 'createdAt'];
-    assert.ok(table.indexes.some((i) => i.columns.join() === columns.join()), `${table.name}: ${JSON.stringify(table.indexes)}`);
+    const resource = [...app.engine.registry.values()].find((r) => r.table === table.name)!;
+    const lists = [['tenantId', 'createdAt', 'id'], ['tenantId', 'id'], ...(resource.definition.sort ?? []).map((f) => ['tenantId', f, 'id'])];
+    if (table.scope === 'organization') lists.push(['tenantId', 'organizationId', 'createdAt', 'id']);
+    for (const columns of lists) {
+      assert.ok(table.indexes.some((i) => i.columns.join() === columns.join()), `${table.name} (${columns}): ${JSON.stringify(table.indexes)}`);
+    }
   }
 });
 

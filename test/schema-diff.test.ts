@@ -28,7 +28,7 @@ test.before(async () => {
   migrationsDir = mkdtempSync(path.join(tmpdir(), 'schema-diff-'));
   const db = app.db;
   await db.schema.createTable('gauge', (t) => {
-    // The scope's columns, without the default list's index recordColumns would add.
+    // The scope's columns, without the lists' indexes.
     t.uuid('id').primary().defaultTo(db.raw('gen_random_uuid()'));
     t.uuid('tenantId').notNullable().references('id').inTable('tenant').onDelete('CASCADE');
     t.uuid('organizationId').notNullable().references('id').inTable('organization').onDelete('RESTRICT');
@@ -72,7 +72,11 @@ const EXPECTED = [
   'gauge.stray is not null without a default, and no field of gauge (test/fixtures/schema/gauge.yaml) sets it: every create would fail',
   'gauge.employeeId has no foreign key to employee(id)',
   'gauge has no unique constraint on (organizationId, label); unique[0] needs one',
-  'gauge has no index starting with (tenantId, organizationId, createdAt); the default list of scope: organization (newest first) needs one',
+  'gauge has no index starting with (tenantId, createdAt, id); the default list (newest first) needs one',
+  'gauge has no index starting with (tenantId, organizationId, createdAt, id); the default list of one organization (scope: organization) needs one',
+  'gauge has no index starting with (tenantId, id); order[id] and the keyset walk by id of one tenant needs one',
+  'gauge has no index starting with (tenantId, label, id); sort: label (an ordered page of the tenant) needs one',
+  'gauge has no index starting with (tenantId, startedAt, id); dateRange: startedAt (an ordered page of the tenant) needs one',
   'gauge has no index starting with (employeeId); the foreign key of fields.employeeId needs one',
   'gauge has no check constraint gauge_stoppedat_at_least_startedat; rules[0] (stoppedAt at least startedAt) needs it',
   'table dial_gauge is missing; relations.gauges of dial (test/fixtures/schema/dial.yaml) needs it',
@@ -103,7 +107,9 @@ test('the generated migration, applied, leaves no difference; its down() undoes 
   assert.match(source, "secondsBetweenColumn(knex, t, 'seconds', 'startedAt', 'stoppedAt');");
   assert.match(source, "atLeastRule(t, 'dial', 'high', 'low');");
   assert.match(source, "await joinTable(knex, 'tag_gauge', ['gaugeId', 'gauge'], ['tagId', 'tag']);");
-  assert.match(source, "t.index(['tenantId', 'organizationId', 'createdAt']);");
+  assert.match(source, "t.index(['tenantId', 'organizationId', 'createdAt', 'id']);");
+  // A new table's lists' indexes are written out: they depend on the definition, not only on the scope.
+  assert.match(source, "t.index(['tenantId', 'createdAt', 'id']);\n    t.index(['tenantId', 'id']);");
   assert.match(source, '//   - gauge.code is missing; fields.code needs varchar(12)');
 
   const applied = await migrate(app.db, [MIGRATIONS_DIR, migrationsDir]);

@@ -21,16 +21,39 @@
 //   computed: secondsBetween     → a generated column (secondsBetweenColumn in the migration helpers)
 //   rules: [{field, atLeast}]    → a check constraint named ruleConstraintName(table, field, atLeast)
 //   unique: [{fields}]           → a unique constraint (or unique index) on exactly those columns
-//   owner: f                     → an index starting with f (the EMPLOYEE role's lists filter on it)
 //   manyToMany through           → the join table: two uuid columns, not null, each a foreign key
 //                                  that cascades, primary key (from, to), an index starting with each
-//   hasMany via                  → an index starting with the target's via column (not for tenantId
-//                                  and organizationId: the default list's index covers them, as below)
-//   scope: tenant                → id (uuid primary key), tenantId, createdAt, updatedAt and the
-//                                  default list's index (tenantId, createdAt)
-//   scope: organization          → the same plus organizationId, index (tenantId, organizationId, createdAt)
-//                                  (tenantId and organizationId need no index of their own: every query
-//                                  the engine makes names the tenant, and that index leads with it)
+//                                  (the primary key serves one direction, a page's links; the other
+//                                  index the other, the records linked to one target)
+//   scope: tenant                → id (uuid primary key), tenantId, createdAt, updatedAt
+//   scope: organization          → the same plus organizationId
+//
+// Indexes: a list page must read about as many index entries as it returns, whatever the size of
+// the tenant. Every list the engine builds names the tenant and orders by its order fields, then
+// id (the tie-break that keeps pages stable), so each index below is (tenantId, field, id): the
+// page is the first rows of one index range, read in either direction, with no sort. Without id
+// in the index, rows sharing a value (a batch import writes thousands with one createdAt) are
+// fetched and sorted as a group before the first one is returned.
+//   (tenantId, createdAt, id)     the default list, newest first (organization-scoped resources too:
+//                                 they are listed without an organization filter as well)
+//   (tenantId, organizationId, createdAt, id)   scope: organization: the default list of one organization
+//   (tenantId, id)                order[id], and the export's keyset walk (id > last, by id) of one
+//                                 tenant, which the primary key alone serves only by reading every
+//                                 other tenant's rows in between
+//   (tenantId, f, id)             each field f of sort: and dateRange: (an ordered page, and a date
+//                                 range, never sort or scan the tenant)
+//   owner: f                      → an index starting with f (the EMPLOYEE role lists only its own:
+//                                 one person's records, few enough to sort; f's foreign key index
+//                                 usually serves)
+//   hasMany via                   → an index starting with the target's via column (not for tenantId
+//                                 and organizationId: the lists' indexes lead with them)
+// tenantId and organizationId need no index of their own: every query the engine makes names the
+// tenant, and the indexes above lead with it. Not indexed on purpose: updatedAt (order[updatedAt]
+// sorts the matching rows): every write changes it, and an index on it would make every update
+// rewrite every index entry of the row (no HOT update); filters: a filter with an order walks the
+// order's index and skips what does not match, and a filter by a foreign key has that key's index.
+// Each index costs every insert (and every update of its columns) one B-tree insertion: the set is
+// what the lists need, nothing speculative.
 //
 // Only what the definitions need is checked: other tables (sessions, codes of auth), extra indexes,
 // extra unique constraints and extra columns are the migrations' own business (except an extra
@@ -38,7 +61,7 @@
 import { ruleConstraintName } from '../migrations.js';
 import type { CompiledResource, Registry } from '../resource/compiled.js';
 import type { FieldDefinition } from '../resource/types.js';
-import type { ExpectedColumn, ExpectedTable, ExpectedType, SqlType } from './model.js';
+import type { ExpectedColumn, ExpectedIndex, ExpectedTable, ExpectedType, SqlType } from './model.js';
 
 export interface ExpectedOptions {
   /** The table tenantId points at (not a resource: tenants are made by registration). */
@@ -117,14 +140,28 @@ function baseColumns(resource: CompiledResource, options: ExpectedOptions): Expe
   return columns;
 }
 
+/** The indexes that keep a page of a list O(page) on a huge tenant (see the table at the top). */
+export function listIndexes(resource: CompiledResource): ExpectedIndex[] {
+  const indexes: ExpectedIndex[] = [{ columns: ['tenantId', 'createdAt', 'id'], why: 'the default list (newest first)' }];
+  if (resource.scope === 'organization') {
+    indexes.push({ columns: ['tenantId', 'organizationId', 'createdAt', 'id'], why: 'the default list of one organization (scope: organization)' });
+  }
+  indexes.push({ columns: ['tenantId', 'id'], why: 'order[id] and the keyset walk by id of one tenant' });
+  const ordered = [...(resource.definition.sort ?? []).map((f) => [f, 'sort']), ...(resource.definition.dateRange ? [[resource.definition.dateRange, 'dateRange']] : [])];
+  for (const [field, key] of ordered) {
+    const columns = field === 'id' ? ['tenantId', 'id'] : ['tenantId', field, 'id'];
+    if (!indexes.some((i) => i.columns.join() === columns.join())) indexes.push({ columns, why: `${key}: ${field} (an ordered page of the tenant)` });
+  }
+  return indexes;
+}
+
 function recordTable(resource: CompiledResource, options: ExpectedOptions, targets: Map<string, string>): ExpectedTable {
   const definition = resource.definition;
   const columns = [
     ...baseColumns(resource, options),
     ...Object.entries(definition.fields).map(([name, def]) => fieldColumn(resource, name, def, targets)),
   ];
-  const listIndex = resource.scope === 'organization' ? ['tenantId', 'organizationId', 'createdAt'] : ['tenantId', 'createdAt'];
-  const indexes = [{ columns: listIndex, why: `the default list of scope: ${resource.scope} (newest first)` }];
+  const indexes = listIndexes(resource);
   for (const column of columns) {
     if (column.references && column.name !== 'tenantId' && column.name !== 'organizationId') {
       indexes.push({ columns: [column.name], why: `the foreign key of ${column.why}` });

@@ -77,8 +77,9 @@ function createTable(table: ExpectedTable, uses: Set<string>): string[] {
     if (column.secondsBetween) uses.add('secondsBetweenColumn');
     body.push(columnStatement(column));
   }
-  // recordColumns makes the default list's index; the others are the foreign keys' and owner's.
-  for (const index of table.indexes.slice(1)) body.push(`t.index(${cols(index.columns)});`);
+  // Every index written out: the lists' indexes depend on the definition (its sort fields), not
+  // only on the scope, so recordColumns cannot make them all.
+  for (const index of table.indexes) body.push(`t.index(${cols(index.columns)});`);
   for (const unique of table.uniques) body.push(`t.unique(${cols(unique.columns)});`);
   for (const check of table.checks) {
     uses.add('atLeastRule');

@@ -1,14 +1,17 @@
 // The seven operations of a resource, for any resource: generated routes and hand-written
 // modules both call these, so tenancy, validation and error mapping behave the same everywhere.
 import type { Knex } from 'knex';
-import type { Model } from 'objection';
 import type { Caller } from '../caller.js';
 import { keyColumns, nativeError } from '../db-errors.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import type { CompiledRelation, CompiledResource } from './compiled.js';
 import { UUID_PATTERN } from './fields.js';
 import type { ListQuery } from './list-query.js';
-import { applyFilters, applyOrder, scope, withRelations } from './query.js';
+import { scope } from './query.js';
+import { relationTree, loadRelations } from './sql/relations.js';
+import { run, runAll } from './sql/runner.js';
+import { countStatement, pageStatement, readStatement } from './sql/select.js';
+import { deleteStatement, insertStatement, updateStatement } from './sql/write.js';
 import { prepareChildren, prepareWrite, type PreparedWrite, type WriteContext } from './write-body.js';
 
 export interface ListResult {
@@ -60,30 +63,19 @@ export class ResourceService {
     readonly resource: CompiledResource,
   ) {}
 
-  private query(trx?: Knex.Transaction) {
-    return this.resource.model.query(trx ?? this.db);
-  }
-
-  /** One page query and one count query, both with bound values; relations in batches. */
+  /** One page query and one count query side by side, then relations, one statement per relation and level. */
   async list(caller: Caller, query: ListQuery): Promise<ListResult> {
     const { db, resource } = this;
-    const page = this.query().select(resource.selectColumns);
-    applyFilters(db, page, resource, caller, query);
-    applyOrder(page, resource, query);
-    page.limit(query.take).offset(query.skip);
-    withRelations(page, resource, caller, query.relations);
-    const count = applyFilters(db, db(resource.table).count({ total: '*' }), resource, caller, query);
-    const [items, [{ total }]] = await Promise.all([page, count]);
+    const [items, [{ total }]] = await runAll(db, [pageStatement(resource, caller, query), countStatement(resource, caller, query)]);
+    await loadRelations(db, resource, caller, items, relationTree(query.relations));
     return { items, total: Number(total) };
   }
 
-  async read(caller: Caller, id: string, relations: string[] = []): Promise<Model> {
-    const { resource } = this;
-    const q = this.query().select(resource.selectColumns).where(`${resource.table}.id`, checkId(id)).first();
-    scope(q, resource, caller);
-    withRelations(q, resource, caller, relations);
-    const found = await q;
+  async read(caller: Caller, id: string, relations: string[] = []): Promise<Record<string, any>> {
+    const { db, resource } = this;
+    const [found] = await run(db, readStatement(resource, caller, checkId(id)));
     if (!found) throw notFound();
+    await loadRelations(db, resource, caller, [found], relationTree(relations));
     return found;
   }
 
@@ -101,21 +93,15 @@ export class ResourceService {
   }
 
   async remove(caller: Caller, id: string): Promise<void> {
-    const { db, resource } = this;
-    // returning(): knex-pglite answers a bare delete with a result object, not a count, so a
-    // count would read as "deleted" on the embedded database even when no row matched.
-    const deleted = await scope(db(resource.table).where(`${resource.table}.id`, checkId(id)), resource, caller).delete().returning('id');
+    const deleted = await run(this.db, deleteStatement(this.resource, caller, checkId(id)));
     if (!deleted.length) throw notFound();
   }
 
   private async update(caller: Caller, id: string, body: unknown, mode: 'replace' | 'patch') {
     const recordId = checkId(id);
     const prepared = await prepareWrite(this.db, this.resource, caller, mode, body);
-    return this.write(caller, prepared, async (trx) => {
-      const table = this.resource.table;
-      const [row] = await scope(trx(table).where(`${table}.id`, recordId), this.resource, caller)
-        .update({ ...prepared.row, updatedAt: trx.fn.now() })
-        .returning(this.resource.visibleColumns);
+    return this.write(caller, prepared, async (db) => {
+      const [row] = await run(db, updateStatement(this.resource, caller, recordId, prepared.row));
       if (!row) throw notFound();
       return row;
     });
@@ -168,8 +154,8 @@ export class ResourceService {
   }
 
   /** One new row of the caller's tenant, as create() inserts it. */
-  private async insertRow(trx: Knex.Transaction, caller: Caller, prepared: PreparedWrite) {
-    const [row] = await trx(this.resource.table).insert({ ...prepared.row, tenantId: caller.tenantId }).returning(this.resource.visibleColumns);
+  private async insertRow(db: Knex, caller: Caller, prepared: PreparedWrite) {
+    const [row] = await run(db, insertStatement(this.resource, { ...prepared.row, tenantId: caller.tenantId }));
     return row;
   }
 
@@ -184,9 +170,13 @@ export class ResourceService {
     for (const { relation, bodies } of prepared.children) row[relation.name] = await this.replaceChildren(trx, caller, relation, row, bodies);
   }
 
-  /** The row, its links and its children land together or not at all. */
-  private async write(caller: Caller, prepared: PreparedWrite, writeRow: (trx: Knex.Transaction) => Promise<Record<string, any>>) {
+  /**
+   * The row, its links and its children land together or not at all. A row alone is one statement,
+   * atomic by itself: it needs no transaction (two round trips fewer).
+   */
+  private async write(caller: Caller, prepared: PreparedWrite, writeRow: (db: Knex) => Promise<Record<string, any>>) {
     try {
+      if (!prepared.links.length && !prepared.children.length) return await writeRow(this.db);
       return await this.db.transaction(async (trx) => {
         const row = await writeRow(trx);
         await this.writeRelated(trx, caller, prepared, row);

@@ -6,7 +6,9 @@ import { OWNER_SCOPED_ROLE, type Caller } from '../caller.js';
 import { badRequest, forbidden, HttpError } from '../errors.js';
 import type { CompiledRelation, CompiledResource } from './compiled.js';
 import { toColumnValue, UUID_PATTERN } from './fields.js';
-import { scope } from './query.js';
+import { run } from './sql/runner.js';
+import { someIdsStatement } from './sql/select.js';
+import { existingCountsStatement } from './sql/write.js';
 import { filledFromParent } from './schemas.js';
 import { isPlainObject } from '../objects.js';
 
@@ -57,8 +59,7 @@ async function defaultOrganization(db: Knex, resource: CompiledResource, caller:
   }
   if (caller.organizationId) return caller.organizationId;
   // A tenant with a single organization needs no choice to be made.
-  const root = resource.organizationRoot!;
-  const rows = await scope(db(root.table).select(`${root.table}.id`).limit(2), root, tenantOnly(caller));
+  const rows = await run(db, someIdsStatement(resource.organizationRoot!, tenantOnly(caller), 2));
   return rows.length === 1 ? rows[0].id : undefined;
 }
 
@@ -78,16 +79,10 @@ const referenceScope = (caller: Caller, target: CompiledResource): Caller => (ta
 
 /** One round trip: which of the referenced ids are missing from the caller's tenant. */
 async function checkReferences(db: Knex, caller: Caller, checks: ReferenceCheck[]) {
-  const wanted = checks.filter((c) => c.ids.length);
+  const wanted = checks.filter((c) => c.ids.length).map((c) => ({ ...c, ids: [...new Set(c.ids)] }));
   if (!wanted.length) return;
-  const columns = wanted.map((c, i) => {
-    const sub = scope(db(c.target.table).count('*').whereIn(`${c.target.table}.id`, [...new Set(c.ids)]), c.target, referenceScope(caller, c.target)).toSQL();
-    return db.raw(`(${sub.sql})::int as c${i}`, sub.bindings);
-  });
-  const [counts] = await db.select(columns);
-  const problems = wanted
-    .filter((c, i) => Number(counts[`c${i}`]) !== new Set(c.ids).size)
-    .map((c) => `${c.label} must reference an existing ${c.target.name}`);
+  const [counts] = await run(db, existingCountsStatement(wanted.map((c) => ({ target: c.target, ids: c.ids, caller: referenceScope(caller, c.target) }))));
+  const problems = wanted.filter((c, i) => Number(counts[`c${i}`]) !== c.ids.length).map((c) => `${c.label} must reference an existing ${c.target.name}`);
   if (problems.length) throw badRequest(problems);
 }
 

@@ -94,7 +94,7 @@ export function registerImageRoutes(router: Router, engine: Engine, service: Res
   async function serveFile(ctx: Context) {
     const caller = authorize(ctx, resource.permissions.read);
     refuseQuery(ctx, `GET /api/${canonical}/{id}/file`);
-    const record = (await service.read(caller, ctx.params.id)) as unknown as Record<string, unknown>;
+    const record = await service.read(caller, ctx.params.id);
     // Only an upload sets url: a record created without a file has none to look for.
     const id = String(record.id);
     const file = record.url ? await store.open(caller.tenantId, id, kindOfMimeType(String(record.mimeType))) : undefined;

@@ -1,0 +1,55 @@
+// Runs a statement the engine compiled itself straight on a pooled driver connection: no query
+// builder, no model hydration, rows as the driver reads them. On PostgreSQL each distinct text
+// becomes a named prepared statement (parsed and planned once per connection); PGlite, one
+// in-process connection, takes the text as it is. The connection comes from knex's pool, so a
+// transaction, the pool's limits and its acquire timeout apply exactly as to knex's own queries.
+import type { Knex } from 'knex';
+import pg from 'pg';
+
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+/**
+ * Texts given a prepared-statement name, at most this many per process. List filters combine
+ * into many shapes; past the cap a text runs unnamed (parsed each time), so neither this map nor
+ * the statements PostgreSQL keeps per connection grow without bound.
+ */
+const MAX_NAMED = 2000;
+const names = new Map<string, string>();
+
+function nameOf(text: string): string | undefined {
+  let name = names.get(text);
+  if (name === undefined && names.size < MAX_NAMED) {
+    name = `engine_${names.size}`;
+    names.set(text, name);
+  }
+  return name;
+}
+
+interface Driverish {
+  query(text: string | object, values?: unknown[]): Promise<{ rows: any[] }>;
+}
+
+/** The rows of one statement, on `db`'s pool, or on the transaction's own connection when `db` is one. */
+export async function run(db: Knex, statement: Statement): Promise<any[]> {
+  const client = db.client as Knex.Client & { acquireConnection(): Promise<Driverish>; releaseConnection(c: Driverish): Promise<void> };
+  const connection = await client.acquireConnection();
+  // knex's own event, so that what listens to a database's queries (debugging, tests) sees these too.
+  client.emit('query', { sql: statement.text, bindings: statement.values, method: 'raw' });
+  try {
+    const result =
+      connection instanceof pg.Client
+        ? await connection.query({ name: nameOf(statement.text), text: statement.text, values: statement.values })
+        : await connection.query(statement.text, statement.values);
+    return result.rows;
+  } finally {
+    await client.releaseConnection(connection);
+  }
+}
+
+/** Several statements at once, each on its own pooled connection (one after another on PGlite). */
+export function runAll(db: Knex, statements: Statement[]): Promise<any[][]> {
+  return Promise.all(statements.map((s) => run(db, s)));
+}

@@ -1,0 +1,118 @@
+// The engine's reads as SQL text: one record by id, a page of a list, and the filter a list's
+// count shares with its page. The same conditions as engine/resource/query.ts writes for knex
+// (tenant and owner scope on every table touched, nested filters as EXISTS, search, date range,
+// tags), written straight to text: a request's statement costs a few string joins, and the same
+// shape of request always gives the same text (one prepared statement).
+import type { Caller } from '../../caller.js';
+import type { CompiledResource } from '../compiled.js';
+import type { ListQuery } from '../list-query.js';
+import { scopeConditions } from '../query.js';
+import type { Statement } from './runner.js';
+import { col, id, SqlText } from './text.js';
+
+/** `select "t"."a", "t"."b" …` of a resource's visible columns, made once per resource and reference. */
+const selectLists = new WeakMap<CompiledResource, Map<string, string>>();
+
+export function selectList(resource: CompiledResource, ref = resource.table): string {
+  let byRef = selectLists.get(resource);
+  if (!byRef) selectLists.set(resource, (byRef = new Map()));
+  let list = byRef.get(ref);
+  if (list === undefined) byRef.set(ref, (list = resource.visibleColumns.map((c) => col(ref, c)).join(', ')));
+  return list;
+}
+
+/** Tenant and owner conditions on `ref` (the table or its alias), as scope() in query.ts. */
+export function scopeSql(sql: SqlText, resource: CompiledResource, caller: Caller, ref = resource.table): SqlText {
+  const conditions = scopeConditions(resource, caller);
+  if (!conditions) return sql.sql('false');
+  conditions.forEach(([column, value], i) => sql.sql(`${i ? ' and ' : ''}${col(ref, column)} = `).value(value));
+  return sql;
+}
+
+/** `exists (select 1 from target as alias … where <related to the outer row> and <scope>` — left open for more conditions. */
+function openRelatedExists(sql: SqlText, resource: CompiledResource, relationName: string, caller: Caller, alias: string) {
+  const relation = resource.relations.get(relationName)!;
+  const target = relation.target;
+  const table = resource.table;
+  sql.sql(`exists (select 1 from ${id(target.table)} as ${id(alias)}`);
+  if (relation.kind === 'belongsTo') sql.sql(` where ${col(alias, 'id')} = ${col(table, relation.via!)}`);
+  else if (relation.kind === 'hasMany') sql.sql(` where ${col(alias, relation.via!)} = ${col(table, 'id')}`);
+  else {
+    const t = relation.through!;
+    const link = `${alias}_j`;
+    sql.sql(` inner join ${id(t.table)} as ${id(link)} on ${col(link, t.to)} = ${col(alias, 'id')} where ${col(link, t.from)} = ${col(table, 'id')}`);
+  }
+  sql.sql(' and ');
+  return scopeSql(sql, target, caller, alias);
+}
+
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/** ` where …`: everything of a list but paging and order, shared by its page and its count. */
+export function whereSql(sql: SqlText, resource: CompiledResource, caller: Caller, query: ListQuery): SqlText {
+  const table = resource.table;
+  sql.sql(' where ');
+  scopeSql(sql, resource, caller);
+  for (const [field, value] of query.where) sql.sql(` and ${col(table, field)} = `).value(value);
+  query.nested.forEach((filter, i) => {
+    const alias = `r${i}_${filter.relation.name}`;
+    sql.sql(' and ');
+    openRelatedExists(sql, resource, filter.relation.name, caller, alias);
+    for (const [field, value] of filter.conditions) sql.sql(` and ${col(alias, field)} = `).value(value);
+    sql.sql(')');
+  });
+  if (query.search) {
+    sql.sql(' and (');
+    sql.values.push(`%${escapeLike(query.search)}%`);
+    const at = `$${sql.values.length}`;
+    sql.sql(resource.search.map((field) => `${col(table, field)} ilike ${at}`).join(' or '));
+    sql.sql(')');
+  }
+  if (resource.dateRange) {
+    if (query.startDate) sql.sql(` and ${col(table, resource.dateRange)} >= `).value(query.startDate);
+    if (query.endDate) sql.sql(` and ${col(table, resource.dateRange)} ${query.endDate.exclusive ? '<' : '<='} `).value(query.endDate.at);
+  }
+  if (query.tags?.length && resource.tagRelation) {
+    // Same path as where[tags][id]: a link to another tenant's tag (a corrupt row) never matches.
+    const alias = `filtered_${resource.tagRelation.name}`;
+    sql.sql(' and ');
+    openRelatedExists(sql, resource, resource.tagRelation.name, caller, alias);
+    sql.sql(` and ${col(alias, 'id')} = any(`).value(query.tags).sql('))');
+  }
+  return sql;
+}
+
+/** ` order by …`: the fields asked for (createdAt DESC by default), then the id to break ties. */
+function orderSql(resource: CompiledResource, query: ListQuery): string {
+  const order = query.order.length ? query.order : ([['createdAt', 'DESC']] as ListQuery['order']);
+  const terms = order.map(([field, direction]) => `${col(resource.table, field)} ${direction.toLowerCase()}`);
+  // The primary key breaks ties last, so pages never overlap or skip a record.
+  if (!order.some(([field]) => field === 'id')) terms.push(`${col(resource.table, 'id')} ${order[order.length - 1][1].toLowerCase()}`);
+  return ` order by ${terms.join(', ')}`;
+}
+
+/** One page of a list. */
+export function pageStatement(resource: CompiledResource, caller: Caller, query: ListQuery): Statement {
+  const sql = new SqlText().sql(`select ${selectList(resource)} from ${id(resource.table)}`);
+  whereSql(sql, resource, caller, query);
+  sql.sql(orderSql(resource, query)).sql(' limit ').value(query.take).sql(' offset ').value(query.skip);
+  return sql.statement();
+}
+
+/** Every match of a list, counted. */
+export function countStatement(resource: CompiledResource, caller: Caller, query: ListQuery): Statement {
+  const sql = new SqlText().sql(`select count(*) as ${id('total')} from ${id(resource.table)}`);
+  return whereSql(sql, resource, caller, query).statement();
+}
+
+/** One record by id, inside the caller's scope. */
+export function readStatement(resource: CompiledResource, caller: Caller, recordId: string): Statement {
+  const sql = new SqlText().sql(`select ${selectList(resource)} from ${id(resource.table)} where ${col(resource.table, 'id')} = `).value(recordId).sql(' and ');
+  return scopeSql(sql, resource, caller).statement();
+}
+
+/** The ids of at most `limit` records in the caller's scope (any order). */
+export function someIdsStatement(resource: CompiledResource, caller: Caller, limit: number): Statement {
+  const sql = new SqlText().sql(`select ${col(resource.table, 'id')} from ${id(resource.table)} where `);
+  return scopeSql(sql, resource, caller).sql(' limit ').value(limit).statement();
+}

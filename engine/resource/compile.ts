@@ -5,7 +5,7 @@ import { Model } from 'objection';
 import { compileValidator } from '../validation.js';
 import { problem, type Check } from './check.js';
 import { compileFields } from './compile-fields.js';
-import { DEFAULT_MAX_TAKE, type CompiledResource, type Operation, type Registry } from './compiled.js';
+import { DEFAULT_MAX_TAKE, type CompiledResource, type CountPolicy, type Operation, type Registry } from './compiled.js';
 import { coercer } from './fields.js';
 import { collectRelationPaths, link } from './link.js';
 import { DefinitionError, type SourcedDefinition } from './load.js';
@@ -34,6 +34,27 @@ function permissionsOf(check: Check, known: Set<string>): Record<Operation, stri
     }
   }
   return resolved as Record<Operation, string>;
+}
+
+/** The definition's `count:` (the schema has checked the types), exact when absent. */
+function countPolicyOf(check: Check, maxTake: number): CountPolicy {
+  const count = check.source.definition.count;
+  if (count === undefined || count === 'exact') return { kind: 'exact' };
+  if (typeof count === 'string') {
+    problem(check, ['count'], `"${count}" is not a count policy: write exact, { capped: N } or { estimated: N }`);
+    return { kind: 'exact' };
+  }
+  const kinds = Object.keys(count);
+  if (kinds.length !== 1) {
+    problem(check, ['count'], `needs exactly one of capped or estimated${kinds.length ? ` (this one has ${kinds.join(' and ')})` : ''}`);
+    return { kind: 'exact' };
+  }
+  if ('capped' in count) {
+    // A smaller cap would answer a full page with a total below its own length.
+    if (count.capped < maxTake) problem(check, ['count', 'capped'], `must be at least maxTake (${maxTake}): a page could hold more records than the total`);
+    return { kind: 'capped', limit: count.capped };
+  }
+  return { kind: 'estimated', threshold: count.estimated };
 }
 
 /** First pass: everything that needs only the definition itself. */
@@ -126,6 +147,7 @@ function compileOne(source: SourcedDefinition, known: Set<string>, problems: str
     search: definition.search ?? [],
     dateRange: definition.dateRange,
     maxTake: definition.maxTake ?? DEFAULT_MAX_TAKE,
+    count: countPolicyOf(check, definition.maxTake ?? DEFAULT_MAX_TAKE),
     owner: definition.owner,
     permissions: permissionsOf(check, known),
     ruleMessages,

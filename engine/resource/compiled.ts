@@ -27,6 +27,8 @@ export interface CompiledRelation {
   idsKey?: string;
 }
 
+export type CountPolicy = { kind: 'exact' } | { kind: 'capped'; limit: number } | { kind: 'estimated'; threshold: number };
+
 export type Operation = 'read' | 'create' | 'update' | 'delete';
 
 export interface CompiledResource {
@@ -64,6 +66,8 @@ export interface CompiledResource {
   dateRange?: string;
   tagRelation?: CompiledRelation;
   maxTake: number;
+  /** How a list's total is counted (count.ts): the definition's `count:`, exact by default. */
+  count: CountPolicy;
   owner?: string;
   permissions: Record<Operation, string>;
   uniqueMessages: Array<{ fields: string[]; message: string }>;

@@ -28,6 +28,12 @@ export interface FieldDefinition {
   computed?: { secondsBetween: [string, string] };
 }
 
+/**
+ * exact: every match counted. capped: at most that many counted (more: the cap, flagged inexact).
+ * estimated: exact up to that many, past it the planner's estimate (never below the threshold).
+ */
+export type CountDefinition = 'exact' | { capped: number } | { estimated: number };
+
 /** A rule between two fields of one record, enforced by a check constraint. */
 export interface RuleDefinition {
   field: string;
@@ -91,6 +97,8 @@ export interface ResourceDefinition {
   dateRange?: string;
   tagFilter?: string;
   maxTake?: number;
+  /** How a list's total is counted (README "Counting"); absent: exact. */
+  count?: CountDefinition;
   rules?: RuleDefinition[];
   /** Rate limits of this resource's own endpoints (README "Rate limits"). */
   limits?: ResourceLimitDefinition[];

@@ -1,7 +1,8 @@
 // The migration that gives the lists their indexes (resources/migrations/*_list_indexes.ts) on a
 // database migrated to the latest: its down() brings back the old default-list indexes and the
 // migration check names every list index as missing again; its up() once more puts the schema in
-// agreement with the definitions and leaves none of the indexes it replaces.
+// agreement with the definitions, leaves none of the indexes it replaces, and gives the planner
+// its statistics of organizationId → tenantId again.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FolderMigrationSource } from '../engine/migrations.js';
@@ -30,6 +31,12 @@ async function indexesOf(table: string): Promise<string[]> {
   return schema.get(table)!.indexes.map((i) => i.columns.join(', '));
 }
 
+/** Extended statistics of a table (the planner's knowledge that organizationId implies tenantId). */
+async function statisticsOf(table: string): Promise<string[]> {
+  const result: any = await app.db.raw('select stxname from pg_statistic_ext where stxrelid = ?::regclass order by 1', [table]);
+  return (result.rows ?? result).map((r: any) => r.stxname);
+}
+
 test('down() restores the old default-list indexes; up() again leaves no difference and none of them', async () => {
   assert.equal(await differences(), []);
   const migrated = await indexesOf('employee');
@@ -47,9 +54,12 @@ test('down() restores the old default-list indexes; up() again leaves no differe
   assert.ok(missing.includes('time_log has no index starting with (tenantId, startedAt, id); sort: startedAt (an ordered page of the tenant) needs one'), missing.join('\n'));
   assert.ok(missing.every((m) => / has no index starting with \(tenantId, /.test(m)), missing.join('\n'));
 
+  assert.equal(await statisticsOf('employee'), []);
+
   await app.db.migrate.up({ migrationSource, name: MIGRATION });
   assert.equal(await differences(), []);
   assert.equal(await indexesOf('employee'), migrated);
+  assert.equal(await statisticsOf('employee'), ['employee_tenantid_organizationid_stats']);
 });
 
 test.run();

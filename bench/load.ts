@@ -49,8 +49,13 @@ function options(url: string, scenario: Scenario, token: string, ids: string[], 
   };
 }
 
-export async function measure(url: string, pid: number, scenario: Scenario, token: string, ids: string[], settings: LoadSettings): Promise<LoadFigures> {
-  if (settings.warmupSeconds > 0) await autocannon(options(url, scenario, token, ids, settings.connections, settings.warmupSeconds));
+/** `settle` waits for the database to finish what earlier runs left behind (see lib/pg-activity.ts). */
+export async function measure(url: string, pid: number, scenario: Scenario, token: string, ids: string[], settings: LoadSettings, settle: () => Promise<unknown>): Promise<LoadFigures> {
+  await settle();
+  if (settings.warmupSeconds > 0) {
+    await autocannon(options(url, scenario, token, ids, settings.connections, settings.warmupSeconds));
+    await settle();
+  }
   const sampler = new RssSampler(pid, settings.rssSampleMs);
   let result: Awaited<ReturnType<typeof autocannon>>;
   try {

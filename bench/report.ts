@@ -31,7 +31,7 @@ export interface SizeResult {
   rawProcesses: number;
   memoryIdle: { service: ProcessMemory[]; raw: ProcessMemory[] };
   scenarios: ScenarioResult[];
-  export?: ExportFigures;
+  export?: ExportFigures | { path: string; failure: string };
 }
 
 export interface Results {
@@ -69,17 +69,26 @@ export function targets(results: Results): Target[] {
       const before = small.scenarios.find((x) => x.key === s.key)?.service?.p99Ms;
       const after = s.service?.p99Ms;
       if (!before || after === undefined) continue;
+      if (broken(s.service)) {
+        list.push({ check: `${s.key}: service p99 ${large.label} / ${small.label}`, value: 0, limit: `<= ${P99_GROWTH_LIMIT} (no request completed at ${large.label})`, met: false });
+        continue;
+      }
       const growth = Math.round((after / before) * 100) / 100;
       list.push({ check: `${s.key}: service p99 ${large.label} / ${small.label}`, value: growth, limit: `<= ${P99_GROWTH_LIMIT}`, met: growth <= P99_GROWTH_LIMIT });
     }
   }
   for (const size of results.sizes) {
-    if (size.export) list.push({ check: `${size.label} export RSS growth (MB)`, value: size.export.growthMB, limit: `< ${EXPORT_GROWTH_LIMIT_MB}`, met: size.export.growthMB < EXPORT_GROWTH_LIMIT_MB });
+    if (!size.export) continue;
+    const check = `${size.label} export RSS growth (MB)`;
+    if ('failure' in size.export) list.push({ check, value: 0, limit: `< ${EXPORT_GROWTH_LIMIT_MB} (the download failed)`, met: false });
+    else list.push({ check, value: size.export.growthMB, limit: `< ${EXPORT_GROWTH_LIMIT_MB}`, met: size.export.growthMB < EXPORT_GROWTH_LIMIT_MB });
   }
   return list;
 }
 
-const failed = (s: ScenarioResult) => Boolean(s.failure || s.service?.non2xx || s.service?.errors || s.raw?.non2xx || s.raw?.errors);
+/** Any refused or failed request, or a run in which no request completed, fails the scenario. */
+const broken = (f: LoadFigures | undefined) => !f || f.requests === 0 || f.non2xx > 0 || f.errors > 0;
+const failed = (s: ScenarioResult) => Boolean(s.failure) || broken(s.service) || broken(s.raw);
 
 export function printResults(results: Results) {
   results.targets = targets(results);
@@ -89,7 +98,8 @@ export function printResults(results: Results) {
     const rows = size.scenarios.map((s) => {
       if (!s.service || !s.raw) return [s.label, '-', '-', '-', '-', '-', '-', '-', '-', 'NOT MET', s.failure ?? ''];
       const limit = RATIO_TARGET[s.kind];
-      const failures = [s.service.non2xx || s.service.errors ? `service ${s.service.non2xx} non-2xx ${s.service.errors} err` : '', s.raw.non2xx || s.raw.errors ? `raw ${s.raw.non2xx} non-2xx ${s.raw.errors} err` : ''].filter(Boolean).join('; ');
+      const problem = (name: string, f: LoadFigures) => (f.requests === 0 ? `${name}: no request completed` : f.non2xx || f.errors ? `${name}: ${f.non2xx} non-2xx ${f.errors} errors` : '');
+      const failures = [problem('service', s.service), problem('raw', s.raw)].filter(Boolean).join('; ');
       return [
         s.label,
         String(s.service.requestsPerSecond),
@@ -130,7 +140,7 @@ export function chart(results: Results): string {
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="12">`);
   out.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`);
   out.push(`<text x="${left}" y="24" font-size="16" font-weight="bold" fill="#111827">Requests per second: service vs raw node:http + pg running the same SQL</text>`);
-  out.push(`<text x="${left}" y="44" fill="#374151">${escapeXml(`${results.machine.cpus} CPUs, Node ${results.machine.node}, PostgreSQL ${results.machine.postgres}; ${results.settings.connections} connections, ${results.settings.durationSeconds} s per run; ratio = service / raw`)}</text>`);
+  out.push(`<text x="${left}" y="44" fill="#374151">${escapeXml(`${results.machine.cpus} CPUs, Node ${results.machine.node}, PostgreSQL ${String(results.machine.postgres).split(' ')[0]}; ${results.settings.connections} connections, ${results.settings.durationSeconds} s per run; ratio = service / raw`)}</text>`);
   out.push(`<rect x="${width - 250}" y="52" width="12" height="12" fill="${SERVICE}"/><text x="${width - 233}" y="62" fill="#111827">service</text>`);
   out.push(`<rect x="${width - 160}" y="52" width="12" height="12" fill="${RAW}"/><text x="${width - 143}" y="62" fill="#111827">raw server</text>`);
   results.sizes.forEach((size, p) => {
@@ -139,7 +149,7 @@ export function chart(results: Results): string {
     const max = Math.max(1, ...size.scenarios.flatMap((s) => [s.service?.requestsPerSecond ?? 0, s.raw?.requestsPerSecond ?? 0]));
     const step = niceStep(max);
     const scaleMax = Math.ceil(max / step) * step;
-    out.push(`<text x="${left}" y="${y0 - 12}" font-size="14" font-weight="bold" fill="#111827">${escapeXml(`${size.employees.toLocaleString('en')} employees`)}</text>`);
+    out.push(`<text x="${left}" y="${y0 - 12}" font-size="14" font-weight="bold" fill="#111827">${escapeXml(`${size.employees.toLocaleString('en')} employees`)}<tspan font-size="12" font-weight="normal" fill="#374151">${escapeXml(`   service ${size.serviceProcesses} process(es), raw server ${size.rawProcesses}`)}</tspan></text>`);
     for (let v = 0; v <= scaleMax; v += step) {
       const y = base - (v / scaleMax) * plotHeight;
       out.push(`<line x1="${left}" x2="${left + plotWidth}" y1="${y}" y2="${y}" stroke="#e5e7eb"/>`);

@@ -20,6 +20,7 @@ import { describeReplay } from './capture/plan.js';
 import { startCaptureProxy } from './capture/proxy.js';
 import { measureExport } from './export-memory.js';
 import { startChild, type Child } from './lib/children.js';
+import { namedConnection, settled } from './lib/pg-activity.js';
 import { processTree, rssOf, toMB } from './lib/processes.js';
 import { measure, type LoadFigures, type LoadSettings } from './load.js';
 import { printResults, writeChart, type Results, type SizeResult } from './report.js';
@@ -100,14 +101,14 @@ async function prepare(schema: string, employees: number): Promise<Prepared> {
     let marker = process.env.BENCH_RESEED === '1' ? undefined : await seededTenant(admin, schema, employees);
     if (!marker) await dropSchema(admin, schema);
     try {
-      capturing = await startService(proxy.url(databaseUrl!), schema);
+      capturing = await startService(namedConnection(proxy.url(databaseUrl!), 'capture'), schema);
     } catch (err) {
       if (!marker) throw err;
       // A seeded schema the current code cannot start on (e.g. a migration renamed since): seed anew.
       console.log(`the service does not start on the seeded schema, seeding it anew: ${(err as Error).message.split('\n').slice(0, 3).join(' ')}`);
       marker = undefined;
       await dropSchema(admin, schema);
-      capturing = await startService(proxy.url(databaseUrl!), schema);
+      capturing = await startService(namedConnection(proxy.url(databaseUrl!), 'capture'), schema);
     }
     const db = await connect(databaseUrl!, schema);
     try {
@@ -149,13 +150,18 @@ async function runSize(label: string, employees: number): Promise<SizeResult> {
   const replayFile = path.join(workDir, 'replay.json');
   writeFileSync(replayFile, JSON.stringify(capture.replays));
   const children: Child[] = [];
+  const monitor = await connect(databaseUrl!);
+  const settle = async () => {
+    const seconds = await settled(monitor);
+    if (seconds > 1) console.log(`  (waited ${seconds.toFixed(1)} s for PostgreSQL to finish the statements of the previous run)`);
+  };
   try {
     // Measurement phase: both servers side by side, the raw one with as many processes as the service's workers.
-    const service = await startService(databaseUrl!, schema);
+    const service = await startService(namedConnection(databaseUrl!, 'service'), schema);
     children.push(service);
     const servicePids = await settledProcesses(service.pid);
     const raw = await startChild(path.join(HERE, 'raw-server.ts'), {
-      DATABASE_URL: databaseUrl,
+      DATABASE_URL: namedConnection(databaseUrl!, 'raw'),
       DATABASE_SCHEMA: schema,
       JWT_SECRET,
       RAW_PROCESSES: String(Math.max(1, servicePids.length - 1)),
@@ -175,23 +181,30 @@ async function runSize(label: string, employees: number): Promise<SizeResult> {
         results.push({ key: scenario.key, label: scenario.label, kind: scenario.kind, failure });
         continue;
       }
-      const onService = await measure(service.url, service.pid, scenario, token, ids, settings);
-      const onRaw = await measure(raw.url, raw.pid, scenario, token, ids, settings);
+      const onService = await measure(service.url, service.pid, scenario, token, ids, settings, settle);
+      const onRaw = await measure(raw.url, raw.pid, scenario, token, ids, settings, settle);
       const ratio = onRaw.requestsPerSecond ? Math.round((onService.requestsPerSecond / onRaw.requestsPerSecond) * 100) / 100 : 0;
       const replay = capture.replays.find((r) => r.key === scenario.key)!;
       results.push({ key: scenario.key, label: scenario.label, kind: scenario.kind, service: onService, raw: onRaw, ratio, sql: replay.waves.flat().flatMap((u) => u.statements.map((s) => s.text)) });
-      const failures = (name: string, f: LoadFigures) => (f.non2xx || f.errors ? `  ${name} FAILURES: ${f.non2xx} non-2xx ${JSON.stringify(f.unexpected)}, ${f.errors} errors` : '');
+      const failures = (name: string, f: LoadFigures) =>
+        f.requests === 0 ? `  ${name}: NO REQUEST COMPLETED in ${settings.durationSeconds} s` : f.non2xx || f.errors ? `  ${name} FAILURES: ${f.non2xx} non-2xx ${JSON.stringify(f.unexpected)}, ${f.errors} errors` : '';
       console.log(
         `${scenario.label.padEnd(46)} service ${String(onService.requestsPerSecond).padStart(6)} req/s p99 ${onService.p99Ms} ms | raw ${String(onRaw.requestsPerSecond).padStart(6)} req/s p99 ${onRaw.p99Ms} ms | ratio ${ratio.toFixed(2)}` +
           failures('SERVICE', onService) + failures('RAW', onRaw),
       );
     }
     const largest = Math.max(...sizes.map((s) => SIZES[s]));
-    const exported = employees === largest && process.env.BENCH_EXPORT !== '0' ? await measureExport(service.url, service.pid, '/api/export/employee', token) : undefined;
-    if (exported) console.log(`export: ${exported.rows.toLocaleString('en')} rows, ${exported.megabytes} MB in ${exported.seconds} s; RSS of the process that grew most: ${exported.beforeMB} → ${exported.peakMB} MB (+${exported.growthMB} MB)`);
+    let exported: SizeResult['export'];
+    if (employees === largest && process.env.BENCH_EXPORT !== '0') {
+      await settle();
+      exported = await measureExport(service.url, service.pid, '/api/export/employee', token).catch((err) => ({ path: '/api/export/employee', failure: String(err?.message ?? err) }));
+    }
+    if (exported && 'failure' in exported) console.log(`export: FAILED: ${exported.failure}`);
+    else if (exported) console.log(`export: ${exported.rows.toLocaleString('en')} rows, ${exported.megabytes} MB in ${exported.seconds} s; RSS of the process that grew most: ${exported.beforeMB} → ${exported.peakMB} MB (+${exported.growthMB} MB)`);
     return { label, employees, schema, seeding, serviceProcesses: servicePids.length, rawProcesses: rawPids.length, memoryIdle, scenarios: results, export: exported };
   } finally {
     for (const child of children.reverse()) await child.stop();
+    await monitor.end();
     rmSync(workDir, { recursive: true, force: true });
   }
 }

@@ -59,8 +59,15 @@ async function listen(server: Server, config: Config): Promise<void> {
   }
 }
 
+interface OpenApp {
+  database: Database;
+  app: App;
+  /** Closes what openApp opened: the mail transport, the app's own connections, the database. */
+  close(): Promise<void>;
+}
+
 /** What start() and the cluster's primary do before serving: open the database and build the app once. */
-async function openApp(config: Config): Promise<{ database: Database; app: App }> {
+async function openApp(config: Config): Promise<OpenApp> {
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     schema: config.databaseSchema,
@@ -76,7 +83,12 @@ async function openApp(config: Config): Promise<{ database: Database; app: App }
       logError: (err) => log('error', 'request failed', { error: String((err as Error)?.stack ?? err) }),
       log,
     });
-    return { database, app };
+    const close = async () => {
+      await app.engine.mailer.close();
+      await app.close();
+      await database.close();
+    };
+    return { database, app, close };
   } catch (err) {
     await database.close();
     throw err;
@@ -98,11 +110,11 @@ export interface StartOptions {
 }
 
 export async function start(config: Config, options: StartOptions = {}): Promise<{ server: Server; database: Database; stop(): Promise<void> }> {
-  let opened: Awaited<ReturnType<typeof openApp>> | undefined;
+  let opened: OpenApp | undefined;
   try {
     opened = await openApp(config);
-    const { database, app } = opened;
-    const { koa, engine, rateLimiting } = app;
+    const { database, app, close } = opened;
+    const { koa, rateLimiting } = app;
     if (options.migrate !== false) await migrateDatabase(database, config);
     await app.ready();
     const server = createServer(koa.callback());
@@ -126,14 +138,11 @@ export async function start(config: Config, options: StartOptions = {}): Promise
       await closed;
       clearTimeout(cut);
       // After the last request: a response may still have been sending its mail.
-      await engine.mailer.close();
-      await app.close();
-      await database.close();
+      await close();
     };
     return { server, database, stop };
   } catch (err) {
-    await opened?.app.close();
-    await opened?.database.close();
+    await opened?.close();
     throw databaseProblem(err, config) ?? err;
   }
 }
@@ -144,16 +153,14 @@ export async function start(config: Config, options: StartOptions = {}): Promise
  * each other to migrate it. Its rate limits stay off: they count in the workers.
  */
 async function prepareCluster(config: Config): Promise<void> {
-  let opened: Awaited<ReturnType<typeof openApp>> | undefined;
+  let opened: OpenApp | undefined;
   try {
     opened = await openApp({ ...config, rateLimits: { ...config.rateLimits, enabled: false } });
     await migrateDatabase(opened.database, config);
   } catch (err) {
     throw databaseProblem(err, config) ?? err;
   } finally {
-    await opened?.app.engine.mailer.close();
-    await opened?.app.close();
-    await opened?.database.close();
+    await opened?.close();
   }
 }
 

@@ -7,6 +7,7 @@
 // see server.test.ts).
 import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
+import { Agent } from 'node:http';
 import { createServer } from 'node:net';
 import knex from 'knex';
 import request from 'supertest';
@@ -120,6 +121,33 @@ pgTest('a worker killed with SIGKILL is replaced; requests keep being answered, 
   assert.ok(alive(replacement.pid));
   // The counts are the primary's: still refused, on both workers.
   for (let i = 0; i < 2; i++) assert.is((await failedLogin()).status, 429);
+});
+
+pgTest('a primary that does not answer is a store outage: requests go on uncounted, logged once, counted again when it answers', async () => {
+  // One connection kept open: its requests reach a worker without the (stopped) primary handing it over.
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const login = () => request(server.url).post('/api/auth/login').agent(agent).send({ email: 'nobody@example.com', password: PASSWORD });
+  try {
+    assert.is((await login()).status, 429, 'used up (previous tests)');
+    process.kill(server.child.pid!, 'SIGSTOP');
+    let uncounted;
+    try {
+      uncounted = await login();
+    } finally {
+      process.kill(server.child.pid!, 'SIGCONT');
+    }
+    assert.is(uncounted.status, 401, 'let through uncounted: the wrong password is what answers');
+    assert.is(uncounted.headers['x-ratelimit-remaining'], undefined);
+    const down = await server.waitForLog((l) => l.msg === 'rate limits: the cluster primary process does not answer; requests are let through uncounted until it does');
+    assert.is(down.level, 'warn');
+    // Counting pauses 2 s after a failure (as with Redis), then resumes.
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    assert.is((await login()).status, 429);
+    await server.waitForLog((l) => l.msg === 'rate limits: the cluster primary process answers again; requests are counted', 5000);
+    assert.is(server.logs.filter((l) => /the cluster primary process does not answer/.test(l.msg)).length, 1, 'logged once');
+  } finally {
+    agent.destroy();
+  }
 });
 
 pgTest('SIGTERM: every worker stops gracefully, then the primary, with exit code 0', async () => {

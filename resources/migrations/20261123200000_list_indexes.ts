@@ -61,22 +61,26 @@ function listIndexes(organization: boolean, sorted: string[]): string[][] {
 
 const statistics = (table: string) => `${table}_tenantid_organizationid_stats`;
 
+// By name, as knex names them, and only if (not) there: a database created after recordColumns
+// stops making (or starts making) one of these indexes passes through this migration unchanged.
+const indexName = (table: string, columns: string[]) => `${table}_${columns.join('_')}_index`.toLowerCase();
+const list = (columns: string[]) => columns.map(() => '??').join(', ');
+const createIndex = (knex: Knex, table: string, columns: string[]) =>
+  knex.raw(`create index if not exists ?? on ?? (${list(columns)})`, [indexName(table, columns), table, ...columns]);
+const dropIndex = (knex: Knex, table: string, columns: string[]) => knex.raw('drop index if exists ??', [indexName(table, columns)]);
+
 export async function up(knex: Knex) {
   for (const { table, sorted, organization } of tables()) {
-    await knex.schema.alterTable(table, (t) => {
-      for (const columns of listIndexes(organization, sorted)) t.index(columns);
-      t.dropIndex(previous(organization));
-    });
-    if (organization) await knex.raw('create statistics ?? (dependencies) on ??, ?? from ??', [statistics(table), 'tenantId', 'organizationId', table]);
+    for (const columns of listIndexes(organization, sorted)) await createIndex(knex, table, columns);
+    await dropIndex(knex, table, previous(organization));
+    if (organization) await knex.raw('create statistics if not exists ?? (dependencies) on ??, ?? from ??', [statistics(table), 'tenantId', 'organizationId', table]);
   }
 }
 
 export async function down(knex: Knex) {
   for (const { table, sorted, organization } of tables()) {
-    if (organization) await knex.raw('drop statistics ??', [statistics(table)]);
-    await knex.schema.alterTable(table, (t) => {
-      t.index(previous(organization));
-      for (const columns of listIndexes(organization, sorted)) t.dropIndex(columns);
-    });
+    if (organization) await knex.raw('drop statistics if exists ??', [statistics(table)]);
+    await createIndex(knex, table, previous(organization));
+    for (const columns of listIndexes(organization, sorted)) await dropIndex(knex, table, columns);
   }
 }

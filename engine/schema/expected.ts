@@ -141,7 +141,7 @@ function baseColumns(resource: CompiledResource, options: ExpectedOptions): Expe
 }
 
 /** The indexes that keep a page of a list O(page) on a huge tenant (see the table at the top). */
-export function listIndexes(resource: CompiledResource): ExpectedIndex[] {
+function listIndexes(resource: CompiledResource): ExpectedIndex[] {
   const indexes: ExpectedIndex[] = [{ columns: ['tenantId', 'createdAt', 'id'], why: 'the default list (newest first)' }];
   if (resource.scope === 'organization') {
     indexes.push({ columns: ['tenantId', 'organizationId', 'createdAt', 'id'], why: 'the default list of one organization (scope: organization)' });

@@ -1,10 +1,9 @@
-// Bearer verification with koa-jwt on every route but the public ones, then the Caller that
-// handlers use. Only HS256 access tokens pass: alg "none", other algorithms, refresh tokens,
-// tokens of an unknown role and tokens whose session has ended (or that name none) are 401; a
-// Tenant-Id header naming another tenant is 403.
-import type { Context, Next } from 'koa';
+// Bearer verification with koa-jwt, once per request, then the Caller that handlers use; every
+// route but the public ones needs one. Only HS256 access tokens pass: alg "none", other
+// algorithms, refresh tokens, tokens of an unknown role and tokens whose session has ended (or
+// that name none) are 401; a Tenant-Id header naming another tenant is 403.
+import type { Context, Middleware } from 'koa';
 import koaJwt from 'koa-jwt';
-import jwt from 'jsonwebtoken';
 import type { Caller } from '../engine/caller.js';
 import { forbidden, unauthorized } from '../engine/errors.js';
 import type { RoleTable } from './roles.js';
@@ -54,83 +53,88 @@ function checkTenantHeader(ctx: Context, caller: Caller) {
   if (header && header.toLowerCase() !== caller.tenantId) throw forbidden();
 }
 
-/** A password reset or change, a reused refresh token, a social link: its access tokens stop here. */
-const isLive = (liveSession: SessionCheck, caller: LiveCaller) => liveSession(caller.sessionId, caller.userId);
-
-/** The verified claims of the request's bearer token; undefined without one; 401 for any other. */
-function bearerClaims(ctx: Context, keys: TokenKeys): unknown {
-  const header = ctx.get('authorization');
-  if (!header) return undefined;
-  const match = /^Bearer\s+(\S+)$/i.exec(header);
-  if (!match) throw unauthorized();
-  try {
-    return jwt.verify(match[1], keys.access, { algorithms: [ALGORITHM] });
-  } catch {
-    throw unauthorized();
-  }
+/**
+ * What the bearer step found in the Authorization header, for the rate limiter and for
+ * authentication to share: the token is verified and its session looked up once per request.
+ */
+interface Bearer {
+  /** The caller of a valid access token of a known role, naming its session; none for any other token. */
+  caller?: LiveCaller;
+  /** Whether its session is live (a password reset or change, a reused refresh token, a social link end it). */
+  live: boolean;
+  /** Why the session could not be looked up; thrown where the answer matters. */
+  lookupError?: unknown;
 }
 
-/**
- * Who a request's access token names when it is valid (signature, expiry, kind, role) and its
- * session live: what rate limits key a caller by, before authentication proper. A revoked
- * session's token (a stolen one, say) counts against its address, never against its user. Never
- * throws: without an answer about the session, the request counts as anonymous.
- */
-export function tokenHolder(keys: TokenKeys, roles: RoleTable, liveSession: SessionCheck) {
-  return async (ctx: Context): Promise<{ userId: string; role: string } | undefined> => {
-    if (!ctx.get('authorization')) return undefined;
-    try {
-      const caller = callerFrom(bearerClaims(ctx, keys), roles);
-      return (await isLive(liveSession, caller)) ? { userId: caller.userId, role: caller.role } : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-}
+const BEARER = 'bearer';
+const bearerOf = (ctx: Context) => ctx.state[BEARER] as Bearer | undefined;
 
-/**
- * Public routes read an optional token synchronously (optionalCaller); the session lookup is
- * asynchronous, so it is made here beforehand, and the live session's id left for optionalCaller.
- * A bad token is ignored here: optionalCaller refuses it where a token matters.
- */
-async function noteLiveSession(ctx: Context, keys: TokenKeys, roles: RoleTable, liveSession: SessionCheck) {
+async function lookUp(claims: unknown, roles: RoleTable, liveSession: SessionCheck): Promise<Bearer> {
   let caller: LiveCaller;
   try {
-    caller = callerFrom(bearerClaims(ctx, keys), roles);
+    caller = callerFrom(claims, roles);
   } catch {
-    return;
+    return { live: false };
   }
-  if (await isLive(liveSession, caller)) ctx.state.liveSessionId = caller.sessionId;
+  try {
+    return { caller, live: await liveSession(caller.sessionId, caller.userId) };
+  } catch (lookupError) {
+    return { caller, live: false, lookupError };
+  }
 }
 
-/** @param liveSession whether a token's session is still live (auth/session/live.ts) */
-export function authenticate(keys: TokenKeys, roles: RoleTable, liveSession: SessionCheck) {
-  const verifyJwt = koaJwt({ secret: keys.access as unknown as string, algorithms: [ALGORITHM], key: 'jwt' }).unless({ path: PUBLIC_PATHS });
-  return async function authenticated(ctx: Context, next: Next) {
-    await verifyJwt(ctx, async () => {
-      if (ctx.state.jwt) {
-        const caller = callerFrom(ctx.state.jwt, roles);
-        if (!(await isLive(liveSession, caller))) throw unauthorized();
-        checkTenantHeader(ctx, caller);
-        ctx.state.caller = caller;
-      } else if (ctx.get('authorization')) {
-        // koa-jwt let it through without verifying: a public path.
-        await noteLiveSession(ctx, keys, roles, liveSession);
-      }
-      await next();
+/**
+ * Verifies the bearer token with koa-jwt on every path (its claims in ctx.state.jwt) without
+ * refusing anything: the rate limiter, which runs next, keys a caller by it, and authentication
+ * refuses later where a token is required. koa-jwt reads tokens from the Authorization header
+ * only, so a request without one has nothing to verify.
+ */
+export function bearerToken(keys: TokenKeys, roles: RoleTable, liveSession: SessionCheck): Middleware {
+  const verifyJwt = koaJwt({ secret: keys.access as unknown as string, algorithms: [ALGORITHM], key: 'jwt', passthrough: true });
+  return function bearer(ctx, next) {
+    if (!ctx.headers.authorization) return next();
+    return verifyJwt(ctx, async () => {
+      ctx.state[BEARER] = await lookUp(ctx.state.jwt, roles, liveSession);
+      return next();
     });
   };
 }
 
 /**
- * For public routes that act differently for a signed-in caller (registration): the caller of a
- * valid token whose session the bearer middleware found live; 401 for any other token.
+ * Who a request's access token names when it is valid (signature, expiry, kind, role) and its
+ * session live: what rate limits key a caller by. A revoked session's token (a stolen one, say)
+ * counts against its address, never against its user; so does a request whose session could
+ * not be looked up.
  */
-export function optionalCaller(ctx: Context, keys: TokenKeys, roles: RoleTable): Caller | undefined {
-  const claims = bearerClaims(ctx, keys);
-  if (claims === undefined) return undefined;
-  const caller = callerFrom(claims, roles);
-  if (ctx.state.liveSessionId !== caller.sessionId) throw unauthorized();
-  checkTenantHeader(ctx, caller);
-  return caller;
+export function tokenHolder(ctx: Context): { userId: string; role: string } | undefined {
+  const found = bearerOf(ctx);
+  return found?.caller && found.live ? { userId: found.caller.userId, role: found.caller.role } : undefined;
+}
+
+const isPublic = (path: string) => PUBLIC_PATHS.some((pattern) => pattern.test(path));
+
+/** Every route but the public ones needs a valid access token of a live session (bearerToken ran before). */
+export function authenticate(): Middleware {
+  return function authenticated(ctx, next) {
+    const found = bearerOf(ctx);
+    if (found?.lookupError) throw found.lookupError;
+    if (isPublic(ctx.path)) return next();
+    if (!found?.caller || !found.live) throw unauthorized();
+    checkTenantHeader(ctx, found.caller);
+    ctx.state.caller = found.caller;
+    return next();
+  };
+}
+
+/**
+ * For public routes that act differently for a signed-in caller (registration): the caller of a
+ * valid token whose session is live; 401 for any other token. (Keys and roles are no longer
+ * needed: the bearer step verified the token; the parameters stay for existing callers.)
+ */
+export function optionalCaller(ctx: Context, _keys?: TokenKeys, _roles?: RoleTable): Caller | undefined {
+  if (!ctx.headers.authorization) return undefined;
+  const found = bearerOf(ctx);
+  if (!found?.caller || !found.live) throw unauthorized();
+  checkTenantHeader(ctx, found.caller);
+  return found.caller;
 }

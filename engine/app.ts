@@ -1,9 +1,9 @@
-// Builds the Koa app: errors → rate limits → authentication → JSON body → routes. Everything is compiled
-// here, once: definitions, validators, routes and the OpenAPI document.
+// Builds the Koa app: errors → bearer token → rate limits → authentication → JSON body → routes.
+// Everything is compiled here, once: definitions, validators, routes and the OpenAPI document.
 import Router from '@koa/router';
 import Koa from 'koa';
 import { Model } from 'objection';
-import { authenticate, tokenHolder } from '../auth/authenticate.js';
+import { authenticate, bearerToken, tokenHolder } from '../auth/authenticate.js';
 import { authModules } from '../auth/modules.js';
 import { sessionCheck } from '../auth/session/live.js';
 import { loadRoles } from '../auth/roles.js';
@@ -22,6 +22,7 @@ import { createRateLimiting, type RateLimiting } from './ratelimit/setup.js';
 import { compileDefinitions } from './resource/compile.js';
 import { loadDefinitionDir, loadDefinitionFile } from './resource/load.js';
 import { registerResourceRoutes } from './resource/routes.js';
+import { routesByPrefix } from './routing/by-prefix.js';
 import { ResourceService } from './resource/service.js';
 import type { Knex } from 'knex';
 
@@ -89,7 +90,7 @@ export function createApp(options: AppOptions): App {
     limitsFile: options.limitsFile ?? LIMITS_FILE,
     registry,
     roles: roles.grants.keys(),
-    identify: tokenHolder(engine.keys, roles, liveSession),
+    identify: tokenHolder,
     log: options.log ?? logEvent,
   });
   const openapi = buildOpenApiDocument(engine, modules, rateLimiting.table);
@@ -102,10 +103,13 @@ export function createApp(options: AppOptions): App {
     if (!isClientGone(err)) (options.logError ?? ((e) => console.error(e)))(err);
   });
   koa.use(errorMiddleware(options.logError));
+  // The token is verified before the limits count the request (they key a caller by it), and
+  // refused only after, so that a request with a bad token still counts against its address.
+  koa.use(bearerToken(engine.keys, roles, liveSession));
   koa.use(rateLimiting.middleware);
-  koa.use(authenticate(engine.keys, roles, liveSession));
+  koa.use(authenticate());
   koa.use(jsonBody(config.bodyLimit, modules.flatMap((m) => m.ownBodies ?? [])));
-  koa.use(router.routes());
+  koa.use(routesByPrefix(router));
   koa.use(router.allowedMethods());
   return {
     koa,

@@ -1,8 +1,7 @@
 // Counts each request against every limit that matches it (its caller's tier, its method, its
 // endpoint) and refuses it with 429 when any is used up. koa-ratelimit does the counting: one of
 // its middlewares per policy, each run as a probe, because one koa-ratelimit middleware is one
-// policy and its own answers (fractional reset, plain-text 429) are not this API's. Each probe
-// writes its figures to headers of its own, which are read back and removed here.
+// policy and its own answers (fractional reset, plain-text 429) are not this API's.
 import type { Context, Middleware, Next } from 'koa';
 import ratelimit from 'koa-ratelimit';
 import type { ClientAddress } from './client-ip.js';
@@ -22,20 +21,43 @@ export interface RateLimitOptions {
   /** Start of every key in the store. */
   prefix: string;
   /** The holder of the request's access token when it is valid and its session live; undefined for any other request. */
-  identify(ctx: Context): Promise<TokenHolder | undefined>;
+  identify(ctx: Context): TokenHolder | undefined;
   clientAddress: ClientAddress;
   /** Unix seconds now; the store keeps its own clock, this one only words the headers. */
   now?: () => number;
 }
 
-/** ctx.state keys of the buckets a request counts in (its caller's; its address's), read by the probes. */
-const CALLER = 'rateLimitCaller';
-const ADDRESS = 'rateLimitAddress';
+/**
+ * What a probe hands koa-ratelimit instead of the request's context. Its middleware only reads
+ * `id`'s answer and writes figures, status, body and state: given this, its figures land here
+ * rather than on the response (to be read back and removed), and its refusal stays ours to word.
+ */
+class ProbeContext {
+  state: Record<string, unknown> = {};
+  status = 200;
+  body: unknown;
+  /** Requests left after this one, the window's end (Unix seconds) and the limit: set once counted. */
+  remaining = NaN;
+  reset = NaN;
+  total = NaN;
+
+  constructor(readonly key: string) {}
+
+  set(figures: string | Record<string, number>) {
+    // The single-header form is only its Retry-After on refusal, which tooManyRequests words instead.
+    if (typeof figures === 'string') return;
+    this.remaining = figures.remaining;
+    this.reset = figures.reset;
+    this.total = figures.total;
+  }
+}
+
+/** The figure names koa-ratelimit reports through ProbeContext.set. */
+const FIGURES = { remaining: 'remaining', reset: 'reset', total: 'total' };
 
 interface Probe {
   policy: LimitPolicy;
   middleware: Middleware;
-  headers: { remaining: string; reset: string; total: string };
   /**
    * Seconds to add to the reset a probe reports: the Redis driver rounds it down to a whole
    * second, and a client told to come back early would only be refused again.
@@ -45,10 +67,8 @@ interface Probe {
 
 function probes(options: RateLimitOptions): Map<LimitPolicy, Probe> {
   const { table, store, prefix } = options;
-  const all = [...table.tiers, ...table.endpoints];
   return new Map(
-    all.map((policy, i) => {
-      const headers = { remaining: `x-limit-probe-${i}-remaining`, reset: `x-limit-probe-${i}-reset`, total: `x-limit-probe-${i}-total` };
+    [...table.tiers, ...table.endpoints].map((policy) => {
       const middleware = ratelimit({
         driver: store.driver,
         db: store.db,
@@ -56,31 +76,27 @@ function probes(options: RateLimitOptions): Map<LimitPolicy, Probe> {
         max: policy.requests,
         // A window scaled below a millisecond would be 0: never counted by memory, refused by Redis.
         duration: Math.max(1, Math.round(policy.windowSeconds * 1000)),
-        id: policy.per === 'address' ? (ctx) => ctx.state[ADDRESS] as string : (ctx) => ctx.state[CALLER] as string,
-        headers,
+        id: (ctx) => (ctx as unknown as ProbeContext).key,
+        headers: FIGURES,
       }) as Middleware;
-      return [policy, { policy, middleware, headers, resetLag: store.driver === 'redis' ? 1 : 0 }];
+      return [policy, { policy, middleware, resetLag: store.driver === 'redis' ? 1 : 0 }];
     }),
   );
 }
 
-/** One policy's count for this request; the store's error when it could not take it. */
-async function count(ctx: Context, probe: Probe): Promise<Count | { error: unknown }> {
+/** One policy's count for this request, in the bucket `key`; the store's error when it could not take it. */
+async function count(probe: Probe, key: string): Promise<Count | { error: unknown }> {
+  const figures = new ProbeContext(key);
   let passed = false;
   try {
     // koa-ratelimit calls next only when the request is within the limit.
-    await probe.middleware(ctx, async () => {
+    await probe.middleware(figures as unknown as Context, async () => {
       passed = true;
     });
   } catch (error) {
     return { error };
   }
-  const { remaining, reset, total } = probe.headers;
-  const figures = { remaining: Number(ctx.response.get(remaining)), resetAt: Number(ctx.response.get(reset)) + probe.resetLag, limit: Number(ctx.response.get(total)) };
-  ctx.remove(remaining);
-  ctx.remove(reset);
-  ctx.remove(total);
-  return { policy: probe.policy, ...figures, refused: !passed };
+  return { policy: probe.policy, remaining: figures.remaining, resetAt: figures.reset + probe.resetLag, limit: figures.total, refused: !passed };
 }
 
 export function rateLimits(options: RateLimitOptions): Middleware {
@@ -90,12 +106,11 @@ export function rateLimits(options: RateLimitOptions): Middleware {
   return async function rateLimited(ctx: Context, next: Next) {
     // While the store is known to be failing, requests go on uncounted without waiting for it.
     if (matcher.isExempt(ctx.method, ctx.path) || !options.store.available()) return next();
-    const holder = await options.identify(ctx);
+    const holder = options.identify(ctx);
     const address = `ip:${options.clientAddress(ctx.req)}`;
-    ctx.state[CALLER] = holder ? `sub:${holder.userId}` : address;
-    ctx.state[ADDRESS] = address;
+    const caller = holder ? `sub:${holder.userId}` : address;
     const policies = [matcher.tierOf(holder?.role), ...matcher.endpointPolicies(ctx.method, ctx.path)];
-    const counted = await Promise.all(policies.map((policy) => count(ctx, byPolicy.get(policy)!)));
+    const counted = await Promise.all(policies.map((policy) => count(byPolicy.get(policy)!, policy.per === 'address' ? address : caller)));
     // A count the store could not take is skipped (fail-open). The store hears once per request,
     // so an outage that begins between two counts of one request is still one outage in the log.
     const failure = counted.find((c): c is { error: unknown } => 'error' in c);

@@ -1,0 +1,70 @@
+// Route dispatch that stays cheap with hundreds of routes. @koa/router tests a request against
+// the regular expression of every route it holds, in order; with every resource mounted under
+// its path and aliases that is hundreds of tests per request. Here the routes of one router are
+// shared out, once, among smaller routers by the literal segments their paths begin with, and a
+// request goes to the one router whose routes can match its path (a Map lookup). Each smaller
+// router is an ordinary @koa/router: matching, parameters, and the 405/501 of allowedMethods
+// (which reads what the dispatch left on ctx.matched) behave as before.
+import Router, { type Layer } from '@koa/router';
+import type { Context, Middleware, Next } from 'koa';
+
+/**
+ * How many leading segments pick a router. Two tell /api/<one resource> from /api/<another>;
+ * deeper would split a resource's own routes, which share their first two segments anyway.
+ */
+export const PREFIX_DEPTH = 2;
+
+/** A segment the path syntax takes as itself, character for character (no :param, *, {, (, ?...). */
+const LITERAL_SEGMENT = /^[A-Za-z0-9._~-]+$/;
+
+/**
+ * The routing key of a request path: its first `depth` segments, or the whole path (without a
+ * trailing slash, which routes ignore) when it has no more.
+ */
+export function prefixOfPath(path: string, depth = PREFIX_DEPTH): string {
+  let end = 0;
+  for (let i = 0; i < depth; i++) {
+    const next = path.indexOf('/', end + 1);
+    if (next < 0) return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+    end = next;
+  }
+  return path.slice(0, end);
+}
+
+/**
+ * The key of the only requests a route can match, or undefined when it may match under any key:
+ * a route is keyed only when its regexp is anchored on literal, case-sensitive leading segments
+ * (a whole path route, not a middleware mounted on a prefix).
+ */
+export function prefixOfLayer(layer: Layer, depth = PREFIX_DEPTH): string | undefined {
+  const { path, opts, methods } = layer;
+  if (typeof path !== 'string' || opts.pathAsRegExp || opts.end === false || !opts.sensitive || methods.length === 0) return undefined;
+  const segments = path.split('/');
+  if (segments[0] !== '') return undefined;
+  const leading = segments.slice(1, depth + 1);
+  if (!leading.every((s) => LITERAL_SEGMENT.test(s))) return undefined;
+  // Shorter than `depth`: only that very path (or it with a trailing slash) matches.
+  return `/${leading.join('/')}`;
+}
+
+/**
+ * The router's routes as a middleware that tries, per request, only those that can match its
+ * path. Routes that may match any path are tried by every group, each group keeping the order
+ * of registration, so the first route registered still wins (fixed module paths before a
+ * generated /:id). Routes registered on `router` afterwards are not seen: call it last.
+ */
+export function routesByPrefix(router: Router, depth = PREFIX_DEPTH): Middleware & { router: Router } {
+  const keyed = router.stack.map((layer) => ({ layer, key: prefixOfLayer(layer, depth) }));
+  const keys = new Set(keyed.flatMap(({ key }) => (key === undefined ? [] : [key])));
+  const routerOf = (layers: Layer[]) => {
+    const group = new Router(router.opts);
+    group.stack = layers;
+    return group.routes() as Middleware;
+  };
+  const groups = new Map<string, Middleware>();
+  for (const key of keys) groups.set(key, routerOf(keyed.filter((k) => k.key === key || k.key === undefined).map((k) => k.layer)));
+  const anyPath = routerOf(keyed.filter((k) => k.key === undefined).map((k) => k.layer));
+  const dispatch = (ctx: Context, next: Next) => (groups.get(prefixOfPath(ctx.path, depth)) ?? anyPath)(ctx, next);
+  // Like @koa/router's own dispatch middleware, it names the router whose routes it serves.
+  return Object.assign(dispatch, { router });
+}

@@ -4,6 +4,7 @@
 // own X-Forwarded-For therefore never picks its bucket. IPv6 callers are counted per /64: one
 // host usually holds a whole /64, and counting its addresses one by one would give it 2^64 buckets.
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import proxyaddr from 'proxy-addr';
 
@@ -12,9 +13,22 @@ export type ClientAddress = (req: IncomingMessage) => string;
 /** @param trustedProxies addresses, CIDR ranges or proxy-addr's names (loopback, linklocal, uniquelocal) */
 export function clientAddress(trustedProxies: string[]): ClientAddress {
   const trust = trustedProxies.length ? proxyaddr.compile(trustedProxies) : undefined;
+  if (trust) {
+    return (req) => {
+      const raw = proxyaddr(req, trust);
+      return raw ? callerAddress(raw) : UNREADABLE_ADDRESS;
+    };
+  }
+  // Without proxies the address is the socket's: worked out once per connection, not per request.
+  const bySocket = new WeakMap<Socket, string>();
   return (req) => {
-    const raw = trust ? proxyaddr(req, trust) : req.socket.remoteAddress;
-    return raw ? callerAddress(raw) : UNREADABLE_ADDRESS;
+    let address = bySocket.get(req.socket);
+    if (address === undefined) {
+      const raw = req.socket.remoteAddress;
+      address = raw ? callerAddress(raw) : UNREADABLE_ADDRESS;
+      bySocket.set(req.socket, address);
+    }
+    return address;
   };
 }
 

@@ -149,25 +149,55 @@ export function scaleLimitTable(table: LimitTable, { scale, windowScale }: Limit
   return { ...table, tiers: table.tiers.map(tune), endpoints: table.endpoints.map(tune) };
 }
 
-/** Does a request path fall under a policy path (exact, or /x/* for /x and everything below it)? */
-export function pathMatches(pattern: string, path: string): boolean {
-  if (!pattern.endsWith('/*')) return path === pattern;
-  const base = pattern.slice(0, -2);
-  return path === base || path.startsWith(`${base}/`);
-}
-
 /** The router treats /a/b/ as /a/b; so do the limits, or a trailing slash would dodge them. */
 export const normalizedPath = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
 
+/**
+ * Policy paths indexed so that a request path finds those it falls under with one Map lookup per
+ * segment, however many paths the table has: exact paths by themselves, /x/* by x.
+ */
+class PathIndex<T> {
+  private readonly exact = new Map<string, T[]>();
+  private readonly below = new Map<string, T[]>();
+  /** Order of addition: a request meets its policies in table order. */
+  private readonly order = new Map<T, number>();
+
+  add(pattern: string, item: T): void {
+    if (!this.order.has(item)) this.order.set(item, this.order.size);
+    const [map, key] = pattern.endsWith('/*') ? [this.below, pattern.slice(0, -2)] : [this.exact, pattern];
+    map.set(key, [...(map.get(key) ?? []), item]);
+  }
+
+  /** @param path normalized (no trailing slash) */
+  find(path: string): T[] {
+    const found: T[] = [...(this.exact.get(path) ?? [])];
+    // The path itself and each of its ancestors, down to the root ("" stands for /*).
+    for (let end = path.length; end >= 0; end = path.lastIndexOf('/', end - 1)) {
+      const items = this.below.get(path.slice(0, end));
+      if (items) found.push(...items);
+      if (end === 0) break;
+    }
+    if (found.length < 2) return found;
+    return [...new Set(found)].sort((a, b) => this.order.get(a)! - this.order.get(b)!);
+  }
+}
+
 /** Answers, per request, which policies count it: compiled once from a table. */
 export class PolicyMatcher {
-  private readonly byMethod = new Map<string, EndpointPolicy[]>();
+  private readonly byMethod = new Map<string, PathIndex<EndpointPolicy>>();
+  private readonly exemptByMethod = new Map<string, PathIndex<true>>();
   private readonly tierByRole = new Map<string, TierPolicy>();
   private readonly anonymous: TierPolicy;
   private readonly authenticated: TierPolicy;
 
   constructor(readonly table: LimitTable) {
-    for (const policy of table.endpoints) this.byMethod.set(policy.method, [...(this.byMethod.get(policy.method) ?? []), policy]);
+    const indexOf = <T>(map: Map<string, PathIndex<T>>, method: string) => {
+      let index = map.get(method);
+      if (!index) map.set(method, (index = new PathIndex<T>()));
+      return index;
+    };
+    for (const policy of table.endpoints) for (const path of policy.paths) indexOf(this.byMethod, policy.method).add(path, policy);
+    for (const entry of table.exempt) for (const path of entry.paths) indexOf(this.exemptByMethod, entry.method).add(path, true);
     for (const tier of table.tiers) for (const role of tier.roles) if (!this.tierByRole.has(role)) this.tierByRole.set(role, tier);
     this.anonymous = table.tiers.find((t) => t.name === ANONYMOUS_TIER)!;
     this.authenticated = table.tiers.find((t) => t.name === AUTHENTICATED_TIER)!;
@@ -184,16 +214,13 @@ export class PolicyMatcher {
   }
 
   isExempt(method: string, path: string): boolean {
-    const m = this.countedMethod(method);
-    const p = normalizedPath(path);
-    return this.table.exempt.some((e) => e.method === m && e.paths.some((pattern) => pathMatches(pattern, p)));
+    const index = this.exemptByMethod.get(this.countedMethod(method));
+    return index !== undefined && index.find(normalizedPath(path)).length > 0;
   }
 
   /** The method and endpoint policies a request meets (its tier comes on top). */
   endpointPolicies(method: string, path: string): EndpointPolicy[] {
-    const candidates = this.byMethod.get(this.countedMethod(method));
-    if (!candidates) return [];
-    const p = normalizedPath(path);
-    return candidates.filter((policy) => policy.paths.some((pattern) => pathMatches(pattern, p)));
+    const index = this.byMethod.get(this.countedMethod(method));
+    return index ? index.find(normalizedPath(path)) : [];
   }
 }

@@ -6,12 +6,20 @@ import type { Context, Next } from 'koa';
 import { mapDatabaseError } from './db-errors.js';
 
 export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly messages: string | string[],
-    readonly headers: Record<string, string> = {},
-  ) {
+  readonly status: number;
+  readonly messages: string | string[];
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, messages: string | string[], headers: Record<string, string> = {}) {
+    // A 4xx is an expected answer, not a bug: nobody reads its stack, and capturing one cost more
+    // than the rest of a 404. A 5xx keeps its stack for the log.
+    const stackTraceLimit = Error.stackTraceLimit;
+    if (status < 500) Error.stackTraceLimit = 0;
     super(Array.isArray(messages) ? messages.join('; ') : messages);
+    Error.stackTraceLimit = stackTraceLimit;
+    this.status = status;
+    this.messages = messages;
+    this.headers = headers;
   }
 }
 
@@ -49,22 +57,26 @@ export function toHttpError(err: unknown): HttpError {
   return fromLibrary(err) ?? mapDatabaseError(err) ?? new HttpError(500, 'Internal server error');
 }
 
+function answer(ctx: Context, error: HttpError) {
+  ctx.status = error.status;
+  ctx.set(error.headers);
+  ctx.body = errorBody(error.status, error.messages);
+}
+
 export function errorMiddleware(log: (err: unknown) => void = (err) => console.error(err)) {
   return async function errors(ctx: Context, next: Next) {
     try {
       await next();
-      if (ctx.status >= 400 && ctx.body == null) {
-        // Nothing answered (no route matched: 404, as NestJS words it), or a middleware set only a
-        // status (the router's 405 with its Allow header): the client still gets the envelope.
-        const message = ctx.status === 404 ? `Cannot ${ctx.method} ${ctx.path}` : STATUS_CODES[ctx.status] ?? 'Error';
-        throw new HttpError(ctx.status, ctx.status === 400 ? [message] : message);
-      }
     } catch (err) {
       const http = toHttpError(err);
       if (http.status >= 500) log(err);
-      ctx.status = http.status;
-      ctx.set(http.headers);
-      ctx.body = errorBody(http.status, http.messages);
+      return answer(ctx, http);
+    }
+    if (ctx.status >= 400 && ctx.body == null) {
+      // Nothing answered (no route matched: 404, as NestJS words it), or a middleware set only a
+      // status (the router's 405 with its Allow header): the client still gets the envelope.
+      const message = ctx.status === 404 ? `Cannot ${ctx.method} ${ctx.path}` : STATUS_CODES[ctx.status] ?? 'Error';
+      answer(ctx, new HttpError(ctx.status, ctx.status === 400 ? [message] : message));
     }
   };
 }

@@ -49,6 +49,17 @@ export function runPrimary(options: PrimaryOptions): void {
     // A send to a worker that just died fails; its exit is handled below.
     worker.on('error', () => {});
     tracked.set(worker.id, { worker, listening: false });
+    // Its last words (why it could not start) are read before its channel closes: decide after both.
+    let exit: [code: number, signal: string] | undefined;
+    let disconnected = false;
+    worker.once('exit', (code: number, signal: string) => {
+      exit = [code, signal];
+      if (disconnected) ended(worker, ...exit);
+    });
+    worker.once('disconnect', () => {
+      disconnected = true;
+      if (exit) ended(worker, ...exit);
+    });
   };
 
   const exitWhenEmpty = () => {
@@ -106,7 +117,7 @@ export function runPrimary(options: PrimaryOptions): void {
     });
   };
 
-  cluster.on('exit', (worker, code, signal) => {
+  function ended(worker: Worker, code: number, signal: string) {
     const entry = tracked.get(worker.id);
     if (!entry) return;
     tracked.delete(worker.id);
@@ -125,7 +136,7 @@ export function runPrimary(options: PrimaryOptions): void {
     const waitMs = FIRST_RETRY_MS * 2 ** (failedStarts - 1);
     log('warn', `a worker failed to start: another is forked in ${waitMs / 1000} s`, { ...why, failedStarts, error: failure });
     retry = setTimeout(fork, waitMs);
-  });
+  }
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {

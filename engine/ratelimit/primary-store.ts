@@ -18,11 +18,16 @@ interface Waiting {
 
 interface Sent {
   waiting: Waiting[];
-  timer: NodeJS.Timeout;
+  /** Date.now() when it was sent. */
+  at: number;
 }
+
+/** A send that failed (the channel closing) is left to time out like an unanswered one. */
+const ignoreSendError = () => {};
 
 export function primaryStore(log: LogEvent, timeoutMs = COUNT_TIMEOUT_MS): LimitStore {
   let queued: Waiting[] = [];
+  /** In the order they were sent, hence of their deadlines. */
   const sent = new Map<number, Sent>();
   let lastId = 0;
 
@@ -30,22 +35,26 @@ export function primaryStore(log: LogEvent, timeoutMs = COUNT_TIMEOUT_MS): Limit
     for (const w of waiting) w.reject(err);
   };
 
+  // One timer for every batch in flight rather than one per batch (a request's cost): a batch
+  // times out between timeoutMs and 1.2 × timeoutMs after it was sent.
+  const expiry = setInterval(() => {
+    const sentBefore = Date.now() - timeoutMs;
+    for (const [id, batch] of sent) {
+      if (batch.at > sentBefore) break;
+      sent.delete(id);
+      fail(batch.waiting, new Error(`no answer within ${timeoutMs} ms`));
+    }
+  }, timeoutMs / 5);
+  expiry.unref();
+
   const flush = () => {
     const waiting = queued;
     queued = [];
     if (!process.send || !process.connected) return fail(waiting, new Error('no channel to the primary process'));
     const id = ++lastId;
-    const timer = setTimeout(() => {
-      sent.delete(id);
-      fail(waiting, new Error(`no answer within ${timeoutMs} ms`));
-    }, timeoutMs);
-    sent.set(id, { waiting, timer });
+    sent.set(id, { waiting, at: Date.now() });
     const message: CountsAsked = { rateLimitCounts: id, counts: waiting.map((w) => w.count) };
-    process.send(message, (err: Error | null) => {
-      if (!err || !sent.delete(id)) return;
-      clearTimeout(timer);
-      fail(waiting, err);
-    });
+    process.send(message, ignoreSendError);
   };
 
   const onMessage = (message: unknown) => {
@@ -53,7 +62,6 @@ export function primaryStore(log: LogEvent, timeoutMs = COUNT_TIMEOUT_MS): Limit
     const batch = sent.get(message.rateLimitCounts);
     if (!batch) return; // answered after its timeout: those requests went on uncounted
     sent.delete(message.rateLimitCounts);
-    clearTimeout(batch.timer);
     batch.waiting.forEach((w, i) => w.resolve(message.answers[i]));
   };
   process.on('message', onMessage);
@@ -79,7 +87,7 @@ export function primaryStore(log: LogEvent, timeoutMs = COUNT_TIMEOUT_MS): Limit
     async ready() {},
     async close() {
       process.off('message', onMessage);
-      for (const batch of sent.values()) clearTimeout(batch.timer);
+      clearInterval(expiry);
       sent.clear();
     },
   };

@@ -96,7 +96,7 @@ export function printResults(results: Results) {
     console.log(`\n${size.label} (${size.employees.toLocaleString('en')} employees; service ${size.serviceProcesses} process(es), raw ${size.rawProcesses}; ${results.settings.connections} connections, ${results.settings.durationSeconds} s each)`);
     const header = ['scenario', 'service req/s', 'raw req/s', 'ratio', 'p50 ms', 'p99 ms', 'raw p99', 'peak RSS MB', 'bytes/resp', 'target', 'failures'];
     const rows = size.scenarios.map((s) => {
-      if (!s.service || !s.raw) return [s.label, '-', '-', '-', '-', '-', '-', '-', '-', 'NOT MET', s.failure ?? ''];
+      if (!s.service || !s.raw) return [s.label, '-', '-', '-', '-', '-', '-', '-', '-', 'NOT MET', (s.failure ?? '').split('\n')[0].slice(0, 100)];
       const limit = RATIO_TARGET[s.kind];
       const problem = (name: string, f: LoadFigures) => (f.requests === 0 ? `${name}: no request completed` : f.non2xx || f.errors ? `${name}: ${f.non2xx} non-2xx ${f.errors} errors` : '');
       const failures = [problem('service', s.service), problem('raw', s.raw)].filter(Boolean).join('; ');

@@ -5,7 +5,8 @@ import net from 'node:net';
 import { call } from './http.js';
 
 const TSX = import.meta.resolve('tsx');
-const START_LIMIT_MS = 120_000;
+/** Long: the first start on a seeded schema may build new indexes over millions of rows. */
+const START_LIMIT_MS = 600_000;
 const STOP_LIMIT_MS = 15_000;
 
 export interface Child {

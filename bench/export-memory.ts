@@ -2,10 +2,9 @@
 // process of the server (a cluster's workers too), every 50 ms; the figures are those of the
 // process that grew most (the one that served the download).
 import { download } from './lib/http.js';
-import { RssSampler } from './lib/processes.js';
+import { RssSampler, toMB } from './lib/processes.js';
 
 const SAMPLE_MS = 50;
-const MB = 1024 * 1024;
 
 export interface ExportFigures {
   path: string;
@@ -29,7 +28,7 @@ export async function measureExport(base: string, pid: number, url: string, toke
     return {
       path: url,
       rows: record === undefined ? 0 : records - headerRecords,
-      megabytes: Math.round((bytes / MB) * 10) / 10,
+      megabytes: toMB(bytes),
       seconds: Math.round(seconds * 10) / 10,
       beforeMB: grown.beforeMB,
       peakMB: grown.peakMB,

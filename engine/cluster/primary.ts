@@ -46,7 +46,7 @@ export function runPrimary(options: PrimaryOptions): void {
 
   const fork = () => {
     const worker = cluster.fork(options.env);
-    // A send to a worker that just died fails; its exit is handled below.
+    // A send to a worker that just died fails; its end is handled by ended().
     worker.on('error', () => {});
     tracked.set(worker.id, { worker, listening: false });
     // Its last words (why it could not start) are read before its channel closes: decide after both.

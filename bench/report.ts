@@ -148,8 +148,9 @@ export function chart(results: Results): string {
     const base = y0 + plotHeight;
     const max = Math.max(1, ...size.scenarios.flatMap((s) => [s.service?.requestsPerSecond ?? 0, s.raw?.requestsPerSecond ?? 0]));
     const step = niceStep(max);
-    const scaleMax = Math.ceil(max / step) * step;
-    out.push(`<text x="${left}" y="${y0 - 12}" font-size="14" font-weight="bold" fill="#111827">${escapeXml(`${size.employees.toLocaleString('en')} employees`)}<tspan font-size="12" font-weight="normal" fill="#374151">${escapeXml(`   service ${size.serviceProcesses} process(es), raw server ${size.rawProcesses}`)}</tspan></text>`);
+    // Headroom above the tallest bar for its ratio label.
+    const scaleMax = Math.ceil((max * 1.12) / step) * step;
+    out.push(`<text x="${left}" y="${y0 - 12}" font-size="14" font-weight="bold" fill="#111827">${escapeXml(`${size.employees.toLocaleString('en')} employees`)}<tspan dx="10" font-size="12" font-weight="normal" fill="#374151">${escapeXml(`service ${size.serviceProcesses} process(es), raw server ${size.rawProcesses}`)}</tspan></text>`);
     for (let v = 0; v <= scaleMax; v += step) {
       const y = base - (v / scaleMax) * plotHeight;
       out.push(`<line x1="${left}" x2="${left + plotWidth}" y1="${y}" y2="${y}" stroke="#e5e7eb"/>`);

@@ -49,17 +49,12 @@ function options(url: string, scenario: Scenario, token: string, ids: string[], 
   };
 }
 
-/** `settle` waits for the database to finish what earlier runs left behind (see lib/pg-activity.ts). */
-export async function measure(url: string, pid: number, scenario: Scenario, token: string, ids: string[], settings: LoadSettings, settle: () => Promise<unknown>): Promise<LoadFigures> {
-  await settle();
-  if (settings.warmupSeconds > 0) {
-    await autocannon(options(url, scenario, token, ids, settings.connections, settings.warmupSeconds));
-    await settle();
-  }
+/** One stretch of load on one server, with the RSS of its processes sampled meanwhile. */
+async function slice(url: string, pid: number, scenario: Scenario, token: string, ids: string[], settings: LoadSettings, seconds: number): Promise<LoadFigures & { seconds: number }> {
   const sampler = new RssSampler(pid, settings.rssSampleMs);
   let result: Awaited<ReturnType<typeof autocannon>>;
   try {
-    result = await autocannon(options(url, scenario, token, ids, settings.connections, settings.durationSeconds));
+    result = await autocannon(options(url, scenario, token, ids, settings.connections, seconds));
   } finally {
     sampler.stop();
   }
@@ -68,6 +63,7 @@ export async function measure(url: string, pid: number, scenario: Scenario, toke
   const requests = result.requests.total;
   const memory = sampler.report();
   return {
+    seconds: result.duration,
     requestsPerSecond: Math.round(requests / result.duration),
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
@@ -79,4 +75,61 @@ export async function measure(url: string, pid: number, scenario: Scenario, toke
     memory,
     peakRssMB: Math.round(memory.reduce((sum, p) => sum + p.peakMB, 0)),
   };
+}
+
+/**
+ * Two halves of one server's measurement as one: rates over the whole time, p50 weighted by
+ * requests, p99 the higher of the two (the halves' histograms are not merged), each process's
+ * highest RSS.
+ */
+function combine(halves: Array<LoadFigures & { seconds: number }>): LoadFigures {
+  const requests = halves.reduce((sum, h) => sum + h.requests, 0);
+  const seconds = halves.reduce((sum, h) => sum + h.seconds, 0);
+  const unexpected: Record<string, number> = {};
+  for (const h of halves) for (const [code, count] of Object.entries(h.unexpected)) unexpected[code] = (unexpected[code] ?? 0) + count;
+  const memory = new Map<number, { pid: number; beforeMB: number; peakMB: number }>();
+  for (const h of halves) {
+    for (const p of h.memory) {
+      const known = memory.get(p.pid);
+      memory.set(p.pid, known ? { ...known, peakMB: Math.max(known.peakMB, p.peakMB) } : p);
+    }
+  }
+  const perProcess = [...memory.values()];
+  return {
+    requestsPerSecond: Math.round(requests / seconds),
+    p50Ms: requests ? Math.round((halves.reduce((sum, h) => sum + h.p50Ms * h.requests, 0) / requests) * 100) / 100 : 0,
+    p99Ms: Math.max(...halves.map((h) => h.p99Ms)),
+    requests,
+    errors: halves.reduce((sum, h) => sum + h.errors, 0),
+    non2xx: halves.reduce((sum, h) => sum + h.non2xx, 0),
+    unexpected,
+    bytesPerResponse: requests ? Math.round(halves.reduce((sum, h) => sum + h.bytesPerResponse * h.requests, 0) / requests) : 0,
+    memory: perProcess,
+    peakRssMB: Math.round(perProcess.reduce((sum, p) => sum + p.peakMB, 0)),
+  };
+}
+
+export interface Server {
+  url: string;
+  pid: number;
+}
+
+/**
+ * One scenario on both servers. Each is warmed up (figures dropped), then measured in two halves
+ * in the order service, raw, raw, service: a load on the machine that grows or fades during the
+ * measurement weighs on both alike. `settle` (see lib/pg-activity.ts) runs before each stretch.
+ */
+export async function measurePair(service: Server, raw: Server, scenario: Scenario, token: string, ids: string[], settings: LoadSettings, settle: () => Promise<unknown>): Promise<{ service: LoadFigures; raw: LoadFigures }> {
+  for (const server of [service, raw]) {
+    if (settings.warmupSeconds <= 0) continue;
+    await settle();
+    await autocannon(options(server.url, scenario, token, ids, settings.connections, settings.warmupSeconds));
+  }
+  const half = settings.durationSeconds / 2;
+  const halves = new Map<Server, Array<LoadFigures & { seconds: number }>>([[service, []], [raw, []]]);
+  for (const server of [service, raw, raw, service]) {
+    await settle();
+    halves.get(server)!.push(await slice(server.url, server.pid, scenario, token, ids, settings, half));
+  }
+  return { service: combine(halves.get(service)!), raw: combine(halves.get(raw)!) };
 }

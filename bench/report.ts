@@ -93,7 +93,7 @@ const failed = (s: ScenarioResult) => Boolean(s.failure) || broken(s.service) ||
 export function printResults(results: Results) {
   results.targets = targets(results);
   for (const size of results.sizes) {
-    console.log(`\n${size.label} (${size.employees.toLocaleString('en')} employees; service ${size.serviceProcesses} process(es), raw ${size.rawProcesses}; ${results.settings.connections} connections, ${results.settings.durationSeconds} s each)`);
+    console.log(`\n${size.label} (${size.employees.toLocaleString('en')} employees; service ${size.serviceProcesses} process(es), raw ${size.rawProcesses}; ${results.settings.connections} connections, ${results.settings.durationSeconds} s per server in two halves)`);
     const header = ['scenario', 'service req/s', 'raw req/s', 'ratio', 'p50 ms', 'p99 ms', 'raw p99', 'peak RSS MB', 'bytes/resp', 'target', 'failures'];
     const rows = size.scenarios.map((s) => {
       if (!s.service || !s.raw) return [s.label, '-', '-', '-', '-', '-', '-', '-', '-', 'NOT MET', (s.failure ?? '').split('\n')[0].slice(0, 100)];

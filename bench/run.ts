@@ -5,7 +5,7 @@
 // forces a new one). The service runs behind a proxy that captures the SQL of each scenario; then
 // the service (as `npm start` runs it) and the raw server (node:http + pg, replaying that SQL; see
 // raw-server.ts) both run, with the same number of processes, and autocannon drives each scenario
-// on the service then on the raw server. At the largest size the CSV export of every employee is
+// on both, in halves ordered service, raw, raw, service (see load.ts). At the largest size the CSV export of every employee is
 // downloaded while the service's memory is sampled. Prints a table and the target checks, and
 // writes bench/results.json and bench/results.svg.
 //
@@ -22,7 +22,7 @@ import { measureExport } from './export-memory.js';
 import { startChild, type Child } from './lib/children.js';
 import { namedConnection, settled } from './lib/pg-activity.js';
 import { processTree, rssOf, toMB } from './lib/processes.js';
-import { measure, type LoadFigures, type LoadSettings } from './load.js';
+import { measurePair, type LoadFigures, type LoadSettings } from './load.js';
 import { printResults, writeChart, type Results, type SizeResult } from './report.js';
 import { scenarios } from './scenarios.js';
 import { connect, dropSchema, rotationIds, seededTenant, seedPeople, signIn, signUp } from './seed.js';
@@ -181,8 +181,7 @@ async function runSize(label: string, employees: number): Promise<SizeResult> {
         results.push({ key: scenario.key, label: scenario.label, kind: scenario.kind, failure });
         continue;
       }
-      const onService = await measure(service.url, service.pid, scenario, token, ids, settings, settle);
-      const onRaw = await measure(raw.url, raw.pid, scenario, token, ids, settings, settle);
+      const { service: onService, raw: onRaw } = await measurePair(service, raw, scenario, token, ids, settings, settle);
       const ratio = onRaw.requestsPerSecond ? Math.round((onService.requestsPerSecond / onRaw.requestsPerSecond) * 100) / 100 : 0;
       const replay = capture.replays.find((r) => r.key === scenario.key)!;
       results.push({ key: scenario.key, label: scenario.label, kind: scenario.kind, service: onService, raw: onRaw, ratio, sql: replay.waves.flat().flatMap((u) => u.statements.map((s) => s.text)) });
@@ -220,7 +219,7 @@ const results: Results = {
   machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '', node: process.version, postgres, platform: `${process.platform} ${process.arch}` },
   settings: {
     ...settings,
-    order: 'per scenario: service, then raw server',
+    order: 'per scenario: both warmed up, then halves of the duration in the order service, raw, raw, service',
     webConcurrency: process.env.WEB_CONCURRENCY ?? 'service default',
     rateLimits: `on, scale ${RATE_LIMIT_SCALE}, ${process.env.REDIS_URL ? 'Redis store' : 'memory store'}`,
   },

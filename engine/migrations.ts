@@ -68,7 +68,8 @@ export interface ScopeTables {
 
 /**
  * id, tenantId, (organizationId,) createdAt, updatedAt: the columns the engine adds to every
- * record, with the index its default list (newest first in a tenant or organization) needs.
+ * record. Their indexes depend on the definition (its `sort:` fields): the table's migration
+ * writes them, as `npm run db:migration` generates them (engine/schema/expected.ts says which).
  */
 export function recordColumnsFor(tables: ScopeTables) {
   return function recordColumns(knex: Knex, t: Knex.CreateTableBuilder, scope: RecordScope) {
@@ -77,7 +78,6 @@ export function recordColumnsFor(tables: ScopeTables) {
     if (scope === 'organization') t.uuid('organizationId').notNullable().references('id').inTable(tables.organization).onDelete('RESTRICT');
     t.timestamp('createdAt', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.timestamp('updatedAt', { useTz: true }).notNullable().defaultTo(knex.fn.now());
-    t.index(scope === 'organization' ? ['tenantId', 'organizationId', 'createdAt'] : ['tenantId', 'createdAt']);
   };
 }
 

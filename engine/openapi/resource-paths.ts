@@ -3,6 +3,7 @@
 import { ANY_AUTHENTICATED, OWNER_SCOPED_ROLE } from '../caller.js';
 import type { OpenApiPaths } from '../module.js';
 import type { CompiledResource, Operation } from '../resource/compiled.js';
+import { TOTAL_EXACT_HEADER } from '../resource/routes.js';
 import {
   errorResponses,
   idParameter,
@@ -54,6 +55,20 @@ function operation(resource: CompiledResource, names: Names, id: OperationVerb, 
  * Every path item of one resource's CRUD routes (generated, or mounted by a module with some
  * handlers of its own, whose differences `notes` describes).
  */
+/** A page of records and its total, with the header that says whether the total is exact. */
+function listResponse(name: string, list: object): object {
+  return {
+    ...jsonResponse(`A page of ${name} records`, list),
+    headers: {
+      [TOTAL_EXACT_HEADER]: {
+        description:
+          "false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match",
+        schema: { type: 'boolean' },
+      },
+    },
+  };
+}
+
 export function resourcePaths(resource: CompiledResource, notes: OperationNotes = {}): OpenApiPaths {
   const paths: OpenApiPaths = {};
   const record = ref(schemaName(resource, 'record'));
@@ -72,7 +87,7 @@ export function resourcePaths(resource: CompiledResource, notes: OperationNotes 
     paths[base] = {
       get: operation(resource, names, 'list', `List ${n} records (one page and the total)`, 'read', {
         parameters: listParameters(resource),
-        responses: { '200': jsonResponse(`A page of ${n} records`, list), ...errorResponses(400, 401, 403, 500, 503) },
+        responses: { '200': listResponse(n, list), ...errorResponses(400, 401, 403, 500, 503) },
       }),
       post: operation(resource, names, 'create', `Create ${article(n)} ${n}`, 'create', {
         parameters: organizationHeaderParameters(resource),
@@ -83,7 +98,7 @@ export function resourcePaths(resource: CompiledResource, notes: OperationNotes 
     paths[`${base}/search`] = {
       post: operation(resource, names, 'search', `Search ${n} records with the list parameters in the body`, 'read', {
         requestBody: searchBody(resource),
-        responses: { '200': jsonResponse(`A page of ${n} records`, list), ...errorResponses(400, 401, 403, 413, 415, 500, 503) },
+        responses: { '200': listResponse(n, list), ...errorResponses(400, 401, 403, 413, 415, 500, 503) },
       }),
     };
     paths[`${base}/{id}`] = {

@@ -3,9 +3,10 @@
 // reads at most threshold + 1 of them (a count over the filtered select with a limit), so the cost
 // of a total has a bound whatever the table grows to; past the threshold, capped answers the cap
 // and estimated asks the planner (EXPLAIN) how many rows the filtered select returns. The
-// filtered select's own bindings carry every client value; the threshold is bound too.
+// filtered select's own bound values carry every client value; the threshold is bound too.
 import type { Knex } from 'knex';
 import type { CompiledResource } from './compiled.js';
+import { run, type Statement } from './sql/runner.js';
 
 export interface CountResult {
   total: number;
@@ -13,37 +14,30 @@ export interface CountResult {
   exact: boolean;
 }
 
-const rowsOf = (result: any): any[] => result.rows ?? result;
-
-/** The filtered select as `select 1 from … where …`: what a count needs, no columns, no order. */
-const matchesOf = (db: Knex, filtered: Knex.QueryBuilder) => filtered.clone().clearSelect().clearOrder().select(db.raw('1'));
-
 /** Every match counted, or at most `upTo` of them. */
-async function countOf(db: Knex, filtered: Knex.QueryBuilder, upTo?: number): Promise<number> {
-  const query =
-    upTo === undefined
-      ? filtered.clone().clearSelect().clearOrder().count({ total: '*' })
-      : db.count({ total: '*' }).from(matchesOf(db, filtered).limit(upTo).as('matches'));
-  const [row] = await query;
+async function countOf(db: Knex, matches: Statement, upTo?: number): Promise<number> {
+  const limit = upTo === undefined ? '' : ` limit $${matches.values.length + 1}`;
+  const values = upTo === undefined ? matches.values : [...matches.values, upTo];
+  const [row] = await run(db, { text: `select count(*) as "total" from (${matches.text}${limit}) as "matches"`, values });
   return Number(row.total);
 }
 
 /** How many rows the planner expects the filtered select to return (its statistics, no rows read). */
-async function plannedRows(db: Knex, filtered: Knex.QueryBuilder): Promise<number> {
-  const [row] = rowsOf(await db.raw('explain (format json) ?', [matchesOf(db, filtered)]));
+async function plannedRows(db: Knex, matches: Statement): Promise<number> {
+  const [row] = await run(db, { text: `explain (format json) ${matches.text}`, values: matches.values, once: true });
   const plan = row['QUERY PLAN'];
   const [top] = typeof plan === 'string' ? JSON.parse(plan) : plan;
   return Math.round(Number(top?.Plan?.['Plan Rows']) || 0);
 }
 
-/** `filtered`: the list's filtered select (`select … from <table> where …`, tenant and owner scope and every filter applied, no order, no limit/offset), a knex builder on `db`. */
-export async function countMatches(db: Knex, resource: CompiledResource, filtered: Knex.QueryBuilder): Promise<CountResult> {
+/** `matches`: the list's filtered select (`select 1 from <table> where …`, scope and every filter applied, no order, no paging). */
+export async function countMatches(db: Knex, resource: CompiledResource, matches: Statement): Promise<CountResult> {
   const policy = resource.count;
-  if (policy.kind === 'exact') return { total: await countOf(db, filtered), exact: true };
+  if (policy.kind === 'exact') return { total: await countOf(db, matches), exact: true };
   const threshold = policy.kind === 'capped' ? policy.limit : policy.threshold;
-  const counted = await countOf(db, filtered, threshold + 1);
+  const counted = await countOf(db, matches, threshold + 1);
   if (counted <= threshold) return { total: counted, exact: true };
   if (policy.kind === 'capped') return { total: threshold, exact: false };
   // More than the threshold match: the estimate, but never a figure the count has just disproved.
-  return { total: Math.max(await plannedRows(db, filtered), threshold + 1), exact: false };
+  return { total: Math.max(await plannedRows(db, matches), threshold + 1), exact: false };
 }

@@ -7,7 +7,15 @@ import { badRequest } from '../errors.js';
 import { authorize, parseQueryString, readParameters, searchInput } from '../http/context.js';
 import type { CompiledResource } from './compiled.js';
 import { parseListQuery, parseRelations } from './list-query.js';
-import type { ResourceService } from './service.js';
+import type { ListResult, ResourceService } from './service.js';
+
+/** Says whether total is exact (false: the count policy's cap or estimate, README "Counting"). */
+export const TOTAL_EXACT_HEADER = 'X-Total-Exact';
+
+function answerList(ctx: Context, { items, total, exact }: ListResult) {
+  ctx.set(TOTAL_EXACT_HEADER, String(exact));
+  ctx.body = { items, total };
+}
 
 export function relationsOf(resource: CompiledResource, ctx: Context): string[] {
   const problems: string[] = [];
@@ -37,11 +45,11 @@ export function crudHandlers(service: ResourceService): CrudHandlers {
   return {
     async list(ctx) {
       const caller = authorize(ctx, can.read);
-      ctx.body = await service.list(caller, parseListQuery(resource, parseQueryString(ctx.querystring), caller.tenantId));
+      answerList(ctx, await service.list(caller, parseListQuery(resource, parseQueryString(ctx.querystring), caller.tenantId)));
     },
     async search(ctx) {
       const caller = authorize(ctx, can.read);
-      ctx.body = await service.list(caller, parseListQuery(resource, searchInput(ctx.request.body), caller.tenantId));
+      answerList(ctx, await service.list(caller, parseListQuery(resource, searchInput(ctx.request.body), caller.tenantId)));
     },
     async read(ctx) {
       const caller = authorize(ctx, can.read);

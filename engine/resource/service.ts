@@ -9,14 +9,17 @@ import { UUID_PATTERN } from './fields.js';
 import type { ListQuery } from './list-query.js';
 import { scope } from './query.js';
 import { relationTree, loadRelations } from './sql/relations.js';
-import { run, runAll } from './sql/runner.js';
-import { countStatement, pageStatement, readStatement } from './sql/select.js';
+import { run } from './sql/runner.js';
+import { matchesStatement, pageStatement, readStatement } from './sql/select.js';
+import { countMatches } from './count.js';
 import { deleteStatement, insertStatement, updateStatement } from './sql/write.js';
 import { prepareChildren, prepareWrite, type PreparedWrite, type WriteContext } from './write-body.js';
 
 export interface ListResult {
   items: unknown[];
   total: number;
+  /** false: total is the count policy's cap or estimate (engine/resource/count.ts). */
+  exact: boolean;
 }
 
 export function checkId(id: string, label = 'id'): string {
@@ -63,12 +66,12 @@ export class ResourceService {
     readonly resource: CompiledResource,
   ) {}
 
-  /** One page query and one count query side by side, then relations, one statement per relation and level. */
+  /** The page and its count side by side, then relations, one statement per relation and level. */
   async list(caller: Caller, query: ListQuery): Promise<ListResult> {
     const { db, resource } = this;
-    const [items, [{ total }]] = await runAll(db, [pageStatement(resource, caller, query), countStatement(resource, caller, query)]);
+    const [items, { total, exact }] = await Promise.all([run(db, pageStatement(resource, caller, query)), countMatches(db, resource, matchesStatement(resource, caller, query))]);
     await loadRelations(db, resource, caller, items, relationTree(query.relations));
-    return { items, total: Number(total) };
+    return { items, total, exact };
   }
 
   async read(caller: Caller, id: string, relations: string[] = []): Promise<Record<string, any>> {

@@ -9,6 +9,8 @@ import pg from 'pg';
 export interface Statement {
   text: string;
   values: unknown[];
+  /** Run unnamed even on PostgreSQL: a statement not worth keeping prepared (an EXPLAIN, say). */
+  once?: boolean;
 }
 
 /**
@@ -41,15 +43,10 @@ export async function run(db: Knex, statement: Statement): Promise<any[]> {
   try {
     const result =
       connection instanceof pg.Client
-        ? await connection.query({ name: nameOf(statement.text), text: statement.text, values: statement.values })
+        ? await connection.query({ name: statement.once ? undefined : nameOf(statement.text), text: statement.text, values: statement.values })
         : await connection.query(statement.text, statement.values);
     return result.rows;
   } finally {
     await client.releaseConnection(connection);
   }
-}
-
-/** Several statements at once, each on its own pooled connection (one after another on PGlite). */
-export function runAll(db: Knex, statements: Statement[]): Promise<any[][]> {
-  return Promise.all(statements.map((s) => run(db, s)));
 }

@@ -99,9 +99,9 @@ export function pageStatement(resource: CompiledResource, caller: Caller, query:
   return sql.statement();
 }
 
-/** Every match of a list, counted. */
-export function countStatement(resource: CompiledResource, caller: Caller, query: ListQuery): Statement {
-  const sql = new SqlText().sql(`select count(*) as ${id('total')} from ${id(resource.table)}`);
+/** Every match of a list, as `select 1 …`: what its count (engine/resource/count.ts) counts. */
+export function matchesStatement(resource: CompiledResource, caller: Caller, query: ListQuery): Statement {
+  const sql = new SqlText().sql(`select 1 from ${id(resource.table)}`);
   return whereSql(sql, resource, caller, query).statement();
 }
 

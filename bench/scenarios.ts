@@ -43,7 +43,7 @@ export function scenarios(organizationId: string, employeeId: string): Scenario[
       kind: 'write',
       method: 'POST',
       path: '/api/time-log',
-      body: { employeeId, startedAt: '2026-01-05T09:00:00.000Z', stoppedAt: '2026-01-05T10:30:00.000Z', logType: 'MANUAL', description: 'Bench entry' },
+      body: { organizationId, employeeId, startedAt: '2026-01-05T09:00:00.000Z', stoppedAt: '2026-01-05T10:30:00.000Z', logType: 'MANUAL', description: 'Bench entry' },
       status: 201,
       single: true,
     },

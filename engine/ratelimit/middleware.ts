@@ -28,9 +28,10 @@ export interface RateLimitOptions {
 }
 
 /**
- * What a probe hands koa-ratelimit instead of the request's context. Its middleware only reads
- * `id`'s answer and writes figures, status, body and state: given this, its figures land here
- * rather than on the response (to be read back and removed), and its refusal stays ours to word.
+ * What a probe hands koa-ratelimit instead of the request's context. Its middleware only asks
+ * `id` for the bucket and writes its figures (through `set`), a status, a body and state: given
+ * this, the figures land here instead of on the response, where they would have to be read back
+ * and removed, and a refusal stays ours to word (tooManyRequests).
  */
 class ProbeContext {
   state: Record<string, unknown> = {};

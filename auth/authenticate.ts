@@ -2,13 +2,14 @@
 // route but the public ones needs one. Only HS256 access tokens pass: alg "none", other
 // algorithms, refresh tokens, tokens of an unknown role and tokens whose session has ended (or
 // that name none) are 401; a Tenant-Id header naming another tenant is 403.
-import type { Context, Middleware } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
 import koaJwt from 'koa-jwt';
 import type { Caller } from '../engine/caller.js';
 import { forbidden, unauthorized } from '../engine/errors.js';
 import type { RoleTable } from './roles.js';
 import type { SessionCheck } from './session/live.js';
 import { ALGORITHM, type AccessClaims, type TokenKeys } from './tokens.js';
+import { bearerTokenOf, VerifiedTokens } from './verified-tokens.js';
 
 /**
  * Paths served without a token: sign-in and everything a signed-out user needs to get a token back
@@ -67,6 +68,8 @@ interface Bearer {
 }
 
 const BEARER = 'bearer';
+/** Where koa-jwt puts the text of the token it verified. */
+const TOKEN = 'bearerToken';
 const bearerOf = (ctx: Context) => ctx.state[BEARER] as Bearer | undefined;
 
 async function lookUp(claims: unknown, roles: RoleTable, liveSession: SessionCheck): Promise<Bearer> {
@@ -87,15 +90,28 @@ async function lookUp(claims: unknown, roles: RoleTable, liveSession: SessionChe
  * Verifies the bearer token with koa-jwt on every path (its claims in ctx.state.jwt) without
  * refusing anything: the rate limiter, which runs next, keys a caller by it, and authentication
  * refuses later where a token is required. koa-jwt reads tokens from the Authorization header
- * only, so a request without one has nothing to verify.
+ * only, so a request without one has nothing to verify; a token koa-jwt verified before (and
+ * still unexpired) is not verified again (verified-tokens.ts).
  */
 export function bearerToken(keys: TokenKeys, roles: RoleTable, liveSession: SessionCheck): Middleware {
-  const verifyJwt = koaJwt({ secret: keys.access as unknown as string, algorithms: [ALGORITHM], key: 'jwt', passthrough: true });
+  const verifyJwt = koaJwt({ secret: keys.access as unknown as string, algorithms: [ALGORITHM], key: 'jwt', tokenKey: TOKEN, passthrough: true });
+  const verified = new VerifiedTokens();
+  const withBearer = async (ctx: Context, next: Next) => {
+    ctx.state[BEARER] = await lookUp(ctx.state.jwt, roles, liveSession);
+    return next();
+  };
   return function bearer(ctx, next) {
-    if (!ctx.headers.authorization) return next();
-    return verifyJwt(ctx, async () => {
-      ctx.state[BEARER] = await lookUp(ctx.state.jwt, roles, liveSession);
-      return next();
+    const header = ctx.headers.authorization;
+    if (!header) return next();
+    const token = bearerTokenOf(header);
+    const claims = token === undefined ? undefined : verified.get(token);
+    if (claims) {
+      ctx.state.jwt = claims;
+      return withBearer(ctx, next);
+    }
+    return verifyJwt(ctx, () => {
+      if (ctx.state.jwt && ctx.state[TOKEN]) verified.remember(ctx.state[TOKEN], ctx.state.jwt);
+      return withBearer(ctx, next);
     });
   };
 }

@@ -10,7 +10,7 @@
 // writes bench/results.json and bench/results.svg.
 //
 // Settings: BENCH_SIZES (10k,1m), BENCH_DURATION (s, 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS
-// (32), BENCH_SHOW_SQL=1, BENCH_RESEED=1, WEB_CONCURRENCY and REDIS_URL (passed to the service).
+// (32), BENCH_SCENARIOS (keys, all by default), BENCH_SHOW_SQL=1, BENCH_RESEED=1, WEB_CONCURRENCY and REDIS_URL (passed to the service).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -44,6 +44,8 @@ const settings: LoadSettings = {
   warmupSeconds: Number(process.env.BENCH_WARMUP ?? 2),
   rssSampleMs: 100,
 };
+/** BENCH_SCENARIOS: the keys of the scenarios to measure (all by default), e.g. get-by-id,patch. */
+const only = process.env.BENCH_SCENARIOS?.split(',').map((s) => s.trim()).filter(Boolean);
 const JWT_SECRET = 'bench-access-secret-0123456789abcdef0123456789';
 const RATE_LIMIT_SCALE = '100000';
 
@@ -174,7 +176,7 @@ async function runSize(label: string, employees: number): Promise<SizeResult> {
     console.log(`raw:     ${rawPids.length} process(es), idle RSS ${memoryIdle.raw.map((p) => `${p.role} ${p.rssMB} MB`).join(', ')}`);
 
     const results: SizeResult['scenarios'] = [];
-    for (const scenario of scenarios(organizationId, ids[0])) {
+    for (const scenario of scenarios(organizationId, ids[0]).filter((s) => !only || only.includes(s.key))) {
       const failure = capture.failures.get(scenario.key);
       if (failure) {
         console.log(`${scenario.label}: NOT MEASURED: ${failure}`);

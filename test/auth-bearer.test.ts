@@ -104,6 +104,29 @@ test('a token of an unknown role, or missing its tenant or subject, is a 401', a
   await assertRefused(bearer(sign({ ...claims(), role: ['SUPER_ADMIN'] })));
 });
 
+test('a token verified before is still refused once it expires (verification is not redone, expiry is checked)', async () => {
+  const shortLived = sign({ ...claims(), exp: now() + 2 });
+  assert.is((await t.http.get('/api/tags').set(bearer(shortLived))).status, 200, 'verified and kept');
+  assert.is((await t.http.get('/api/tags').set(bearer(shortLived))).status, 200, 'answered from what was kept');
+  // jsonwebtoken refuses a token from the second its exp names; so does what was kept.
+  await new Promise((resolve) => setTimeout(resolve, (now() + 2) * 1000 - Date.now() + 50));
+  await assertRefused(bearer(shortLived));
+});
+
+test('a token verified before does not let through its variants: another header form, a changed signature or payload', async () => {
+  assert.is((await t.http.get('/api/tags').set(owner.auth)).status, 200);
+  // The scheme is read in any case, as koa-jwt reads it; the same token passes.
+  assert.is((await t.http.get('/api/tags').set('Authorization', `bearer ${owner.token}`)).status, 200);
+  assert.is((await t.http.get('/api/tags').set('Authorization', `  Bearer ${owner.token}  `)).status, 200);
+  // Forms koa-jwt does not read stay refused, the token having passed before or not.
+  for (const value of [`Bearer  ${owner.token}`, `Bearer\t${owner.token}`, `Bearer ${owner.token} `.repeat(2), `Bearer ${owner.token}x`]) {
+    await assertRefused({ Authorization: value });
+  }
+  const [header, payload, signature] = owner.token.split('.');
+  await assertRefused(bearer(`${header}.${payload}.${signature.slice(0, -2)}${signature.endsWith('A') ? 'B' : 'A'}A`));
+  await assertRefused(bearer(`${header}.${base64url({ ...(jwt.decode(owner.token) as object), role: 'ADMIN' })}.${signature}`));
+});
+
 test('public routes need no token; the bearer scheme is checked on them only when a token is sent', async () => {
   assert.is((await t.http.get('/api/health')).status, 200);
   const login = await t.http.post('/api/auth/login').set('Authorization', 'Bearer garbage').send({ email: owner.email, password: 'Str0ng!Passw0rd' });

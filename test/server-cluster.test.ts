@@ -127,22 +127,30 @@ pgTest('a primary that does not answer is a store outage: requests go on uncount
   // One connection kept open: its requests reach a worker without the (stopped) primary handing it over.
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const login = () => request(server.url).post('/api/auth/login').agent(agent).send({ email: 'nobody@example.com', password: PASSWORD });
+  // Without a token: the anonymous tier (100 a minute, a lease of one request) asks the primary every time.
+  const list = () => request(server.url).get('/api/employee').agent(agent);
   try {
     assert.is((await login()).status, 429, 'used up (previous tests)');
+    assert.ok((await list()).headers['x-ratelimit-remaining'], 'counted');
     process.kill(server.child.pid!, 'SIGSTOP');
-    let uncounted;
+    let uncounted, stillRefused;
     try {
-      uncounted = await login();
+      // A window the worker knows is used up stays refused: no need to ask.
+      stillRefused = await login();
+      uncounted = await list();
     } finally {
       process.kill(server.child.pid!, 'SIGCONT');
     }
-    assert.is(uncounted.status, 401, 'let through uncounted: the wrong password is what answers');
+    assert.is(uncounted.status, 401, 'let through uncounted: the missing token is what answers');
     assert.is(uncounted.headers['x-ratelimit-remaining'], undefined);
+    assert.is(stillRefused.status, 429);
     const down = await server.waitForLog((l) => l.msg === 'rate limits: the cluster primary process does not answer; requests are let through uncounted until it does');
     assert.is(down.level, 'warn');
     // Counting pauses 2 s after a failure (as with Redis), then resumes.
     await new Promise((resolve) => setTimeout(resolve, 2100));
-    assert.is((await login()).status, 429);
+    const counted = await list();
+    assert.is(counted.status, 401);
+    assert.ok(counted.headers['x-ratelimit-remaining'], 'counted again');
     await server.waitForLog((l) => l.msg === 'rate limits: the cluster primary process answers again; requests are counted', 5000);
     assert.is(server.logs.filter((l) => /the cluster primary process does not answer/.test(l.msg)).length, 1, 'logged once');
   } finally {
@@ -158,6 +166,44 @@ pgTest('SIGTERM: every worker stops gracefully, then the primary, with exit code
   for (const pid of pids) {
     assert.ok(server.logs.some((l) => l.msg === 'shutting down' && l.pid === pid), `worker ${pid} stopped gracefully`);
     assert.not.ok(alive(pid), `worker ${pid} is gone`);
+  }
+});
+
+pgTest('a busy caller is counted in leases of requests, never beyond its limit, whichever worker answers', async () => {
+  // Limits × 10: the anonymous tier allows 1,000 a minute, a lease at most 10 (a hundredth).
+  const scaled = await startServer({ ...env, RATE_LIMIT_SCALE: '10' });
+  const TIER = 1000;
+  const agents = [0, 1].map(() => new Agent({ keepAlive: true, maxSockets: 1 }));
+  try {
+    // One connection each: round-robin hands them to the two workers.
+    const remaining = [[], []] as number[][];
+    let admitted = 0;
+    let refused = 0;
+    for (let i = 0; i < TIER + 100; i++) {
+      const side = i % 2;
+      const res = await request(scaled.url).get('/api/employee').agent(agents[side]);
+      if (res.status === 401) {
+        admitted += 1;
+        remaining[side].push(Number(res.headers['x-ratelimit-remaining']));
+      } else {
+        assert.is(res.status, 429, JSON.stringify(res.body));
+        assert.is(res.headers['x-ratelimit-remaining'], '0');
+        refused += 1;
+      }
+    }
+    assert.ok(admitted <= TIER, `never beyond the limit: ${admitted} let through`);
+    // What the other worker holds unused may be lost to the caller: at most one lease.
+    assert.ok(admitted >= TIER - 10, `at most one lease (10) lost: ${admitted} let through`);
+    assert.is(admitted + refused, TIER + 100);
+    for (const seen of remaining) {
+      assert.ok(seen.length > TIER / 2 - 20, 'both connections were answered');
+      assert.ok(seen.every((left, i) => i === 0 || left < seen[i - 1]), 'Remaining only goes down on each connection');
+      // The last figure is what was left beyond the leases when this connection's last lease came.
+      assert.ok(seen[0] >= TIER - 2 && seen[seen.length - 1] <= 30, `from ${seen[0]} to ${seen[seen.length - 1]}`);
+    }
+  } finally {
+    for (const agent of agents) agent.destroy();
+    await scaled.stop();
   }
 });
 

@@ -5,6 +5,11 @@ import net from 'node:net';
 import { call } from './http.js';
 
 const TSX = import.meta.resolve('tsx');
+/**
+ * BENCH_CPU_PROF=<folder>: every server process (cluster workers inherit the flags) writes a V8
+ * CPU profile there when it stops, for Chrome DevTools or `node bench/profile-top.ts`.
+ */
+const PROFILE_FLAGS = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
 /** Long: the first start on a seeded schema may build new indexes over millions of rows. */
 const START_LIMIT_MS = 600_000;
 const STOP_LIMIT_MS = 15_000;
@@ -41,7 +46,7 @@ export async function startChild(script: string, env: Record<string, string | un
   const clean: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(port) };
   for (const [name, value] of Object.entries(env)) if (value !== undefined) clean[name] = value;
   // Logs go nowhere: reading them would cost this process CPU the load generator needs.
-  const child = spawn(process.execPath, ['--import', TSX, script], { env: clean, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...PROFILE_FLAGS, '--import', TSX, script], { env: clean, stdio: ['ignore', 'ignore', 'pipe'] });
   running.add(child);
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));

@@ -1,17 +1,18 @@
 // Rate-limit counts of a cluster without Redis, kept in its primary process so that every worker
 // counts a caller in the same window: N workers must not give a caller N times its limit. The
-// workers ask over the cluster's IPC channel (primary-store.ts), every count of a tick in one
-// message, answered in one.
+// workers ask over the cluster's IPC channel (primary-store.ts), every ask of a tick in one
+// message, answered in one. A worker asks for a lease of several requests at once when a caller
+// is busy (and the limit large), so that most requests are counted without a message at all.
 import type { LogEvent } from '../log.js';
 import { boundedCounts, SWEEP_MS, type ExpiringCounts } from './store.js';
 
-/** One count to take: its key, the window length, the limit, and whether only to look (peek). */
-export type CountAsked = [key: string, durationMs: number, max: number, peek: boolean];
+/** A lease to take: its key, the window length, the limit, and how many requests the worker would like to count. */
+export type CountAsked = [key: string, durationMs: number, max: number, want: number];
 /**
- * What async-ratelimiter's Redis script answers: what was left before this request (0: refused),
- * when the window ends (Unix seconds), and the limit.
+ * What the primary grants: how many requests the worker may count (0: the limit is used up), how
+ * many the window has left beyond every lease granted so far, and when the window ends (Unix seconds).
  */
-export type CountAnswered = [remaining: number, resetSeconds: number, max: number];
+export type CountAnswered = [granted: number, left: number, resetSeconds: number];
 
 export interface CountsAsked {
   rateLimitCounts: number;
@@ -46,16 +47,16 @@ export class PrimaryCounts {
     return { rateLimitCounts: asked.rateLimitCounts, answers: asked.counts.map((count) => this.take(count, nowMs)) };
   }
 
-  private take([key, durationMs, max, peek]: CountAsked, nowMs: number): CountAnswered {
+  /** Never more than the window has left: the leases of all workers together stay within the limit. */
+  private take([key, durationMs, max, want]: CountAsked, nowMs: number): CountAnswered {
     let window = this.windows.get(key);
     if (!window || window.reset * 1000 <= nowMs) {
       window = { reset: (nowMs + durationMs) / 1000, taken: 0 };
       this.windows.set(key, window);
     }
-    const remaining = max - window.taken;
-    if (remaining <= 0) return [0, window.reset, max];
-    if (!peek) window.taken++;
-    return [remaining, window.reset, max];
+    const granted = Math.max(0, Math.min(Math.floor(want), max - window.taken));
+    window.taken += granted;
+    return [granted, max - window.taken, window.reset];
   }
 
   close(): void {

@@ -44,5 +44,5 @@ export function createRateLimiting({ config, limitsFile, registry, roles, identi
  */
 function chooseStore(config: Config, log: LogEvent): LimitStore {
   if (config.redisUrl) return redisStore(config.redisUrl, log);
-  return cluster.isWorker ? primaryStore(log) : memoryStore(config.rateLimits.maxKeys, log);
+  return cluster.isWorker ? primaryStore(log, config.rateLimits.maxKeys) : memoryStore(config.rateLimits.maxKeys, log);
 }

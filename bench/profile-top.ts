@@ -1,0 +1,64 @@
+// `node bench/profile-top.ts <file.cpuprofile> [N]`: where a V8 CPU profile (BENCH_CPU_PROF) spends
+// its time: the N functions with the most self time, and the N with the most total time (their
+// own and that of everything they call), each with its share of the sampled time and its source.
+import { readFileSync } from 'node:fs';
+
+interface Node {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount: number;
+  children?: number[];
+}
+
+const [file, count = '25'] = process.argv.slice(2);
+if (!file) {
+  console.error('usage: node bench/profile-top.ts <file.cpuprofile> [N]');
+  process.exit(2);
+}
+const profile: { nodes: Node[] } = JSON.parse(readFileSync(file, 'utf8'));
+const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+const label = (n: Node) => {
+  const { functionName, url, lineNumber } = n.callFrame;
+  const where = url.replace(/^file:\/\//, '').replace(/^.*node_modules\//, '~/').replace(process.cwd() + '/', '');
+  return `${functionName || '(anonymous)'} ${where}${where ? `:${lineNumber + 1}` : ''}`;
+};
+
+/** Where a function lives, coarsely: its npm package, the project's folder, or Node's own code. */
+const area = (n: Node) => {
+  const url = n.callFrame.url.replace(/^file:\/\//, '');
+  if (!url) return n.callFrame.functionName.startsWith('(') ? n.callFrame.functionName : '(native)';
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (pkg) return pkg[1];
+  if (url.startsWith('node:')) return url.split('/').slice(0, 2).join('/').replace(/\.js$/, '');
+  return url.replace(process.cwd() + '/', '').split('/').slice(0, 2).join('/');
+};
+const byArea = new Map<string, number>();
+const self = new Map<string, number>();
+const total = new Map<string, number>();
+let all = 0;
+// Depth-first with the labels on the path, so that a recursive function counts once per sample.
+const walk = (id: number, path: Set<string>) => {
+  const node = byId.get(id)!;
+  const name = label(node);
+  all += node.hitCount;
+  self.set(name, (self.get(name) ?? 0) + node.hitCount);
+  byArea.set(area(node), (byArea.get(area(node)) ?? 0) + node.hitCount);
+  const inner = new Set(path).add(name);
+  let below = node.hitCount;
+  for (const child of node.children ?? []) below += walk(child, inner);
+  if (!path.has(name)) total.set(name, (total.get(name) ?? 0) + below);
+  return below;
+};
+walk(profile.nodes[0].id, new Set());
+
+const print = (title: string, figures: Map<string, number>) => {
+  console.log(`\n${title}`);
+  for (const [name, hits] of [...figures].sort((a, b) => b[1] - a[1]).slice(0, Number(count))) {
+    console.log(`${((hits / all) * 100).toFixed(1).padStart(5)} %  ${name}`);
+  }
+};
+const idle = self.get('(idle) ') ?? 0;
+console.log(`${all} samples, ${((idle / all) * 100).toFixed(1)} % idle`);
+print('self time by package or folder', byArea);
+print('self time', self);
+print('total time', total);

@@ -4,3 +4,6 @@ export type LogEvent = (level: LogLevel, msg: string, extra?: Record<string, unk
 
 export const logEvent: LogEvent = (level, msg, extra = {}) =>
   console.log(JSON.stringify({ level, time: new Date().toISOString(), msg, ...extra }));
+
+/** Resident memory of this process in MiB, for the log lines a reader compares processes by. */
+export const rssMiB = () => Math.round(process.memoryUsage.rss() / 104_857.6) / 10;

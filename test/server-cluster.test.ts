@@ -72,6 +72,8 @@ pgTest('WEB_CONCURRENCY=2: a primary and two workers on one port; the primary mi
   assert.is(started.pid, server.child.pid);
   assert.equal([...started.workerPids].sort(), [...pids].sort());
   assert.ok(started.rssMiB > 0, "the primary's memory is logged");
+  // The primary never loads the app (a child prepared the cluster): it is far smaller than a worker.
+  assert.ok(started.rssMiB < Math.min(...workers.map((l) => l.rssMiB)) / 2, `primary ${started.rssMiB} MiB, workers ${workers.map((l) => l.rssMiB)}`);
 
   const migrated = server.logs.filter((l) => l.msg === 'migrations applied');
   assert.is(migrated.length, 1, 'one migration run');

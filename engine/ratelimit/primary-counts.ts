@@ -4,7 +4,7 @@
 // message, answered in one. A worker asks for a lease of several requests at once when a caller
 // is busy (and the limit large), so that most requests are counted without a message at all.
 import type { LogEvent } from '../log.js';
-import { boundedCounts, SWEEP_MS, type ExpiringCounts } from './store.js';
+import { boundedCounts, SWEEP_MS, type ExpiringCounts } from './expiring-counts.js';
 
 /** A lease to take: its key, the window length, the limit, and how many requests the worker would like to count. */
 export type CountAsked = [key: string, durationMs: number, max: number, want: number];

@@ -18,7 +18,8 @@
 import type { Redis } from 'ioredis';
 import type { LogEvent } from '../log.js';
 import { isCountsAnswered, type CountAnswered, type CountAsked, type CountsAsked } from './primary-counts.js';
-import { COUNT_TIMEOUT_MS, ExpiringCounts, outageTracker, SWEEP_MS, type LimitStore } from './store.js';
+import { ExpiringCounts, SWEEP_MS } from './expiring-counts.js';
+import { COUNT_TIMEOUT_MS, outageTracker, type LimitStore } from './store.js';
 
 /** The most requests one lease may hold. */
 const MAX_LEASE = 64;

@@ -12,7 +12,7 @@ import request from 'supertest';
 import * as assert from 'uvu/assert';
 import { createApp, type App, type AppOptions } from '../../engine/app.js';
 import { loadConfig } from '../../engine/config.js';
-import { ExpiringCounts } from '../../engine/ratelimit/store.js';
+import { ExpiringCounts } from '../../engine/ratelimit/expiring-counts.js';
 import { RESOURCES_DIR } from '../../engine/paths.js';
 import { modules as projectModules } from '../../resources/modules.js';
 import { TEST_ENV, type TestApp } from './app.js';

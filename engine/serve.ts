@@ -1,0 +1,202 @@
+// What a serving process does (a single process, or a cluster's worker), and a cluster's
+// preparation (check definitions, migrate once) run in a child of the primary: open the
+// database (embedded PGlite under DATA_DIR unless DATABASE_URL is set), build the app, migrate,
+// listen, and close everything on SIGTERM/SIGINT. Loaded only by processes that do this: a
+// cluster's primary never loads the app.
+// Every start-up failure a person can fix (configuration, a locked data folder, a bad definition,
+// a busy port, an unreachable database) ends the process with exit code 1 and one clear message.
+import cluster from 'node:cluster';
+import { createServer, type Server } from 'node:http';
+import { inspect } from 'node:util';
+import { modules } from '../resources/modules.js';
+import { createApp, type App } from './app.js';
+import { reportServing, reportStartupFailure } from './cluster/worker.js';
+import { ConfigError, type Config } from './config.js';
+import { DataDirLockedError, ensureSchema, openDatabase, type Database } from './db.js';
+import { logEvent, rssMiB } from './log.js';
+import { migrate, migrationFolders, MissingMigrationsError } from './migrations.js';
+import { RESOURCES_DIR } from './paths.js';
+import { SHUTDOWN_GRACE_MS } from './shutdown.js';
+import { DefinitionError } from './resource/load.js';
+
+const log = logEvent;
+
+
+
+/** A start-up failure whose message says all there is to say (no stack needed). */
+class StartupError extends Error {}
+
+/** Connection failures name the setting to check; the URL is shown without its password. */
+function databaseProblem(err: any, config: Config): StartupError | undefined {
+  const code = err?.code;
+  if (!config.databaseUrl || typeof code !== 'string') return undefined;
+  const url = new URL(config.databaseUrl);
+  if (url.password) url.password = '***';
+  const reasons: Record<string, string> = {
+    ECONNREFUSED: 'nothing accepts connections there',
+    ENOTFOUND: 'the host name does not resolve',
+    ETIMEDOUT: 'the connection timed out',
+    '28P01': 'the password was refused',
+    '28000': 'the user may not connect',
+    '3D000': 'the database does not exist',
+  };
+  const reason = reasons[code];
+  return reason ? new StartupError(`Cannot use the PostgreSQL database of DATABASE_URL (${url.href}): ${reason}.`) : undefined;
+}
+
+async function listen(server: Server, config: Config): Promise<void> {
+  try {
+    await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject).listen(config.port, config.host));
+  } catch (err: any) {
+    if (err?.code === 'EADDRINUSE') throw new StartupError(`Port ${config.port} on ${config.host} is already in use: stop what uses it or set PORT to another port.`);
+    if (err?.code === 'EACCES') throw new StartupError(`Not allowed to listen on port ${config.port}: set PORT to a port above 1023.`);
+    if (err?.code === 'EADDRNOTAVAIL') throw new StartupError(`HOST ${config.host} is not an address of this machine.`);
+    throw err;
+  }
+}
+
+interface OpenApp {
+  database: Database;
+  app: App;
+  /** Closes what openApp opened: the mail transport, the app's own connections, the database. */
+  close(): Promise<void>;
+}
+
+/** What start() and the cluster's primary do before serving: open the database and build the app once. */
+async function openApp(config: Config): Promise<OpenApp> {
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    schema: config.databaseSchema,
+    dataDir: config.databaseUrl ? undefined : config.dataDir,
+  });
+  try {
+    // Definitions first: a mistake in one is reported before anything touches the database.
+    const app = createApp({
+      config,
+      db: database.knex,
+      resourceDirs: [RESOURCES_DIR, ...config.extraResourceDirs],
+      modules,
+      logError: (err) => log('error', 'request failed', { error: String((err as Error)?.stack ?? err) }),
+      log,
+    });
+    const close = async () => {
+      await app.engine.mailer.close();
+      await app.close();
+      await database.close();
+    };
+    return { database, app, close };
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
+}
+
+async function migrateDatabase(database: Database, config: Config): Promise<void> {
+  await ensureSchema(database.knex, config.databaseSchema);
+  const applied = await migrate(database.knex, migrationFolders(config.extraResourceDirs));
+  if (applied.length) log('info', 'migrations applied', { migrations: applied });
+}
+
+interface StartOptions {
+  /** False in a cluster's workers: the cluster was prepared (migrated) once before they were forked. */
+  migrate?: boolean;
+}
+
+async function start(config: Config, options: StartOptions = {}): Promise<{ server: Server; database: Database; stop(): Promise<void> }> {
+  let opened: OpenApp | undefined;
+  try {
+    opened = await openApp(config);
+    const { database, app, close } = opened;
+    const { koa, rateLimiting } = app;
+    if (options.migrate !== false) await migrateDatabase(database, config);
+    await app.ready();
+    const server = createServer(koa.callback());
+    await listen(server, config);
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    log('info', 'listening', {
+      port,
+      database: database.kind === 'pglite' ? `embedded (${config.dataDir})` : `postgresql${config.databaseSchema ? ` (schema ${config.databaseSchema})` : ''}`,
+      rateLimits: rateLimiting.store?.kind ?? 'off',
+      pid: process.pid,
+      ...(cluster.isWorker ? { worker: cluster.worker!.id } : {}),
+      rssMiB: rssMiB(),
+    });
+    if (cluster.isWorker) reportServing(port);
+    const stop = async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Idle keep-alive connections would hold close() open; requests in flight get a grace period.
+      server.closeIdleConnections();
+      const cut = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      await closed;
+      clearTimeout(cut);
+      // After the last request: a response may still have been sending its mail.
+      await close();
+    };
+    return { server, database, stop };
+  } catch (err) {
+    await opened?.close();
+    throw databaseProblem(err, config) ?? err;
+  }
+}
+
+/**
+ * A cluster's preparation, before its workers are forked, in a process of its own: checks what
+ * start() would (definitions, limits, the database) and migrates, once, so that the workers start
+ * on a migrated database without racing each other to migrate it. Its rate limits stay off: they
+ * count in the workers. Exits 0 when done, else 1 with the message.
+ */
+export async function prepareCluster(config: Config): Promise<never> {
+  let opened: OpenApp | undefined;
+  try {
+    opened = await openApp({ ...config, rateLimits: { ...config.rateLimits, enabled: false } });
+    await migrateDatabase(opened.database, config);
+  } catch (err) {
+    await opened?.close().catch(() => {});
+    return fail(databaseProblem(err, config) ?? err);
+  }
+  await opened.close();
+  process.exit(0);
+}
+
+/** A start-up failure as a person reads it: the message of one a person can fix, else everything known. */
+export function describeFailure(err: unknown): string {
+  const explained = [ConfigError, DataDirLockedError, DefinitionError, StartupError, MissingMigrationsError].some((kind) => err instanceof kind);
+  return explained ? (err as Error).message : inspect(err);
+}
+
+export function fail(err: unknown): never {
+  console.error(describeFailure(err));
+  process.exit(1);
+}
+
+/** Serves until SIGTERM/SIGINT, then stops gracefully (a worker's primary forwards them). */
+async function serve(config: Config, options: StartOptions, onFailure: (err: unknown) => never | void) {
+  let running: Awaited<ReturnType<typeof start>>;
+  try {
+    running = await start(config, options);
+  } catch (err) {
+    return onFailure(err);
+  }
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log('info', 'shutting down', { signal, pid: process.pid });
+    try {
+      await running.stop();
+      process.exit(0);
+    } catch (err) {
+      console.error(err);
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/** The only process: it migrates, then serves. */
+export const serveAlone = (config: Config) => serve(config, {}, fail);
+
+/** A cluster's worker: the cluster was migrated before it; a failure to start is told to the primary, which says it once for all. */
+export const serveWorker = (config: Config) => serve(config, { migrate: false }, (err) => reportStartupFailure(describeFailure(err)));

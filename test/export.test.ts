@@ -55,7 +55,7 @@ test.before(async () => {
   assert.is(log.status, 201, JSON.stringify(log.body));
   const running = await t.http.post('/api/time-log').set(acme.auth).send({ employeeId: employee.employeeId, startedAt: '2026-01-06T08:00:00Z' });
   assert.is(running.status, 201);
-  // One statement, as many rows as three keyset batches need.
+  // One statement, as many rows as ten keyset batches need (and 25 chunks of text).
   await t.db.raw(
     `insert into tag ("tenantId", "organizationId", name, color) select ?, ?, 'bulk-' || n, 'red' from generate_series(1, ${BULK_ROWS}) as n`,
     [bulk.tenantId, bulk.organizationId],

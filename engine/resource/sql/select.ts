@@ -116,3 +116,12 @@ export function someIdsStatement(resource: CompiledResource, caller: Caller, lim
   const sql = new SqlText().sql(`select ${col(resource.table, 'id')} from ${id(resource.table)} where `);
   return scopeSql(sql, resource, caller).sql(' limit ').value(limit).statement();
 }
+
+/** A keyset batch: the caller's records after the id `after` (from the first without it), `limit` of them, in id order. */
+export function keysetStatement(resource: CompiledResource, caller: Caller, after: string | undefined, limit: number): Statement {
+  const table = resource.table;
+  const sql = new SqlText().sql(`select ${selectList(resource)} from ${id(table)} where `);
+  scopeSql(sql, resource, caller);
+  if (after !== undefined) sql.sql(` and ${col(table, 'id')} > `).value(after);
+  return sql.sql(` order by ${col(table, 'id')} asc limit `).value(limit).statement();
+}

@@ -23,35 +23,44 @@ const CSV_OPTIONS = { record_delimiter: '\r\n', eof: true } as const;
 /**
  * Rows per chunk of text. A batch is cut into chunks of this many rows so that each chunk stays
  * well under V8's large-object size (about 128 KB): a string above it is made in the old
- * generation, which a long download then fills with chunks already sent until a full collection
- * (1,000 rows per chunk grew a server by ~90 MB over a 1M-row export; 100 rows, by ~7 MB).
+ * generation, which a long download then fills with chunks already sent until a full collection.
  */
 export const ROWS_PER_CHUNK = 100;
 
-function* slices<T>(rows: T[], size = ROWS_PER_CHUNK): Generator<T[]> {
-  for (let start = 0; start < rows.length; start += size) yield rows.slice(start, start + size);
+/**
+ * Each batch as text chunks, made at once, its rows let go before the first chunk is sent. While
+ * a client takes the chunks only their text is held, not a batch of row objects several times its
+ * size: objects that outlive two young collections (a slow client, a busy machine) are moved to
+ * the old generation, which a long download would otherwise fill until a full collection.
+ */
+async function* textChunks(batches: AsyncIterable<Row[]>, toText: (rows: Row[]) => string): AsyncGenerator<string> {
+  for await (const batch of batches) {
+    const texts: string[] = [];
+    for (let start = 0; start < batch.length; start += ROWS_PER_CHUNK) texts.push(toText(batch.slice(start, start + ROWS_PER_CHUNK)));
+    // The batch is this generator's to drop (keysetBatches keeps no row of it).
+    batch.length = 0;
+    yield* texts;
+  }
 }
 
 /** The header row (the resource's visible columns) with the first chunk, then the rows, a few at a time. */
 export async function* csvChunks(columns: string[], batches: AsyncIterable<Row[]>): AsyncGenerator<string> {
-  let header = stringify([columns.map(csvCell)], CSV_OPTIONS);
-  for await (const batch of batches) {
-    for (const rows of slices(batch)) {
-      yield header + stringify(rows.map((row) => columns.map((column) => csvCell(row[column]))), CSV_OPTIONS);
-      header = '';
-    }
+  const header = stringify([columns.map(csvCell)], CSV_OPTIONS);
+  let first = true;
+  const rowsText = (rows: Row[]) => stringify(rows.map((row) => columns.map((column) => csvCell(row[column]))), CSV_OPTIONS);
+  for await (const text of textChunks(batches, rowsText)) {
+    yield first ? header + text : text;
+    first = false;
   }
-  if (header) yield header;
+  if (first) yield header;
 }
 
 /** One JSON array; each record serialised as the API answers it (JSON.stringify: dates ISO 8601). */
 export async function* jsonChunks(batches: AsyncIterable<Row[]>): AsyncGenerator<string> {
   let opening = '[';
-  for await (const batch of batches) {
-    for (const rows of slices(batch)) {
-      yield opening + rows.map((row) => JSON.stringify(row)).join(',');
-      opening = ',';
-    }
+  for await (const text of textChunks(batches, (rows) => rows.map((row) => JSON.stringify(row)).join(','))) {
+    yield opening + text;
+    opening = ',';
   }
   yield opening === '[' ? '[]' : ']';
 }

@@ -1,4 +1,4 @@
-// `node bench/profile-top.ts <file.cpuprofile> [N]`: where a V8 CPU profile (BENCH_CPU_PROF) spends
+// `node --import tsx bench/profile-top.ts <file.cpuprofile> [N]`: where a V8 CPU profile (BENCH_CPU_PROF) spends
 // its time: the N functions with the most self time, and the N with the most total time (their
 // own and that of everything they call), each with its share of the sampled time and its source.
 import { readFileSync } from 'node:fs';
@@ -12,7 +12,7 @@ interface Node {
 
 const [file, count = '25'] = process.argv.slice(2);
 if (!file) {
-  console.error('usage: node bench/profile-top.ts <file.cpuprofile> [N]');
+  console.error('usage: node --import tsx bench/profile-top.ts <file.cpuprofile> [N]');
   process.exit(2);
 }
 const profile: { nodes: Node[] } = JSON.parse(readFileSync(file, 'utf8'));

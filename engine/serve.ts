@@ -62,7 +62,7 @@ interface OpenApp {
   close(): Promise<void>;
 }
 
-/** What start() and the cluster's primary do before serving: open the database and build the app once. */
+/** What start() and a cluster's preparation do first: open the database and build the app once. */
 async function openApp(config: Config): Promise<OpenApp> {
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,

@@ -34,18 +34,30 @@ function processCount(config: Config): number {
 
 /**
  * Runs the cluster's preparation in a child (this same entry point, told so by PREPARE_ENV) and
- * resolves with its exit code; the child prints its own failure. A signal meanwhile is passed on.
+ * resolves with its exit code; the child prints its own failure. A SIGTERM or SIGINT meanwhile
+ * is passed on to it, and once it has stopped this process stops too, as a stopped cluster does
+ * (exit code 0): nothing was serving yet, and a migration cut short is rolled back.
  */
 function prepareInChild(): Promise<number> {
   const child = fork(process.argv[1], process.argv.slice(2), { execArgv: process.execArgv, env: { ...process.env, [PREPARE_ENV]: '1' } });
-  const forward = (signal: NodeJS.Signals) => child.kill(signal);
+  let stoppedBy: NodeJS.Signals | undefined;
+  const forward = (signal: NodeJS.Signals) => {
+    if (!stoppedBy) log('info', 'shutting down', { signal, pid: process.pid, while: 'preparing the cluster' });
+    stoppedBy = signal;
+    child.kill(signal);
+  };
   process.on('SIGTERM', forward).on('SIGINT', forward);
-  return new Promise((resolve) =>
-    child.once('exit', (code, signal) => {
+  return new Promise((resolve) => {
+    child.once('error', (err) => {
+      console.error(`Could not start the process that prepares the cluster: ${err.message}`);
+      process.exit(1);
+    });
+    child.once('exit', (code) => {
       process.off('SIGTERM', forward).off('SIGINT', forward);
-      resolve(code ?? (signal ? 1 : 0));
-    }),
-  );
+      if (stoppedBy) process.exit(0);
+      resolve(code ?? 1);
+    });
+  });
 }
 
 async function main() {

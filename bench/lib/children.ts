@@ -7,7 +7,7 @@ import { call } from './http.js';
 const TSX = import.meta.resolve('tsx');
 /**
  * BENCH_CPU_PROF=<folder>: every server process (cluster workers inherit the flags) writes a V8
- * CPU profile there when it stops, for Chrome DevTools or `node bench/profile-top.ts`.
+ * CPU profile there when it stops, for Chrome DevTools or `node --import tsx bench/profile-top.ts`.
  */
 const PROFILE_FLAGS = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
 /** Long: the first start on a seeded schema may build new indexes over millions of rows. */

@@ -5,13 +5,13 @@
 //
 // Asking the primary for every request would cost a message each way per request (and the
 // primary's time): a worker asks for a lease of requests instead, counts them itself, and asks
-// again when they are gone. A lease starts at one request and doubles each time one is used up
-// within its window, up to leaseCap(limit): a caller seen now and then is counted exactly, one
-// request per message, a busy one with a message every few dozen requests. The primary never
-// grants more than a window has left, so a caller is never let through beyond its limit; the
-// price is that requests another worker holds for a caller but does not use are lost to it, so a
-// caller spread over several workers may be refused up to leaseCap(limit) requests (at most 1 %)
-// early per other worker.
+// again when they are gone. A lease is one request, twice the last one when that was used up
+// within a second of being granted (a busy caller), at most leaseCap(limit): a caller that sends
+// less than a request a second to a worker is counted request by request, a busy one with a
+// message every few dozen requests. The primary never grants more than a window has left, so a
+// caller is never let through beyond its limit; the price is that requests another worker holds
+// for a caller but does not use are lost to it, so a caller spread over several workers may be
+// refused up to about one lease (a hundredth of the limit, at most 64) early per other worker.
 //
 // The asks of one tick travel in one message. A primary that does not answer in time is a store
 // outage: the request goes on uncounted, as with Redis.
@@ -23,8 +23,10 @@ import { COUNT_TIMEOUT_MS, outageTracker, type LimitStore } from './store.js';
 
 /** The most requests one lease may hold. */
 const MAX_LEASE = 64;
+/** A lease used up sooner than this after it was granted was too small for its caller: the next is twice as big. */
+const LEASE_BUSY_MS = 1000;
 
-/** The largest lease for a limit: a hundredth of it (at least one request, at most MAX_LEASE). */
+/** The largest lease for a limit: a hundredth of it, at least one request, at most MAX_LEASE. */
 export const leaseCap = (max: number) => Math.max(1, Math.min(MAX_LEASE, Math.floor(max / 100)));
 
 /** What async-ratelimiter's Redis script answers: what was left before this request (0: refused), the window's end (Unix seconds), the limit. */
@@ -39,6 +41,8 @@ interface Lease {
   left: number;
   /** How many requests were asked for last. */
   size: number;
+  /** Date.now() when it was granted. */
+  grantedAt: number;
 }
 
 interface Waiting {
@@ -63,8 +67,6 @@ export function primaryStore(log: LogEvent, maxKeys: number, timeoutMs = COUNT_T
   let lastId = 0;
   /** Bounded like any store of counts: a lease dropped early only loses its unused requests. */
   const leases = new ExpiringCounts<Lease>(maxKeys, SWEEP_MS);
-  /** The ask under way per key: requests that find no lease wait for it rather than ask again. */
-  const asking = new Map<string, Promise<void>>();
 
   const fail = (waiting: Waiting[], err: Error) => {
     for (const w of waiting) w.reject(err);
@@ -107,31 +109,71 @@ export function primaryStore(log: LogEvent, maxKeys: number, timeoutMs = COUNT_T
       if (queued.length === 1) setImmediate(flush);
     });
 
-  /** Asks the primary for a lease on `key` and keeps what it grants; concurrent callers share one ask. */
-  const renew = (key: string, durationMs: number, max: number, previous: Lease | undefined): Promise<void> => {
-    const size = previous ? Math.min(previous.size * 2, leaseCap(max)) : 1;
-    const renewal = ask([key, durationMs, max, size])
-      .then(([granted, left, reset]) => {
-        leases.set(key, { reset, tokens: granted, left, size });
-      })
-      .finally(() => asking.delete(key));
-    asking.set(key, renewal);
-    return renewal;
-  };
+  /** The size of the next lease: doubled when the last one was used up within LEASE_BUSY_MS, else one request again. */
+  const nextSize = (lease: Lease | undefined, max: number, now: number) =>
+    lease && now - lease.grantedAt < LEASE_BUSY_MS ? Math.min(lease.size * 2, leaseCap(max)) : 1;
 
-  async function take(key: string, durationMs: number, max: number): Promise<Counted> {
-    for (;;) {
-      const lease = leases.get(key);
-      // The primary's clock decides windows, so that every worker counts in the same one.
-      const live = lease !== undefined && lease.reset * 1000 > Date.now() ? lease : undefined;
-      if (live && live.tokens > 0) {
-        live.tokens -= 1;
-        return [live.left + live.tokens + 1, live.reset, max];
-      }
-      // Nothing left beyond the leases granted: refused until the window ends, without asking.
-      if (live && live.left === 0) return [0, live.reset, max];
-      await (asking.get(key) ?? renew(key, durationMs, max, live));
+  /** The ask under way per key: a request that finds none left waits for it before asking itself. */
+  const asking = new Map<string, Promise<unknown>>();
+
+  /**
+   * One request counted from the lease, if it says: a request left (taken), or the window used up
+   * (refused). `fresh`: a grant just came, so its window counts as current whatever the clock says
+   * (a window shorter than an answer must not make a request ask forever).
+   */
+  function fromLease(key: string, max: number, fresh: boolean): Counted | undefined {
+    const lease = leases.get(key);
+    // The primary's clock decides windows, so that every worker counts in the same one.
+    if (!lease || (!fresh && lease.reset * 1000 <= Date.now())) return undefined;
+    if (lease.tokens > 0) {
+      lease.tokens -= 1;
+      return [lease.left + lease.tokens + 1, lease.reset, max];
     }
+    // Nothing left beyond the leases granted: refused until the window ends, without asking.
+    return lease.left === 0 ? [0, lease.reset, max] : undefined;
+  }
+
+  /** Asks the primary for a lease and takes its first request; the rest of the grant joins the lease. */
+  async function askFor(key: string, durationMs: number, max: number): Promise<Counted> {
+    const size = nextSize(leases.get(key), max, Date.now());
+    const answer = ask([key, durationMs, max, size]);
+    if (!asking.has(key)) {
+      asking.set(key, answer);
+      answer.then(
+        () => asking.get(key) === answer && asking.delete(key),
+        () => asking.get(key) === answer && asking.delete(key),
+      );
+    }
+    const [granted, left, reset] = await answer;
+    const current = leases.get(key);
+    const rest = Math.max(0, granted - 1);
+    if (current && current.reset === reset) {
+      // Another request's grant for the same window came first: join them (the later answer knows less left).
+      current.tokens += rest;
+      current.left = Math.min(current.left, left);
+      current.size = Math.max(current.size, size);
+      if (granted > 0) current.grantedAt = Date.now();
+    } else if (!current || current.reset < reset) {
+      leases.set(key, { reset, tokens: rest, left, size, grantedAt: Date.now() });
+    }
+    return granted === 0 ? [0, reset, max] : [left + granted, reset, max];
+  }
+
+  /**
+   * One request counted: from the lease when it can; else, when another request of this worker is
+   * asking already, from what that ask brings; else (or if that was not enough) by an ask of its
+   * own. A request waits for at most two answers, and concurrent requests of one caller ask once
+   * between them when the grant suffices, so a worker does not hoard one lease per request.
+   */
+  async function take(key: string, durationMs: number, max: number): Promise<Counted> {
+    const counted = fromLease(key, max, false);
+    if (counted) return counted;
+    const pending = asking.get(key);
+    if (pending && (await pending.then(() => true, () => false))) {
+      const fromGrant = fromLease(key, max, true);
+      if (fromGrant) return fromGrant;
+    }
+    return askFor(key, durationMs, max);
   }
 
   const client = {

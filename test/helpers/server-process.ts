@@ -128,14 +128,14 @@ export function startServer(env: Record<string, string | undefined>, cwd?: strin
   });
 }
 
-/** Runs a server that is expected to stop by itself (a start-up failure); resolves with its exit. */
-export function runServerToExit(env: Record<string, string | undefined>, cwd?: string): Promise<Exit> {
+/** A server whose whole output is read once it has stopped: its pid now, its exit when it ends. */
+export function startServerProcess(env: Record<string, string | undefined>, cwd?: string): { pid: number; exited: Promise<Exit> } {
   const child = spawnServer(env, cwd);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve, reject) => {
+  const exited = new Promise<Exit>((resolve, reject) => {
     const guard = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`server did not stop within ${START_LIMIT_MS} ms\n${stdout}\n${stderr}`));
@@ -145,7 +145,11 @@ export function runServerToExit(env: Record<string, string | undefined>, cwd?: s
       resolve({ code, stdout, stderr });
     });
   });
+  return { pid: child.pid!, exited };
 }
+
+/** Runs a server that is expected to stop by itself (a start-up failure); resolves with its exit. */
+export const runServerToExit = (env: Record<string, string | undefined>, cwd?: string): Promise<Exit> => startServerProcess(env, cwd).exited;
 
 /** For test.after: no server child outlives its test file. */
 export function killServers() {

@@ -133,9 +133,8 @@ export function primaryStore(log: LogEvent, maxKeys: number, timeoutMs = COUNT_T
     return lease.left === 0 ? [0, lease.reset, max] : undefined;
   }
 
-  /** Asks the primary for a lease and takes its first request; the rest of the grant joins the lease. */
-  async function askFor(key: string, durationMs: number, max: number): Promise<Counted> {
-    const size = nextSize(leases.get(key), max, Date.now());
+  /** Asks the primary for `size` requests and takes the first; the rest of the grant joins the lease. */
+  async function askFor(key: string, durationMs: number, max: number, size: number): Promise<Counted> {
     const answer = ask([key, durationMs, max, size]);
     if (!asking.has(key)) {
       asking.set(key, answer);
@@ -169,11 +168,14 @@ export function primaryStore(log: LogEvent, maxKeys: number, timeoutMs = COUNT_T
     const counted = fromLease(key, max, false);
     if (counted) return counted;
     const pending = asking.get(key);
-    if (pending && (await pending.then(() => true, () => false))) {
+    if (!pending) return askFor(key, durationMs, max, nextSize(leases.get(key), max, Date.now()));
+    if (await pending.then(() => true, () => false)) {
       const fromGrant = fromLease(key, max, true);
       if (fromGrant) return fromGrant;
     }
-    return askFor(key, durationMs, max);
+    // The shared grant did not reach this request: it asks for itself alone, so that a burst of
+    // requests does not leave the worker holding a lease per request.
+    return askFor(key, durationMs, max, 1);
   }
 
   const client = {

@@ -72,13 +72,30 @@ const BEARER = 'bearer';
 const TOKEN = 'bearerToken';
 const bearerOf = (ctx: Context) => ctx.state[BEARER] as Bearer | undefined;
 
-async function lookUp(claims: unknown, roles: RoleTable, liveSession: SessionCheck): Promise<Bearer> {
-  let caller: LiveCaller;
-  try {
-    caller = callerFrom(claims, roles);
-  } catch {
-    return { live: false };
-  }
+/**
+ * The caller named by verified claims, worked out once per claims object: a token's claims are
+ * kept (verified-tokens.ts) and come back as the same object, so its next requests skip this.
+ * Undefined for claims that name no caller this service accepts.
+ */
+function callerCache(roles: RoleTable): (claims: unknown) => LiveCaller | undefined {
+  const callers = new WeakMap<object, LiveCaller | null>();
+  return (claims) => {
+    if (typeof claims !== 'object' || claims === null) return undefined;
+    let caller = callers.get(claims);
+    if (caller === undefined) {
+      try {
+        caller = callerFrom(claims, roles);
+      } catch {
+        caller = null;
+      }
+      callers.set(claims, caller);
+    }
+    return caller ?? undefined;
+  };
+}
+
+async function lookUp(caller: LiveCaller | undefined, liveSession: SessionCheck): Promise<Bearer> {
+  if (!caller) return { live: false };
   try {
     return { caller, live: await liveSession(caller.sessionId, caller.userId) };
   } catch (lookupError) {
@@ -96,8 +113,9 @@ async function lookUp(claims: unknown, roles: RoleTable, liveSession: SessionChe
 export function bearerToken(keys: TokenKeys, roles: RoleTable, liveSession: SessionCheck): Middleware {
   const verifyJwt = koaJwt({ secret: keys.access as unknown as string, algorithms: [ALGORITHM], key: 'jwt', tokenKey: TOKEN, passthrough: true });
   const verified = new VerifiedTokens();
+  const callerOf = callerCache(roles);
   const withBearer = async (ctx: Context, next: Next) => {
-    ctx.state[BEARER] = await lookUp(ctx.state.jwt, roles, liveSession);
+    ctx.state[BEARER] = await lookUp(callerOf(ctx.state.jwt), liveSession);
     return next();
   };
   return function bearer(ctx, next) {

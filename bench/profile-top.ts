@@ -1,6 +1,7 @@
-// `node --import tsx bench/profile-top.ts <file.cpuprofile> [N]`: where a V8 CPU profile (BENCH_CPU_PROF) spends
-// its time: the N functions with the most self time, and the N with the most total time (their
-// own and that of everything they call), each with its share of the sampled time and its source.
+// `node --import tsx bench/profile-top.ts <file.cpuprofile> [N]`: where a V8 CPU profile
+// (BENCH_CPU_PROF) spends its time: self time by package or folder, the N functions with the most
+// self time, and the N with the most total time (their own and that of everything they call),
+// each with its share of the sampled time and its source.
 import { readFileSync } from 'node:fs';
 
 interface Node {

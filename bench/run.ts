@@ -10,7 +10,8 @@
 // writes bench/results.json and bench/results.svg.
 //
 // Settings: BENCH_SIZES (10k,1m), BENCH_DURATION (s, 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS
-// (32), BENCH_SCENARIOS (keys, all by default), BENCH_SHOW_SQL=1, BENCH_RESEED=1, WEB_CONCURRENCY and REDIS_URL (passed to the service).
+// (32), BENCH_SCENARIOS (keys, all by default), BENCH_SHOW_SQL=1, BENCH_RESEED=1, BENCH_CPU_PROF,
+// WEB_CONCURRENCY and REDIS_URL (passed to the service).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';

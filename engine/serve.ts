@@ -21,8 +21,6 @@ import { DefinitionError } from './resource/load.js';
 
 const log = logEvent;
 
-
-
 /** A start-up failure whose message says all there is to say (no stack needed). */
 class StartupError extends Error {}
 
@@ -160,12 +158,12 @@ export async function prepareCluster(config: Config): Promise<never> {
 }
 
 /** A start-up failure as a person reads it: the message of one a person can fix, else everything known. */
-export function describeFailure(err: unknown): string {
+function describeFailure(err: unknown): string {
   const explained = [ConfigError, DataDirLockedError, DefinitionError, StartupError, MissingMigrationsError].some((kind) => err instanceof kind);
   return explained ? (err as Error).message : inspect(err);
 }
 
-export function fail(err: unknown): never {
+function fail(err: unknown): never {
   console.error(describeFailure(err));
   process.exit(1);
 }

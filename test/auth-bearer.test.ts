@@ -125,6 +125,11 @@ test('a token verified before does not let through its variants: another header 
   const [header, payload, signature] = owner.token.split('.');
   await assertRefused(bearer(`${header}.${payload}.${signature.slice(0, -2)}${signature.endsWith('A') ? 'B' : 'A'}A`));
   await assertRefused(bearer(`${header}.${base64url({ ...(jwt.decode(owner.token) as object), role: 'ADMIN' })}.${signature}`));
+  // A validly signed token that names no caller the service accepts stays refused when sent again
+  // (its claims are kept once verified; the caller they name is worked out once).
+  const godToken = bearer(sign({ ...claims(), role: 'GOD' }, { expiresIn: 60 }));
+  await assertRefused(godToken);
+  await assertRefused(godToken);
 });
 
 test('public routes need no token; the bearer scheme is checked on them only when a token is sent', async () => {

@@ -25,7 +25,7 @@ const CSV_OPTIONS = { record_delimiter: '\r\n', eof: true } as const;
  * well under V8's large-object size (about 128 KB): a string above it is made in the old
  * generation, which a long download then fills with chunks already sent until a full collection.
  */
-export const ROWS_PER_CHUNK = 100;
+const ROWS_PER_CHUNK = 100;
 
 /**
  * Each batch as text chunks, made at once, its rows let go before the first chunk is sent. While

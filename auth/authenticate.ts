@@ -8,6 +8,7 @@ import type { Caller } from '../engine/caller.js';
 import { forbidden, unauthorized } from '../engine/errors.js';
 import type { RoleTable } from './roles.js';
 import type { SessionCheck } from './session/live.js';
+import { verificationKeys } from './keyring.js';
 import { ALGORITHM, type AccessClaims, type TokenKeys } from './tokens.js';
 import { bearerTokenOf, VerifiedTokens } from './verified-tokens.js';
 
@@ -111,7 +112,12 @@ async function lookUp(caller: LiveCaller | undefined, liveSession: SessionCheck)
  * still unexpired) is not verified again (verified-tokens.ts).
  */
 export function bearerToken(keys: TokenKeys, roles: RoleTable, liveSession: SessionCheck): Middleware {
-  const verifyJwt = koaJwt({ secret: keys.access as unknown as string, algorithms: [ALGORITHM], key: 'jwt', tokenKey: TOKEN, passthrough: true });
+  // The key a token's header names (keyring.ts); none for an unknown kid, which koa-jwt then refuses.
+  const secret = (header: { kid?: unknown }) => {
+    const found = verificationKeys(keys.access, header);
+    return found.length > 1 ? found : found[0];
+  };
+  const verifyJwt = koaJwt({ secret: secret as unknown as string, algorithms: [ALGORITHM], key: 'jwt', tokenKey: TOKEN, passthrough: true });
   const verified = new VerifiedTokens();
   const callerOf = callerCache(roles);
   const withBearer = async (ctx: Context, next: Next) => {

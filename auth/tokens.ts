@@ -1,9 +1,11 @@
 // Access and refresh tokens: HS256 JWTs signed with KeyObjects (a string secret makes
-// jsonwebtoken try to parse a public key on every call: ~50× slower per verify).
-import { createHash, createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
+// jsonwebtoken try to parse a public key on every call: ~50× slower per verify), each naming its
+// key in the header (`kid`) so that secrets can be rotated (keyring.ts).
+import { createHash, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { Config } from '../engine/config.js';
 import { unauthorized } from '../engine/errors.js';
+import { keyring, verificationKeysOf, type Keyring } from './keyring.js';
 
 export const ALGORITHM = 'HS256';
 
@@ -29,16 +31,16 @@ export interface RefreshClaims {
 }
 
 export interface TokenKeys {
-  access: KeyObject;
-  refresh: KeyObject;
+  access: Keyring;
+  refresh: Keyring;
   accessSeconds: number;
   refreshSeconds: number;
 }
 
 export function tokenKeys(config: Config): TokenKeys {
   return {
-    access: createSecretKey(Buffer.from(config.jwt.secret)),
-    refresh: createSecretKey(Buffer.from(config.jwt.refreshSecret)),
+    access: keyring(config.jwt.secret, config.jwt.previousSecret),
+    refresh: keyring(config.jwt.refreshSecret, config.jwt.previousRefreshSecret),
     accessSeconds: config.jwt.expiresIn,
     refreshSeconds: config.jwt.refreshExpiresIn,
   };
@@ -46,14 +48,17 @@ export function tokenKeys(config: Config): TokenKeys {
 
 export function signAccessToken(keys: TokenKeys, claims: Omit<AccessClaims, 'typ'>): string {
   const { sub, ...rest } = claims;
-  return jwt.sign({ ...rest, typ: 'access' }, keys.access, { algorithm: ALGORITHM, subject: sub, expiresIn: keys.accessSeconds });
+  const { kid, key } = keys.access.current;
+  return jwt.sign({ ...rest, typ: 'access' }, key, { algorithm: ALGORITHM, keyid: kid, subject: sub, expiresIn: keys.accessSeconds });
 }
 
 /** A refresh token carries a jti, so that no two tokens (and their stored hashes) are ever the same. */
 export function signRefreshToken(keys: TokenKeys, userId: string, tenantId: string): { token: string; jti: string; expiresAt: Date } {
   const jti = randomUUID();
-  const token = jwt.sign({ tenantId, typ: 'refresh' }, keys.refresh, {
+  const { kid, key } = keys.refresh.current;
+  const token = jwt.sign({ tenantId, typ: 'refresh' }, key, {
     algorithm: ALGORITHM,
+    keyid: kid,
     subject: userId,
     jwtid: jti,
     expiresIn: keys.refreshSeconds,
@@ -67,11 +72,14 @@ export function signRefreshToken(keys: TokenKeys, userId: string, tenantId: stri
  * another algorithm or key, an access token, missing claims) is the same 401.
  */
 export function verifyRefreshToken(keys: TokenKeys, token: string): RefreshClaims {
-  let claims: Partial<RefreshClaims>;
-  try {
-    claims = jwt.verify(token, keys.refresh, { algorithms: [ALGORITHM] }) as Partial<RefreshClaims>;
-  } catch {
-    throw unauthorized();
+  let claims: Partial<RefreshClaims> | undefined;
+  for (const key of verificationKeysOf(keys.refresh, token)) {
+    try {
+      claims = jwt.verify(token, key, { algorithms: [ALGORITHM] }) as Partial<RefreshClaims>;
+      break;
+    } catch {
+      // the next key, if the token names none (issued before key ids)
+    }
   }
   if (claims?.typ !== 'refresh' || typeof claims.sub !== 'string' || typeof claims.tenantId !== 'string' || typeof claims.jti !== 'string') {
     throw unauthorized();

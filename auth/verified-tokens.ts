@@ -6,7 +6,8 @@
 // seen, or one that failed, is verified by koa-jwt every time.
 //
 // Kept per app (its keys), bounded: past MAX_ENTRIES the oldest goes. A key taken out of use
-// must clear this (none is today: the keys are read once at start-up).
+// would have to clear this; keys change only by a restart (a rotation, keyring.ts), which starts
+// with an empty one.
 
 /** Enough for every client busy within an access token's lifetime on one instance, at well under 10 MB. */
 const MAX_ENTRIES = 10_000;

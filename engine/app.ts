@@ -1,7 +1,8 @@
-// Builds the Koa app: errors → bearer token → rate limits → authentication → JSON body → routes.
+// Builds the Koa app: request id → request log → security headers → CORS → errors → bearer token
+// → rate limits → authentication → JSON body → routes.
 // Everything is compiled here, once: definitions, validators, routes and the OpenAPI document.
 import Router from '@koa/router';
-import Koa from 'koa';
+import Koa, { type Context } from 'koa';
 import { Model } from 'objection';
 import { authenticate, bearerToken, tokenHolder } from '../auth/authenticate.js';
 import { authModules } from '../auth/modules.js';
@@ -17,7 +18,10 @@ import type { Engine, Module } from './module.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 import { registerDocs } from './openapi/docs-routes.js';
 import { LIMITS_FILE, RESOURCES_DIR, ROLES_FILE } from './paths.js';
-import { logEvent, type LogEvent } from './log.js';
+import { requestId, requestIdOf } from './http/request-id.js';
+import { requestLog } from './http/request-log.js';
+import { crossOrigin, securityHeaders } from './http/security.js';
+import { logEvent, rootLogger, type LogEvent, type Logger } from './log.js';
 import { createRateLimiting, type RateLimiting } from './ratelimit/setup.js';
 import { compileDefinitions } from './resource/compile.js';
 import { loadDefinitionDir, loadDefinitionFile } from './resource/load.js';
@@ -35,9 +39,12 @@ export interface AppOptions {
   rolesFile?: string;
   /** Rate limits; the project's resources/limits.yaml by default. */
   limitsFile?: string;
+  /** Where a 500's error goes; a line of `logger` (with the request id) by default. */
   logError?: (err: unknown) => void;
   /** Events worth a line in the log (a Redis outage); one JSON line on stdout by default. */
   log?: LogEvent;
+  /** Request lines and errors; the process's logger (stdout) by default, at the configured LOG_LEVEL. */
+  logger?: Logger;
   /** Outgoing mail; by default SMTP_URL's server, or one log line per message. */
   mailer?: Mailer;
 }
@@ -96,19 +103,32 @@ export function createApp(options: AppOptions): App {
   const openapi = buildOpenApiDocument(engine, modules, rateLimiting.table);
   registerDocs(router, openapi);
 
+  const logger = (options.logger ?? rootLogger).child({}, { level: config.logLevel });
+  const logError = (err: unknown, ctx?: Context, status = 500) => {
+    if (options.logError) return options.logError(err);
+    const reqId = ctx && requestIdOf(ctx);
+    // A 503 is the database being away or slow, not a bug: a warning naming why, without a stack
+    // (an outage answers many requests so; a stack each would bury the log).
+    if (status !== 500) return logger.warn({ reqId, status, error: String((err as any)?.code ?? (err as Error)?.message ?? err) }, 'request not served');
+    logger.error({ reqId, error: String((err as Error)?.stack ?? err) }, 'request failed');
+  };
   const koa = new Koa();
   // Errors after the answer began (a streamed body failing, a client gone mid-transfer) reach
   // Koa, not the error middleware: a client that left is routine; anything else is logged once.
-  koa.on('error', (err: any) => {
-    if (!isClientGone(err)) (options.logError ?? ((e) => console.error(e)))(err);
+  koa.on('error', (err: any, ctx?: Context) => {
+    if (!isClientGone(err)) logError(err, ctx);
   });
-  koa.use(errorMiddleware(options.logError));
+  koa.use(requestId());
+  koa.use(requestLog(logger));
+  koa.use(securityHeaders());
+  koa.use(crossOrigin(config.corsOrigins));
+  koa.use(errorMiddleware(logError));
   // The token is verified before the limits count the request (they key a caller by it), and
   // refused only after, so that a request with a bad token still counts against its address.
   koa.use(bearerToken(engine.keys, roles, liveSession));
   koa.use(rateLimiting.middleware);
   koa.use(authenticate());
-  koa.use(jsonBody(config.bodyLimit, modules.flatMap((m) => m.ownBodies ?? [])));
+  koa.use(jsonBody(config.bodyLimit, modules.flatMap((m) => m.ownBodies ?? []), config.json));
   koa.use(routesByPrefix(router));
   koa.use(router.allowedMethods());
   return {

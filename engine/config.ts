@@ -29,6 +29,12 @@ export interface Config {
     refreshExpiresIn: number;
     /** True when the secrets were generated for this process (development only). */
     generated: boolean;
+    /**
+     * The secrets in use before the last rotation (JWT_SECRET_PREVIOUS, JWT_REFRESH_SECRET_PREVIOUS):
+     * tokens they signed are still accepted until they expire; new ones are signed with the current.
+     */
+    previousSecret?: string;
+    previousRefreshSecret?: string;
   };
   /**
    * Milliseconds an instance trusts its last answer to "is this access token's session still live?";
@@ -48,6 +54,27 @@ export interface Config {
   importMaxRows: number;
   /** Milliseconds a health probe waits for the database. */
   healthTimeoutMs: number;
+  /**
+   * Milliseconds a database query (or getting a connection for one) may take before the request
+   * gets a 503 (DATABASE_TIMEOUT_MS): a database that stopped answering never holds a request longer.
+   */
+  databaseTimeoutMs: number;
+  /**
+   * Milliseconds a client has to send a whole request, headers and body (REQUEST_TIMEOUT_MS);
+   * a slower one gets 408 and its connection is closed, so slow senders cannot hold connections.
+   */
+  requestTimeoutMs: number;
+  /** Milliseconds open requests may take to finish after SIGTERM before their connections are cut (SHUTDOWN_GRACE_MS). */
+  shutdownGraceMs: number;
+  /** Limits on a JSON body's shape: nesting depth and items in one array (JSON_MAX_DEPTH, JSON_MAX_ARRAY). */
+  json: { maxDepth: number; maxArray: number };
+  /**
+   * Origins whose browser pages may call the API (CORS_ORIGINS, comma-separated); CLIENT_BASE_URL's
+   * origin when unset. Any other origin gets no CORS headers, so its pages cannot read answers.
+   */
+  corsOrigins: string[];
+  /** Least severe log level written (LOG_LEVEL): fatal, error, warn, info, debug, trace or silent. */
+  logLevel: LogLevelSetting;
   /**
    * Folders of further *.yaml definitions served beside resources/ (a deployment's own resources);
    * each one's migrations/ subfolder, if it has one, is migrated after the project's.
@@ -84,6 +111,9 @@ export interface Config {
     prefix: string;
   };
 }
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevelSetting = (typeof LOG_LEVELS)[number];
 
 export const SOCIAL_PROVIDERS = ['google', 'github', 'microsoft', 'facebook'] as const;
 export type SocialProvider = (typeof SOCIAL_PROVIDERS)[number];
@@ -183,27 +213,95 @@ function folders(env: Env, name: string): string[] {
     });
 }
 
-/** Secrets: required in production, generated per process (and announced once) elsewhere. */
+/**
+ * Words that mark a secret copied from documentation, an example file or a test instead of made
+ * for a deployment ("change-me", "example", …); and too few distinct characters ("aaaa…", "1234…").
+ */
+const PLACEHOLDER_WORDS = /secret|change-?me|example|default|sample|test|password|placeholder/i;
+const MIN_DISTINCT_CHARACTERS = 10;
+
+/** Why a secret cannot protect a production deployment, if it cannot. */
+function placeholderReason(value: string): string | undefined {
+  const word = PLACEHOLDER_WORDS.exec(value)?.[0];
+  if (word) return `contains "${word}", like a placeholder from documentation or tests`;
+  if (new Set(value).size < MIN_DISTINCT_CHARACTERS) return `has fewer than ${MIN_DISTINCT_CHARACTERS} different characters`;
+  return undefined;
+}
+
+/**
+ * Secrets: required in production (and not a placeholder there), generated per process (and
+ * announced once) elsewhere. The previous ones of a rotation are checked by the same rules.
+ */
 function secrets(env: Env, production: boolean) {
   const secret = env.JWT_SECRET;
   const refreshSecret = env.JWT_REFRESH_SECRET;
   if (production && (!secret || !refreshSecret)) {
     throw new ConfigError('JWT_SECRET and JWT_REFRESH_SECRET must be set when NODE_ENV=production');
   }
-  for (const [name, value] of [['JWT_SECRET', secret], ['JWT_REFRESH_SECRET', refreshSecret]] as const) {
-    if (value !== undefined && value.length < 32) {
-      throw new ConfigError(`${name} must be at least 32 characters long`);
-    }
+  const previousSecret = env.JWT_SECRET_PREVIOUS || undefined;
+  const previousRefreshSecret = env.JWT_REFRESH_SECRET_PREVIOUS || undefined;
+  if ((previousSecret && !secret) || (previousRefreshSecret && !refreshSecret)) {
+    throw new ConfigError('JWT_SECRET_PREVIOUS and JWT_REFRESH_SECRET_PREVIOUS need the current JWT_SECRET and JWT_REFRESH_SECRET beside them');
   }
-  if (secret && refreshSecret && secret === refreshSecret) {
-    throw new ConfigError('JWT_SECRET and JWT_REFRESH_SECRET must differ');
+  const named = [
+    ['JWT_SECRET', secret],
+    ['JWT_REFRESH_SECRET', refreshSecret],
+    ['JWT_SECRET_PREVIOUS', previousSecret],
+    ['JWT_REFRESH_SECRET_PREVIOUS', previousRefreshSecret],
+  ] as const;
+  for (const [name, value] of named) {
+    if (value === undefined) continue;
+    if (value.length < 32) throw new ConfigError(`${name} must be at least 32 characters long`);
+    const reason = production ? placeholderReason(value) : undefined;
+    if (reason) throw new ConfigError(`${name} ${reason}: make one for this deployment (for example: openssl rand -hex 32)`);
+  }
+  if (secret && secret === refreshSecret) throw new ConfigError('JWT_SECRET and JWT_REFRESH_SECRET must differ');
+  // An access key must never verify a refresh token or the reverse, whichever of a rotation's keys signed it.
+  const accessKeys = [secret, previousSecret].filter(Boolean);
+  if ([refreshSecret, previousRefreshSecret].some((value) => value && accessKeys.includes(value))) {
+    throw new ConfigError('The access secrets (JWT_SECRET, JWT_SECRET_PREVIOUS) and the refresh secrets (JWT_REFRESH_SECRET, JWT_REFRESH_SECRET_PREVIOUS) must all differ');
+  }
+  if ((secret && secret === previousSecret) || (refreshSecret && refreshSecret === previousRefreshSecret)) {
+    throw new ConfigError('A _PREVIOUS secret must differ from the current one: it is the one that was replaced');
   }
   const generated = !secret || !refreshSecret;
   return {
     secret: secret ?? randomBytes(32).toString('hex'),
     refreshSecret: refreshSecret ?? randomBytes(32).toString('hex'),
     generated,
+    previousSecret,
+    previousRefreshSecret,
   };
+}
+
+/** Comma-separated origins (scheme, host and port of a web page); CLIENT_BASE_URL's origin by default. */
+function corsOrigins(env: Env, clientBaseUrl: string): string[] {
+  const raw = env.CORS_ORIGINS;
+  if (raw === undefined || raw.trim() === '') return [new URL(clientBaseUrl).origin];
+  return raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      let url: URL | undefined;
+      try {
+        url = new URL(entry);
+      } catch {
+        // reported below
+      }
+      if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== entry.replace(/\/$/, '')) {
+        throw new ConfigError(`CORS_ORIGINS must list origins such as https://app.example.com (scheme, host, optional port; no path), got "${entry}"`);
+      }
+      return url.origin;
+    });
+}
+
+function logLevel(env: Env, nodeEnv: string): LogLevelSetting {
+  const raw = env.LOG_LEVEL;
+  // Suites run hundreds of apps: their request lines would bury what a failing test printed.
+  if (raw === undefined || raw === '') return nodeEnv === 'test' ? 'warn' : 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(raw)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
+  return raw as LogLevelSetting;
 }
 
 function httpUrl(env: Env, name: string, fallback: string): string {
@@ -285,6 +383,7 @@ export function loadConfig(env: Env = process.env): Config {
   const production = nodeEnv === 'production';
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const apiBaseUrl = httpUrl(env, 'API_BASE_URL', `http://localhost:${port}`);
+  const clientBaseUrl = httpUrl(env, 'CLIENT_BASE_URL', 'http://localhost:4200');
   return {
     env: nodeEnv,
     port,
@@ -305,9 +404,15 @@ export function loadConfig(env: Env = process.env): Config {
     importMaxBytes: integer(env, 'IMPORT_MAX_BYTES', 10 * 1024 * 1024, 1),
     importMaxRows: integer(env, 'IMPORT_MAX_ROWS', 10_000, 1),
     healthTimeoutMs: integer(env, 'HEALTH_TIMEOUT_MS', 2000, 1),
+    databaseTimeoutMs: integer(env, 'DATABASE_TIMEOUT_MS', 10_000, 100, 3_600_000),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 3_600_000),
+    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 3_600_000),
+    json: { maxDepth: integer(env, 'JSON_MAX_DEPTH', 32, 2, 1000), maxArray: integer(env, 'JSON_MAX_ARRAY', 1000, 1, 1_000_000) },
+    corsOrigins: corsOrigins(env, clientBaseUrl),
+    logLevel: logLevel(env, nodeEnv),
     extraResourceDirs: folders(env, 'EXTRA_RESOURCES_DIR'),
     mail: { smtpUrl: smtpUrl(env), from: env.MAIL_FROM || 'Workforce <no-reply@localhost>' },
-    clientBaseUrl: httpUrl(env, 'CLIENT_BASE_URL', 'http://localhost:4200'),
+    clientBaseUrl,
     apiBaseUrl,
     social: socialProviders(env, apiBaseUrl),
     redisUrl: redisUrl(env),

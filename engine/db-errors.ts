@@ -2,7 +2,25 @@
 // Only column and table names from the error reach the client, never the SQL or the values.
 import { HttpError } from './errors.js';
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '08000', '08001', '08003', '08006']);
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', '57P01', '57P03', '08000', '08001', '08003', '08006']);
+
+/**
+ * What pg says, without a code, when a connection dies under a query, was already dead, or could
+ * not be opened in time ("timeout expired"): the end of the message (knex puts the SQL in front).
+ */
+const CONNECTION_LOST =
+  /(Connection terminated(?: unexpectedly| due to connection timeout)?|timeout expired|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)$/;
+
+/**
+ * A query on PostgreSQL got no answer within DATABASE_TIMEOUT_MS (engine/db.ts): the database is
+ * overloaded, hung or unreachable. Its connection has been destroyed, never to be reused.
+ */
+export class DatabaseTimeoutError extends Error {
+  constructor(timeoutMs: number) {
+    super(`The database did not answer within ${timeoutMs} ms`);
+    this.name = 'DatabaseTimeoutError';
+  }
+}
 
 /** "Key (name, "organizationId")=(…) already exists." → ['name', 'organizationId'] */
 export function keyColumns(detail: unknown): string[] {
@@ -26,8 +44,11 @@ export function mapDatabaseError(wrapped: any): HttpError | undefined {
   // Every pooled connection busy for longer than the acquire timeout: the database is
   // overloaded or gone, which is a 503 like a refused connection.
   if (err?.name === 'KnexTimeoutError') return new HttpError(503, 'The database is not available');
+  if (err instanceof DatabaseTimeoutError) return new HttpError(503, 'The database took too long to answer');
   const code: unknown = err?.code;
-  if (typeof code !== 'string') return undefined;
+  if (typeof code !== 'string') {
+    return err instanceof Error && CONNECTION_LOST.test(err.message) ? new HttpError(503, 'The database is not available') : undefined;
+  }
   switch (code) {
     case '23505': {
       const columns = keyColumns(err.detail).filter((c) => c !== 'tenantId');

@@ -8,6 +8,8 @@ import knex, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
 import pg from 'pg';
 import lockfile from 'proper-lockfile';
+import { DatabaseTimeoutError } from './db-errors.js';
+import { logEvent } from './log.js';
 
 // count(*) is int8: a string from pg, a number from PGlite. Read it as a number on both.
 pg.types.setTypeParser(20, (value: string) => Number.parseInt(value, 10));
@@ -30,6 +32,13 @@ export interface DatabaseOptions {
   /** PostgreSQL schema to work in (tests give each file its own). */
   schema?: string;
   poolMax?: number;
+  /**
+   * PostgreSQL only (DATABASE_TIMEOUT_MS): the longest a query, opening a connection, or waiting for
+   * a pooled one may take. A query past it fails with DatabaseTimeoutError and its connection is
+   * destroyed, never reused: its late answer must not become the answer of a later query, and a
+   * database that hangs must not keep it. Unset: no limit (migrations, the knex CLI).
+   */
+  timeoutMs?: number;
 }
 
 export class DataDirLockedError extends Error {}
@@ -65,15 +74,28 @@ export async function lockDataDir(dir: string): Promise<() => Promise<void>> {
   }
 }
 
+/** knex's own warnings (a dropped connection, say) as log lines of ours rather than plain text on stderr. */
+const knexLog: Knex.Config['log'] = {
+  warn: (message: unknown) => logEvent('warn', 'database', { detail: String(message) }),
+  error: (message: unknown) => logEvent('error', 'database', { detail: String(message) }),
+  deprecate: (method: string, alternative: string) => logEvent('warn', 'database', { detail: `${method} is deprecated: use ${alternative}` }),
+  debug: () => {},
+};
+
 /** The knex configuration of either database kind (shared by the app and the knex CLI's knexfile). */
 export function knexConfig(options: DatabaseOptions): Knex.Config {
   if (options.databaseUrl) {
+    const { timeoutMs } = options;
+    const timed = timeoutMs ? queryTimeLimit(timeoutMs) : undefined;
     return {
+      log: knexLog,
       client: 'pg',
-      connection: options.databaseUrl,
+      connection: timeoutMs ? { connectionString: options.databaseUrl, connectionTimeoutMillis: timeoutMs, keepAlive: true } : options.databaseUrl,
       searchPath: options.schema ? [options.schema] : undefined,
-      pool: { min: 0, max: options.poolMax ?? 10 },
-      acquireConnectionTimeout: 5000,
+      // A new connection gets the limit too: to connect (connectionTimeoutMillis), and for the
+      // whole of its set-up (createTimeoutMillis: its first queries run before afterCreate).
+      pool: { min: 0, max: options.poolMax ?? 10, ...(timed ? { afterCreate: timed.afterCreate, validate: timed.validate, createTimeoutMillis: timeoutMs } : {}) },
+      acquireConnectionTimeout: timeoutMs ?? 5000,
     };
   }
   return {
@@ -81,6 +103,69 @@ export function knexConfig(options: DatabaseOptions): Knex.Config {
     dialect: 'postgres',
     connection: options.image ? { pglite: new PGlite({ loadDataDir: options.image }) } : options.dataDir ? { filename: options.dataDir } : {},
   } as Knex.Config;
+}
+
+type Callback = (err: Error | null, result?: unknown) => void;
+
+/**
+ * A time limit on every query of a pooled pg connection, in both of pg's forms: with a callback
+ * (knex's queries) and returning a promise (the engine's compiled statements, sql/runner.ts);
+ * streams (a submittable) are left alone. pg's own query_timeout is not used: it leaves the
+ * connection in the pool, busy with the query that timed out (every later query on it would wait
+ * behind that one), and would end a stream that reads for long. Here the connection is ended (its
+ * socket destroyed when a query is under way) and refused by the pool's validation, so it is never
+ * handed out again. The server's statement_timeout is set to the same limit.
+ */
+function queryTimeLimit(timeoutMs: number) {
+  const timedOut = new WeakSet<pg.Client>();
+  const afterCreate = (connection: pg.Client, done: (err: Error | null, connection: pg.Client) => void) => {
+    const query = connection.query as (...args: unknown[]) => unknown;
+    const giveUp = () => {
+      timedOut.add(connection);
+      connection.end().catch(() => {});
+      return new DatabaseTimeoutError(timeoutMs);
+    };
+    (connection as { query: unknown }).query = function limitedQuery(this: pg.Client, ...args: unknown[]) {
+      if (typeof (args[0] as { submit?: unknown } | undefined)?.submit === 'function') return query.apply(this, args);
+      const last = args.length - 1;
+      const callback = args[last];
+      if (typeof callback === 'function') {
+        let settled = false;
+        const timer = setTimeout(() => {
+          settled = true;
+          (callback as Callback)(giveUp());
+        }, timeoutMs);
+        args[last] = (err: Error | null, result?: unknown) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          (callback as Callback)(err, result);
+        };
+        return query.apply(this, args);
+      }
+      const answer = query.apply(this, args) as Promise<unknown>;
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(giveUp()), timeoutMs);
+        answer.then(
+          (result) => {
+            clearTimeout(timer);
+            resolve(result);
+          },
+          (err) => {
+            clearTimeout(timer);
+            reject(err);
+          },
+        );
+      });
+    };
+    // The database gives up too, on a statement that runs (or waits for a lock) that long: a write
+    // answered 503 for being slow is then rolled back, not applied later behind the client's back.
+    connection.query(`set statement_timeout = ${Math.trunc(timeoutMs)}`, (err: Error | null) => {
+      if (err) connection.end().catch(() => {});
+      done(err, connection);
+    });
+  };
+  return { afterCreate, validate: (connection: pg.Client) => !timedOut.has(connection) };
 }
 
 /** A schema named in the configuration is made on first use, like the embedded database's folder. */

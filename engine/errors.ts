@@ -63,13 +63,13 @@ function answer(ctx: Context, error: HttpError) {
   ctx.body = errorBody(error.status, error.messages);
 }
 
-export function errorMiddleware(log: (err: unknown) => void = (err) => console.error(err)) {
+export function errorMiddleware(log: (err: unknown, ctx: Context, status: number) => void = (err) => console.error(err)) {
   return async function errors(ctx: Context, next: Next) {
     try {
       await next();
     } catch (err) {
       const http = toHttpError(err);
-      if (http.status >= 500) log(err);
+      if (http.status >= 500) log(err, ctx, http.status);
       return answer(ctx, http);
     }
     if (ctx.status >= 400 && ctx.body == null) {

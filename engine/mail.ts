@@ -1,8 +1,10 @@
 // Outgoing mail: through the SMTP server of SMTP_URL (nodemailer) when it is set, otherwise one
-// JSON log line per message so a development setup still shows the codes and links it would send.
+// JSON log line per message so a development setup still shows the codes and links it would send
+// (in production the line keeps only who and what about: set SMTP_URL there).
 // Messages are plain text only, and the code or link a message carries stands on a line of its own.
 import nodemailer from 'nodemailer';
 import type { Config } from './config.js';
+import { REDACTED } from './log.js';
 
 export interface MailMessage {
   to: string;
@@ -25,9 +27,12 @@ export function createMailer(config: Config, options: MailerOptions = {}): Maile
   if (!smtpUrl) {
     // Tests read mail from an SMTP capture; without one, the log lines would only be noise.
     const log = options.log ?? (config.env === 'test' ? () => {} : (line: string) => console.log(line));
+    // The text carries a code or a reset link: fine in a developer's terminal, never in production's logs.
+    const production = config.env === 'production';
     return {
       async send(message) {
-        log(JSON.stringify({ level: 'info', time: new Date().toISOString(), msg: 'mail', from, to: message.to, subject: message.subject, text: message.text }));
+        const text = production ? REDACTED : message.text;
+        log(JSON.stringify({ level: 'info', time: new Date().toISOString(), msg: 'mail', from, to: message.to, subject: message.subject, text }));
       },
       async close() {},
     };

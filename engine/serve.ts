@@ -6,17 +6,18 @@
 // Every start-up failure a person can fix (configuration, a locked data folder, a bad definition,
 // a busy port, an unreachable database) ends the process with exit code 1 and one clear message.
 import cluster from 'node:cluster';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { inspect } from 'node:util';
 import { modules } from '../resources/modules.js';
 import { createApp, type App } from './app.js';
-import { reportServing, reportStartupFailure } from './cluster/worker.js';
+import { portClosed, reportServing, reportStartupFailure } from './cluster/worker.js';
 import { ConfigError, type Config } from './config.js';
 import { DataDirLockedError, ensureSchema, openDatabase, type Database } from './db.js';
 import { logEvent, rssMiB } from './log.js';
 import { migrate, migrationFolders, MissingMigrationsError } from './migrations.js';
 import { RESOURCES_DIR } from './paths.js';
-import { SHUTDOWN_GRACE_MS } from './shutdown.js';
+import { createStoppableServer } from './http/server.js';
+import { CLOSE_LIMIT_MS } from './shutdown.js';
 import { DefinitionError } from './resource/load.js';
 
 const log = logEvent;
@@ -66,6 +67,7 @@ async function openApp(config: Config): Promise<OpenApp> {
     databaseUrl: config.databaseUrl,
     schema: config.databaseSchema,
     dataDir: config.databaseUrl ? undefined : config.dataDir,
+    timeoutMs: config.databaseTimeoutMs,
   });
   try {
     // Definitions first: a mistake in one is reported before anything touches the database.
@@ -74,7 +76,6 @@ async function openApp(config: Config): Promise<OpenApp> {
       db: database.knex,
       resourceDirs: [RESOURCES_DIR, ...config.extraResourceDirs],
       modules,
-      logError: (err) => log('error', 'request failed', { error: String((err as Error)?.stack ?? err) }),
       log,
     });
     const close = async () => {
@@ -90,9 +91,25 @@ async function openApp(config: Config): Promise<OpenApp> {
 }
 
 async function migrateDatabase(database: Database, config: Config): Promise<void> {
-  await ensureSchema(database.knex, config.databaseSchema);
-  const applied = await migrate(database.knex, migrationFolders(config.extraResourceDirs));
-  if (applied.length) log('info', 'migrations applied', { migrations: applied });
+  // A migration may take longer than a request may wait for the database (an index on a large
+  // table): on PostgreSQL it runs on connections of its own, without DATABASE_TIMEOUT_MS.
+  const untimed = database.kind === 'postgres' ? await openDatabase({ databaseUrl: config.databaseUrl, schema: config.databaseSchema }) : database;
+  try {
+    await ensureSchema(untimed.knex, config.databaseSchema);
+    const applied = await migrate(untimed.knex, migrationFolders(config.extraResourceDirs));
+    if (applied.length) log('info', 'migrations applied', { migrations: applied });
+  } finally {
+    if (untimed !== database) await untimed.close();
+  }
+}
+
+/** `promise`, or an error saying that `what` did not finish within `ms`. */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 interface StartOptions {
@@ -108,7 +125,7 @@ async function start(config: Config, options: StartOptions = {}): Promise<{ serv
     const { koa, rateLimiting } = app;
     if (options.migrate !== false) await migrateDatabase(database, config);
     await app.ready();
-    const server = createServer(koa.callback());
+    const { server, stop: stopServing } = createStoppableServer(koa.callback(), config);
     await listen(server, config);
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
@@ -122,14 +139,14 @@ async function start(config: Config, options: StartOptions = {}): Promise<{ serv
     });
     if (cluster.isWorker) reportServing(port);
     const stop = async () => {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // Idle keep-alive connections would hold close() open; requests in flight get a grace period.
-      server.closeIdleConnections();
-      const cut = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
-      await closed;
-      clearTimeout(cut);
-      // After the last request: a response may still have been sending its mail.
-      await close();
+      const began = Date.now();
+      // Requests in flight get SHUTDOWN_GRACE_MS to finish (see http/server.ts); the rest are cut.
+      const { cut } = await stopServing(config.shutdownGraceMs, cluster.isWorker ? portClosed : undefined);
+      if (cut) log('warn', 'requests still running at the end of the grace period were cut', { requests: cut, graceMs: config.shutdownGraceMs, pid: process.pid });
+      // After the last request: a response may still have been sending its mail. A database or
+      // Redis that hangs must not keep the process from ending.
+      await within(close(), CLOSE_LIMIT_MS, 'Closing the database, the rate-limit store and the mail transport');
+      log('info', 'stopped', { pid: process.pid, ms: Date.now() - began, cutRequests: cut });
     };
     return { server, database, stop };
   } catch (err) {
@@ -185,7 +202,7 @@ async function serve(config: Config, options: StartOptions, onFailure: (err: unk
       await running.stop();
       process.exit(0);
     } catch (err) {
-      console.error(err);
+      log('error', 'could not stop cleanly', { error: err instanceof Error ? err.message : inspect(err), pid: process.pid });
       process.exit(1);
     }
   };

@@ -8,8 +8,8 @@ import { fork } from 'node:child_process';
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { logEvent as log, rssMiB } from './log.js';
-import { SHUTDOWN_GRACE_MS, STOP_MARGIN_MS } from './shutdown.js';
+import { logEvent as log, rssMiB, setLogLevel } from './log.js';
+import { STOP_MARGIN_MS } from './shutdown.js';
 
 /** Set in the environment of the child that prepares a cluster. */
 const PREPARE_ENV = 'CLUSTER_PREPARE';
@@ -55,25 +55,36 @@ function prepareInChild(): Promise<number> {
     child.once('exit', (code) => {
       process.off('SIGTERM', forward).off('SIGINT', forward);
       if (stoppedBy) process.exit(0);
+      // Until runPrimary has its own handlers (the import between takes a moment), a signal still
+      // stops this process as a stopped cluster does, exit code 0: no worker serves yet.
+      process.once('SIGTERM', stopBeforeWorkers).once('SIGINT', stopBeforeWorkers);
       resolve(code ?? 1);
     });
   });
 }
 
+function stopBeforeWorkers(signal: NodeJS.Signals) {
+  log('info', 'shutting down', { signal, pid: process.pid, while: 'starting the workers' });
+  process.exit(0);
+}
+
 async function main() {
   const config = readConfig();
+  setLogLevel(config.logLevel);
   if (process.env[PREPARE_ENV]) return (await import('./serve.js')).prepareCluster(config);
   if (cluster.isWorker) return (await import('./serve.js')).serveWorker(config);
   if (config.jwt.generated) log('warn', 'JWT_SECRET / JWT_REFRESH_SECRET not set: using secrets generated for this process (tokens die with it)');
+  if (config.env === 'production' && !config.mail.smtpUrl) log('warn', 'SMTP_URL not set: mail is not delivered, and its log lines leave out the codes and links it carries');
   const workers = processCount(config);
   if (workers === 1) return (await import('./serve.js')).serveAlone(config);
   if ((await prepareInChild()) !== 0) process.exit(1);
   const { runPrimary } = await import('./cluster/primary.js');
+  process.off('SIGTERM', stopBeforeWorkers).off('SIGINT', stopBeforeWorkers);
   runPrimary({
     workers,
     // Generated secrets are made once, here: every worker must accept the tokens of the others.
     env: { JWT_SECRET: config.jwt.secret, JWT_REFRESH_SECRET: config.jwt.refreshSecret },
-    stopWithinMs: SHUTDOWN_GRACE_MS + STOP_MARGIN_MS,
+    stopWithinMs: config.shutdownGraceMs + STOP_MARGIN_MS,
     rateLimitMaxKeys: config.rateLimits.maxKeys,
     log,
     rssMiB,

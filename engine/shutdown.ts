@@ -1,6 +1,8 @@
-// How long stopping may take, shared by a serving process and a cluster's primary.
+// How long stopping may take, shared by a serving process (serve.ts, whose HTTP server stops as
+// http/server.ts says) and a cluster's primary (cluster/primary.ts). The grace period itself is
+// SHUTDOWN_GRACE_MS (config.shutdownGraceMs).
 
-/** How long open requests may take to finish after SIGTERM before their connections are cut. */
-export const SHUTDOWN_GRACE_MS = 10_000;
-/** How long a cluster's primary waits beyond that grace for its workers to close their databases and exit. */
-export const STOP_MARGIN_MS = 5_000;
+/** How long a serving process may take to close what it opened (database, Redis, mail) once its connections are closed. */
+export const CLOSE_LIMIT_MS = 4_000;
+/** How long a cluster's primary waits beyond the grace period for its workers to close and exit (then they are killed). */
+export const STOP_MARGIN_MS = CLOSE_LIMIT_MS + 1_000;

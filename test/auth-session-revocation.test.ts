@@ -156,7 +156,7 @@ test('revokeUserSessions: access tokens of the revoked sessions are refused, the
 
 test('tokens without a session, or naming one that does not exist or is not theirs: 401', async () => {
   const { iat: _iat, exp: _exp, sid: _sid, ...claims } = jwt.decode(owner.token) as jwt.JwtPayload;
-  const key = t.engine.keys.access;
+  const key = t.engine.keys.access.current.key;
   const sign = (extra: object) => jwt.sign({ ...claims, ...extra }, key, { algorithm: 'HS256', expiresIn: 60 });
   const colleague = await userWithRole(t, owner, 'ADMIN');
   for (const token of [sign({}), sign({ sid: 'not-a-uuid' }), sign({ sid: 42 }), sign({ sid: '0b6e1a4e-59c5-4b0e-9d4e-3b1c1c1c1c1c' }), sign({ sid: sid(colleague.token) })]) {

@@ -8,6 +8,9 @@ import { ConfigError, loadConfig } from '../engine/config.js';
 
 const SECRET = 'a'.repeat(32);
 const REFRESH = 'b'.repeat(32);
+/** Secrets as a deployment makes them (openssl rand -hex 32): what production accepts. */
+const STRONG = '3f9c0a7e5b21d84c6e0f97a3b5d2c18e4a6f0b9d7c3e2a15f8b4d6c0e9a7b3f1';
+const STRONG_REFRESH = '8e2d4b6a0c9f7e3d1b5a8c6e4f2d0b9a7c5e3f1d8b6a4c2e0f9d7b5a3c1e8f6d';
 const scratch = mkdtempSync(path.join(tmpdir(), 'config-test-'));
 test.after(() => rmSync(scratch, { recursive: true, force: true }));
 
@@ -59,8 +62,8 @@ test('every variable is read', () => {
     DATABASE_URL: 'postgresql://app:pw@db.internal:5433/work',
     DATABASE_SCHEMA: 'tenant_data',
     DATA_DIR: 'var/db',
-    JWT_SECRET: SECRET,
-    JWT_REFRESH_SECRET: REFRESH,
+    JWT_SECRET: STRONG,
+    JWT_REFRESH_SECRET: STRONG_REFRESH,
     JWT_EXPIRES_IN: '900',
     JWT_REFRESH_EXPIRES_IN: '1209600',
     BODY_LIMIT: '2048',
@@ -73,7 +76,15 @@ test('every variable is read', () => {
   assert.is(config.databaseUrl, 'postgresql://app:pw@db.internal:5433/work');
   assert.is(config.databaseSchema, 'tenant_data');
   assert.is(config.dataDir, path.resolve('var/db'));
-  assert.equal(config.jwt, { secret: SECRET, refreshSecret: REFRESH, generated: false, expiresIn: 900, refreshExpiresIn: 1_209_600 });
+  assert.equal(config.jwt, {
+    secret: STRONG,
+    refreshSecret: STRONG_REFRESH,
+    generated: false,
+    previousSecret: undefined,
+    previousRefreshSecret: undefined,
+    expiresIn: 900,
+    refreshExpiresIn: 1_209_600,
+  });
   assert.is(config.bodyLimit, 2048);
   assert.is(config.healthTimeoutMs, 150);
   assert.equal(config.extraResourceDirs, [extra, other]);
@@ -140,6 +151,70 @@ test('JWT secrets must be long enough and differ from each other', () => {
   assert.is(refusal({ JWT_SECRET: SECRET, JWT_REFRESH_SECRET: SECRET }), 'JWT_SECRET and JWT_REFRESH_SECRET must differ');
 });
 
+
+test('production refuses placeholder secrets: words of documentation or tests, too few different characters', () => {
+  const cases: Array<[Record<string, string>, string]> = [
+    [{ JWT_SECRET: SECRET, JWT_REFRESH_SECRET: STRONG_REFRESH }, 'JWT_SECRET has fewer than 10 different characters'],
+    [{ JWT_SECRET: STRONG, JWT_REFRESH_SECRET: 'change-me-to-a-long-random-value-0123456789' }, 'JWT_REFRESH_SECRET contains "change-me"'],
+    [{ JWT_SECRET: 'test-access-secret-0123456789abcdef0123456789', JWT_REFRESH_SECRET: STRONG_REFRESH }, 'JWT_SECRET contains "test"'],
+    [{ JWT_SECRET: STRONG, JWT_REFRESH_SECRET: STRONG_REFRESH, JWT_SECRET_PREVIOUS: 'an-example-value-for-the-readme-0123456789' }, 'JWT_SECRET_PREVIOUS contains "example"'],
+  ];
+  for (const [env, start] of cases) {
+    const message = refusal({ NODE_ENV: 'production', ...env });
+    assert.ok(message.startsWith(start), message);
+    assert.ok(message.includes('openssl rand -hex 32'), message);
+  }
+  // The same values are fine for development and tests, and strong ones are fine everywhere.
+  assert.is(loadConfig({ JWT_SECRET: SECRET, JWT_REFRESH_SECRET: REFRESH }).jwt.secret, SECRET);
+  assert.is(loadConfig({ NODE_ENV: 'production', JWT_SECRET: STRONG, JWT_REFRESH_SECRET: STRONG_REFRESH }).jwt.secret, STRONG);
+});
+
+test('rotation: previous secrets are read, need the current ones, and differ from every other', () => {
+  const rotated = loadConfig({ JWT_SECRET: SECRET, JWT_REFRESH_SECRET: REFRESH, JWT_SECRET_PREVIOUS: STRONG, JWT_REFRESH_SECRET_PREVIOUS: STRONG_REFRESH });
+  assert.is(rotated.jwt.previousSecret, STRONG);
+  assert.is(rotated.jwt.previousRefreshSecret, STRONG_REFRESH);
+  assert.is(loadConfig({ JWT_SECRET: SECRET, JWT_REFRESH_SECRET: REFRESH, JWT_SECRET_PREVIOUS: '' }).jwt.previousSecret, undefined);
+  assert.match(refusal({ JWT_SECRET_PREVIOUS: STRONG }), /^JWT_SECRET_PREVIOUS and JWT_REFRESH_SECRET_PREVIOUS need the current/);
+  assert.is(refusal({ JWT_SECRET: SECRET, JWT_REFRESH_SECRET: REFRESH, JWT_SECRET_PREVIOUS: 'short' }), 'JWT_SECRET_PREVIOUS must be at least 32 characters long');
+  assert.match(refusal({ JWT_SECRET: SECRET, JWT_REFRESH_SECRET: REFRESH, JWT_SECRET_PREVIOUS: SECRET }), /^A _PREVIOUS secret must differ from the current one/);
+  assert.match(refusal({ JWT_SECRET: SECRET, JWT_REFRESH_SECRET: REFRESH, JWT_SECRET_PREVIOUS: REFRESH }), /^The access secrets .* must all differ$/);
+  assert.match(refusal({ JWT_SECRET: SECRET, JWT_REFRESH_SECRET: REFRESH, JWT_REFRESH_SECRET_PREVIOUS: SECRET }), /^The access secrets .* must all differ$/);
+});
+
+test('hardening settings: defaults, values and refusals', () => {
+  const defaults = loadConfig({});
+  assert.is(defaults.databaseTimeoutMs, 10_000);
+  assert.is(defaults.requestTimeoutMs, 30_000);
+  assert.is(defaults.shutdownGraceMs, 10_000);
+  assert.equal(defaults.json, { maxDepth: 32, maxArray: 1000 });
+  assert.equal(defaults.corsOrigins, ['http://localhost:4200'], 'the web client of CLIENT_BASE_URL by default');
+  assert.is(defaults.logLevel, 'info');
+  assert.is(loadConfig({ NODE_ENV: 'test' }).logLevel, 'warn');
+  const set = loadConfig({
+    DATABASE_TIMEOUT_MS: '2500',
+    REQUEST_TIMEOUT_MS: '5000',
+    SHUTDOWN_GRACE_MS: '0',
+    JSON_MAX_DEPTH: '8',
+    JSON_MAX_ARRAY: '20',
+    CORS_ORIGINS: 'https://app.example.com, http://localhost:4200/',
+    LOG_LEVEL: 'debug',
+    CLIENT_BASE_URL: 'https://client.example.com/app',
+  });
+  assert.is(set.databaseTimeoutMs, 2500);
+  assert.is(set.requestTimeoutMs, 5000);
+  assert.is(set.shutdownGraceMs, 0);
+  assert.equal(set.json, { maxDepth: 8, maxArray: 20 });
+  assert.equal(set.corsOrigins, ['https://app.example.com', 'http://localhost:4200']);
+  assert.is(set.logLevel, 'debug');
+  assert.equal(loadConfig({ CLIENT_BASE_URL: 'https://client.example.com:8443/app/' }).corsOrigins, ['https://client.example.com:8443']);
+  for (const bad of ['*', 'app.example.com', 'https://app.example.com/path', 'ftp://files.example.com']) {
+    assert.match(refusal({ CORS_ORIGINS: bad }), /^CORS_ORIGINS must list origins such as https:\/\/app\.example\.com/, bad);
+  }
+  assert.is(refusal({ LOG_LEVEL: 'verbose' }), 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"');
+  for (const [name, value] of [['DATABASE_TIMEOUT_MS', '50'], ['REQUEST_TIMEOUT_MS', '999'], ['JSON_MAX_DEPTH', '1'], ['JSON_MAX_ARRAY', '0'], ['SHUTDOWN_GRACE_MS', '-1']]) {
+    assert.ok(refusal({ [name]: value }).startsWith(`${name} must be a whole number`), name);
+  }
+});
 
 test('EXTRA_RESOURCES_DIR names existing folders only', () => {
   const file = path.join(scratch, 'a-file.yaml');

@@ -334,8 +334,8 @@ test('the OpenAPI document lists every email route with its body, security and a
   const op = (path: string) => doc.paths[path]?.post;
   const bearer = [{ bearer: [] }];
   const expected: Record<string, { security: object[]; statuses: string[]; body?: string[] }> = {
-    '/api/auth/email/verify/resend-verification-code': { security: bearer, statuses: ['200', '401', '403', '429', '500', '503'] },
-    '/api/auth/email/verify/resend-link': { security: bearer, statuses: ['200', '401', '403', '429', '500', '503'] },
+    '/api/auth/email/verify/resend-verification-code': { security: bearer, statuses: ['200', '400', '401', '403', '413', '415', '429', '500', '503'] },
+    '/api/auth/email/verify/resend-link': { security: bearer, statuses: ['200', '400', '401', '403', '413', '415', '429', '500', '503'] },
     '/api/auth/email/verify/code': { security: [], statuses: ['200', '400', '413', '415', '429', '500', '503'], body: ['email', 'code'] },
     '/api/email-check/validate': { security: [], statuses: ['200', '400', '413', '415', '429', '500', '503'], body: ['email'] },
     '/api/email-reset/request-change': { security: bearer, statuses: ['200', '400', '401', '403', '409', '413', '415', '429', '500', '503'], body: ['email'] },

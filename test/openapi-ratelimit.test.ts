@@ -132,7 +132,7 @@ test('an operation with a 429 of its own keeps it and adds the rate-limit header
 
 test('header components: integers where the value is a number, with their units; the 429 component', () => {
   const headers = doc.components.headers;
-  assert.equal(Object.keys(headers).sort(), [...RATE_LIMIT_HEADERS, 'Retry-After'].sort());
+  assert.equal(Object.keys(headers).sort(), [...RATE_LIMIT_HEADERS, 'Retry-After', 'X-Request-Id'].sort());
   for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After']) {
     assert.is(headers[name].schema.type, 'integer', name);
   }
@@ -150,7 +150,7 @@ test('header components: integers where the value is a number, with their units;
   }
 
   const tooMany = doc.components.responses.TooManyRequests;
-  assert.equal(Object.keys(tooMany.headers).sort(), ['Retry-After', ...RATE_LIMIT_HEADERS].sort());
+  assert.equal(Object.keys(tooMany.headers).sort(), ['Retry-After', ...RATE_LIMIT_HEADERS, 'X-Request-Id'].sort());
   assert.is(tooMany.content['application/json'].example.statusCode, 429);
   assert.is(tooMany.content['application/json'].example.error, 'Too Many Requests');
 });
@@ -175,7 +175,7 @@ test('another table: its exempt operations drop the headers (shared answers inli
   assertDeclaredEverywhere(other, exempting);
   const list = other.paths['/api/employee'].get;
   assert.equal(list.responses['401'].description, doc.components.responses.Unauthorized.description);
-  assert.equal(Object.keys(list.responses['401'].headers), ['WWW-Authenticate']);
+  assert.equal(Object.keys(list.responses['401'].headers), ['WWW-Authenticate', 'X-Request-Id']);
   assert.match(other.paths['/api/auth/login'].post.description, /`POST \/api\/auth\/login`: 10 per 30 s/);
   assert.match(other.info.description, /Exempt: `GET \/api\/health`, `GET \/api\/employee`\./);
   // The app's own document is untouched.

@@ -202,7 +202,10 @@ test('error responses: the envelope component, and the statuses each kind of ope
     const statuses = Object.keys(op.responses);
     const where = `${method.toUpperCase()} ${path}`;
     if (!servedPublicly(path)) assert.ok(statuses.includes('401'), `${where} has no 401`);
-    if (op.requestBody) for (const s of ['400', '413', '415']) assert.ok(statuses.includes(s), `${where} has no ${s}`);
+    // A Tenant-Id header naming another tenant is a 403 wherever a token is needed (the report catalogue lacked it).
+    if (!servedPublicly(path)) assert.ok(statuses.includes('403'), `${where} has no 403`);
+    // The JSON body parser reads every POST, PUT and PATCH body, also where a route takes none (email resend lacked these).
+    if (op.requestBody || ['post', 'put', 'patch'].includes(method)) for (const s of ['400', '413', '415']) assert.ok(statuses.includes(s), `${where} has no ${s}`);
     if (path.endsWith('{id}')) assert.ok(statuses.includes('404'), `${where} has no 404`);
     // Every operation reads or writes the database (health reports it down in its own shape).
     assert.ok(statuses.includes('503'), `${where} has no 503`);
@@ -218,6 +221,13 @@ test('error responses: the envelope component, and the statuses each kind of ope
   assert.is(bad.status, 400);
   assert.is(unauthorized.status, 401);
   assert.ok(isEnvelope(bad.body) && isEnvelope(unauthorized.body), JSON.stringify(isEnvelope.errors));
+  // The two answers the fuzzer found undocumented: a body that is not JSON on a route that takes
+  // none, and another tenant in Tenant-Id on the report catalogue.
+  const owner = await newTenant(t, 'Statuses');
+  const malformed = await t.http.post('/api/auth/email/verify/resend-verification-code').set(owner.auth).set('content-type', 'application/json').send('{"a":');
+  assert.is(malformed.status, 400, JSON.stringify(malformed.body));
+  const foreign = await t.http.get('/api/report').set(owner.auth).set('tenant-id', randomUUID());
+  assert.is(foreign.status, 403, JSON.stringify(foreign.body));
 });
 
 test('bearer security: global, lifted only on public operations; the server asks a token exactly there', async () => {

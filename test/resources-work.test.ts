@@ -157,7 +157,7 @@ test('comment: create, read, list, replace, modify, delete; actorType defaults t
     'comment',
     'comment',
     { entity: 'Task', entityId: task.id, comment: 'Looks good', actorType: 'System' },
-    { entity: 'Invoice', entityId: task.id, comment: 'Moved' },
+    { entity: 'Employee', entityId: ann, comment: 'Moved' },
     { resolved: true, resolvedAt: '2026-03-01T10:00:00.000Z' },
   );
 });

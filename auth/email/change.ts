@@ -6,7 +6,7 @@ import { callerOf } from '../../engine/http/context.js';
 import type { Engine } from '../../engine/module.js';
 import { compileValidator } from '../../engine/validation.js';
 import { invalidCode, OK, sendOrFail } from './answers.js';
-import { clearPendingCodes, consumeCode, issueCode, normalizeCode } from './codes.js';
+import { clearPendingCodes, consumeCode, issueCode, normalizeCode, codeSecrets } from './codes.js';
 import { changeEmailMail, emailChangedMail } from './messages.js';
 import { changeCodeBody, emailBody, normalizeEmail, type ChangeCodeBody, type EmailBody } from './schemas.js';
 
@@ -40,7 +40,7 @@ export function registerChangeRoutes(router: Router, engine: Engine) {
     if (!code) throw invalidCode();
     const before = await db('user').select('email').where({ id: caller.userId }).first();
     if (!before) throw unauthorized();
-    const spent = await consumeCode(db, secret, caller.userId, 'change-email', code);
+    const spent = await consumeCode(db, codeSecrets(engine.config.jwt), caller.userId, 'change-email', code);
     if (!spent?.email) throw invalidCode();
     try {
       // The code proved the new mailbox, so the new address is verified as well.

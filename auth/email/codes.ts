@@ -52,13 +52,16 @@ export async function issueCode(db: Knex, secret: string, userId: string, purpos
   });
 }
 
+/** The secrets a code may have been hashed with: the current access secret, and the previous one during a rotation. */
+export const codeSecrets = (jwt: { secret: string; previousSecret?: string }): string[] => (jwt.previousSecret ? [jwt.secret, jwt.previousSecret] : [jwt.secret]);
+
 /**
  * Spends one try of the user's live code for the purpose. Nothing is tried while the hour's wrong
  * tries are used up (every code of the purpose is dead until the window passes). The user's codes
  * are locked while the try is counted, so concurrent guesses cannot get past either limit. The
  * right code is deleted (single use) and its row returned; anything else returns undefined.
  */
-export async function consumeCode(db: Knex, secret: string, userId: string, purpose: CodePurpose, code: string): Promise<{ email: string | null } | undefined> {
+export async function consumeCode(db: Knex, secrets: readonly string[], userId: string, purpose: CodePurpose, code: string): Promise<{ email: string | null } | undefined> {
   return db.transaction(async (trx) => {
     await lockUser(trx, userId);
     if (await secondsUntilBelow(trx, userId, purpose, 'wrong', MAX_WRONG_PER_WINDOW)) return undefined;
@@ -70,8 +73,9 @@ export async function consumeCode(db: Knex, secret: string, userId: string, purp
       .returning(['id', 'codeHash', 'email']);
     if (!row) return undefined;
     const expected = Buffer.from(row.codeHash, 'hex');
-    const given = Buffer.from(codeHash(secret, userId, purpose, code), 'hex');
-    if (!timingSafeEqual(expected, given)) {
+    // Any key of a rotation: a code mailed just before the restart still works.
+    const matches = secrets.some((secret) => timingSafeEqual(expected, Buffer.from(codeHash(secret, userId, purpose, code), 'hex')));
+    if (!matches) {
       await recordEvent(trx, userId, purpose, 'wrong');
       return undefined;
     }

@@ -47,9 +47,10 @@ export function emailOpenApi(): OpenApiPaths {
     ...withAlias(RESEND_PATHS, 'resendVerificationCode', {
       tags: ['auth'],
       summary: "Mail a new code that verifies the caller's email",
-      description: `A new six-digit code replaces any earlier one. ${codeRules} An already verified email gets no mail (still 200). ${tooManyCodes} ${foreignTenant} ${mailFailure}`,
+      description: `A new six-digit code replaces any earlier one. ${codeRules} An already verified email gets no mail (still 200). ${tooManyCodes} ${foreignTenant} ${mailFailure} It takes no body; one sent anyway is read as any JSON body is (400 malformed, 413 too large, 415 not JSON).`,
       security: bearer,
-      responses: { ...ok('The code is on its way'), ...errorResponses(401, 403, 500, 503), ...tooManyResponse },
+      // The JSON body parser runs before the route, so a body that is not JSON is refused even here.
+      responses: { ...ok('The code is on its way'), ...errorResponses(400, 401, 403, 413, 415, 500, 503), ...tooManyResponse },
     }),
     [VERIFY_CODE_PATH]: {
       post: {

@@ -6,7 +6,7 @@ import { callerOf } from '../../engine/http/context.js';
 import type { Engine } from '../../engine/module.js';
 import { compileValidator } from '../../engine/validation.js';
 import { invalidCode, OK, sendOrFail } from './answers.js';
-import { consumeCode, issueCode, normalizeCode } from './codes.js';
+import { consumeCode, issueCode, normalizeCode, codeSecrets } from './codes.js';
 import { verificationMail } from './messages.js';
 import { normalizeEmail, verifyCodeBody, type VerifyCodeBody } from './schemas.js';
 
@@ -40,7 +40,7 @@ export function registerVerifyRoutes(router: Router, engine: Engine) {
     // An unknown address, or another tenant, fails exactly like a wrong code: this public route
     // must not tell which addresses have accounts.
     if (!user || (body.tenantId && body.tenantId.toLowerCase() !== user.tenantId)) throw invalidCode();
-    if (!(await consumeCode(db, secret, user.id, 'verify-email', code))) throw invalidCode();
+    if (!(await consumeCode(db, codeSecrets(engine.config.jwt), user.id, 'verify-email', code))) throw invalidCode();
     await db('user').where({ id: user.id }).update({ isEmailVerified: true, updatedAt: new Date() });
     ctx.body = OK;
   });

@@ -1,6 +1,8 @@
 // The primary of `npm start` on PostgreSQL: it holds no HTTP server of its own. It forks the
 // workers (they share the port through node:cluster), replaces one that dies, keeps the rate-limit
-// counts they share when there is no Redis, and on SIGTERM/SIGINT stops them all gracefully.
+// counts they share when there is no Redis, and on SIGTERM/SIGINT stops them all gracefully: it
+// tells the workers when none of them accepts connections any more (node:cluster has then closed
+// the port), the moment from which their answers may close connections (see http/server.ts).
 //
 // A worker that fails to start is a configuration or environment problem (a bad setting, an
 // unreachable database) that forking again would only repeat: on the first start the cluster
@@ -8,7 +10,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { LogEvent } from '../log.js';
 import { isCountsAsked, PrimaryCounts } from '../ratelimit/primary-counts.js';
-import { isServing, isStartupFailed } from './messages.js';
+import { isServing, isStartupFailed, isStoppedAccepting, type PortClosed } from './messages.js';
 
 export interface PrimaryOptions {
   workers: number;
@@ -43,6 +45,20 @@ export function runPrimary(options: PrimaryOptions): void {
   let exitCode = 0;
   /** Counts for workers without Redis, made on the first question (none come with Redis or limits off). */
   let counts: PrimaryCounts | undefined;
+  /** While stopping: the workers that have closed their listeners. */
+  const stoppedAccepting = new Set<number>();
+  let portClosed = false;
+
+  const tellPortClosed = (worker: Worker) => {
+    if (worker.isConnected()) worker.send({ portClosed: true } satisfies PortClosed);
+  };
+  /** Once every worker left has closed its listener, node:cluster has closed the port: the workers are told. */
+  const portClosedWhenAllStopped = () => {
+    if (phase !== 'stopping' || portClosed) return;
+    if (![...tracked.keys()].every((id) => stoppedAccepting.has(id))) return;
+    portClosed = true;
+    for (const { worker } of tracked.values()) tellPortClosed(worker);
+  };
 
   const fork = () => {
     const worker = cluster.fork(options.env);
@@ -98,6 +114,11 @@ export function runPrimary(options: PrimaryOptions): void {
       if (entry) entry.failure = message.startupFailed;
     } else if (isServing(message)) {
       serving(worker, message.serving.port);
+    } else if (isStoppedAccepting(message)) {
+      // One worker stopping alone (a signal sent to it): the others keep the port and take its clients.
+      if (phase !== 'stopping') return tellPortClosed(worker);
+      stoppedAccepting.add(worker.id);
+      portClosedWhenAllStopped();
     }
   });
 
@@ -124,6 +145,7 @@ export function runPrimary(options: PrimaryOptions): void {
     if (phase === 'stopping') {
       // Stopped by the signal forwarded to it before its own handler was set: as clean as exit 0.
       if (code !== 0 && signal !== 'SIGTERM' && signal !== 'SIGINT') exitCode = 1;
+      portClosedWhenAllStopped();
       return exitWhenEmpty();
     }
     const why = { pid: worker.process.pid, code, signal };

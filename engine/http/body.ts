@@ -1,5 +1,7 @@
 // JSON bodies only (1 MiB by default): another content type is a 415, malformed JSON a 400,
-// a larger body a 413. Routes that read their own body (uploads, imports) are left alone.
+// a larger body a 413, one nested deeper or with a longer array than the limits a 400 (no route
+// needs either, and a handler walking such a body would spend time or stack on it). Routes that
+// read their own body (uploads, imports) are left alone.
 import type { Context, Next } from 'koa';
 import bodyParser from 'koa-bodyparser';
 import { badRequest, HttpError } from '../errors.js';
@@ -25,7 +27,33 @@ function parseFailure(err: any): HttpError {
   return badRequest('Request body is not valid JSON');
 }
 
-export function jsonBody(limitBytes: number, ownBodies: OwnBody[] = []) {
+export interface JsonShapeLimits {
+  /** Deepest nesting of objects and arrays (the body itself is level 1). */
+  maxDepth: number;
+  /** Most items in any one array. */
+  maxArray: number;
+}
+
+const DEFAULT_SHAPE: JsonShapeLimits = { maxDepth: 32, maxArray: 1000 };
+
+/** The first way `value` breaks the limits, if it does; iterative, so no body can exhaust the stack here. */
+export function shapeProblem(value: unknown, limits: JsonShapeLimits): string | undefined {
+  const pending: Array<[unknown, number]> = [[value, 1]];
+  while (pending.length) {
+    const [item, depth] = pending.pop()!;
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth > limits.maxDepth) return `body must not be nested deeper than ${limits.maxDepth} levels`;
+    if (Array.isArray(item)) {
+      if (item.length > limits.maxArray) return `body: an array must not have more than ${limits.maxArray} items`;
+      for (const child of item) pending.push([child, depth + 1]);
+    } else {
+      for (const key in item) pending.push([(item as Record<string, unknown>)[key], depth + 1]);
+    }
+  }
+  return undefined;
+}
+
+export function jsonBody(limitBytes: number, ownBodies: OwnBody[] = [], shape: JsonShapeLimits = DEFAULT_SHAPE) {
   const readsOwnBody = (ctx: Context) => ownBodies.some((route) => route.method === ctx.method && route.path.test(ctx.path));
   const parse = bodyParser({
     enableTypes: ['json'],
@@ -43,6 +71,10 @@ export function jsonBody(limitBytes: number, ownBodies: OwnBody[] = []) {
     if (hasBody(ctx) && !ctx.is(JSON_TYPES)) {
       throw new HttpError(415, 'Unsupported media type: send application/json');
     }
-    return parse(ctx, next);
+    return parse(ctx, () => {
+      const problem = shapeProblem(ctx.request.body, shape);
+      if (problem) throw badRequest(problem);
+      return next();
+    });
   };
 }

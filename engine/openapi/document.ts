@@ -1,5 +1,6 @@
 // The OpenAPI 3.0 document, built once at start-up from the same compiled definitions that the
 // routes and validators come from: generated resource paths, health, and each module's paths.
+import { REQUEST_ID_HEADER } from '../http/request-id.js';
 import type { LimitTable } from '../ratelimit/policy.js';
 import pkg from '../../package.json' with { type: 'json' };
 import type { Engine, Module, OpenApiPaths } from '../module.js';
@@ -22,7 +23,11 @@ const DESCRIPTION = [
   '  `search`, `startDate`/`endDate` and `tags[]`; they answer `{items, total}`.',
   '  `POST /api/{resource}/search` takes the same parameters as a JSON body.',
   '- An operation that needs the database answers 503 when it is unavailable.',
-  '- Errors are `{statusCode, message, error}`; on 400 `message` lists every broken rule.',
+  '- Errors are `{statusCode, message, error}`; on 400 `message` lists every broken rule. A JSON body may be',
+  '  nested at most `JSON_MAX_DEPTH` levels, with at most `JSON_MAX_ARRAY` items per array (400 beyond).',
+  '- Every answer carries `X-Request-Id`: the one the request sent (letters, digits, `._:@-`, up to 128), else a',
+  "  new UUID; the server's log lines about the request carry it too. Browser pages may call the API only from",
+  '  the origins the deployment allows (CORS).',
   '',
   '**Rate limits.** Requests are counted per caller: the user of a valid access token of a live session, else the',
   'client IP (X-Forwarded-For is believed only from trusted proxies); limits marked "per client address" count',
@@ -80,6 +85,29 @@ function withTenantHeader(paths: OpenApiPaths): OpenApiPaths {
   );
 }
 
+/** X-Request-Id on every answer of every operation (engine/http/request-id.ts sends it on all of them). */
+function withRequestIdHeader(paths: OpenApiPaths, components: Record<string, any>) {
+  components.headers = {
+    ...components.headers,
+    [REQUEST_ID_HEADER]: {
+      description: 'The id of this request: the one it sent in X-Request-Id when that is a plain token (letters, digits, `._:@-`, up to 128), else a new UUID.',
+      schema: { type: 'string', example: '0b6f3c5e-8a0d-4a3e-9c57-2f1d9e7b4c21' },
+    },
+  };
+  const header = { $ref: `#/components/headers/${REQUEST_ID_HEADER}` };
+  for (const op of operations(paths)) {
+    const responses = (op.responses ?? {}) as Record<string, Record<string, any>>;
+    for (const [status, response] of Object.entries(responses)) {
+      // A shared response ($ref) gets the header in its component; the others here.
+      if (response.$ref) continue;
+      responses[status] = { ...response, headers: { ...response.headers, [REQUEST_ID_HEADER]: header } };
+    }
+  }
+  for (const response of Object.values((components.responses ?? {}) as Record<string, Record<string, any>>)) {
+    response.headers = { ...response.headers, [REQUEST_ID_HEADER]: header };
+  }
+}
+
 function checkOperationIds(paths: OpenApiPaths) {
   const seen = new Set<string>();
   for (const op of operations(paths)) {
@@ -126,6 +154,7 @@ export function buildOpenApiDocument(engine: Engine, modules: Module[], limits: 
   for (const module of modules) merge(paths, module.openapi?.(engine) ?? {}, `module ${module.name}`, owners);
   checkOperationIds(paths);
   const limited = withRateLimits(withTenantHeader(paths), withModuleSchemas(buildComponents(engine.registry), engine, modules), limits);
+  withRequestIdHeader(limited.paths, limited.components);
   return {
     openapi: '3.0.3',
     info: { title: 'Workforce Management API', version: pkg.version, description: `${DESCRIPTION} ${exemptionsInWords(limits)}` },

@@ -88,6 +88,8 @@ export function compileFields(check: Check, organizationRoot?: string): Map<stri
       problem(check, ['fields', name, 'required'], 'a required field cannot be readOnly or hidden');
     }
     if (def.references && def.type !== 'uuid') problem(check, ['fields', name, 'references'], 'only uuid fields can reference a resource');
+    if (def.referencesBy && def.type !== 'uuid') problem(check, ['fields', name, 'referencesBy'], 'only uuid fields can reference a resource');
+    if (def.referencesBy && def.references) problem(check, ['fields', name, 'referencesBy'], 'a field has references or referencesBy, not both');
     if (def.callerDefault && def.type !== 'uuid') problem(check, ['fields', name, 'callerDefault'], 'only a uuid field can take the caller\'s id');
     if (def.computed) {
       if (def.type !== 'integer') problem(check, ['fields', name, 'computed'], 'secondsBetween gives whole seconds: the field must be an integer');

@@ -5,12 +5,13 @@ import { Model } from 'objection';
 import { compileValidator } from '../validation.js';
 import { problem, type Check } from './check.js';
 import { compileFields } from './compile-fields.js';
-import { DEFAULT_MAX_TAKE, type CompiledResource, type CountPolicy, type Operation, type Registry } from './compiled.js';
+import { DEFAULT_MAX_TAKE, type CompiledField, type CompiledResource, type CountPolicy, type Operation, type Registry } from './compiled.js';
 import { coercer } from './fields.js';
 import { collectRelationPaths, link } from './link.js';
 import { DefinitionError, type SourcedDefinition } from './load.js';
 import { buildModel } from './model.js';
 import { bodySchemas, recordSchema } from './schemas.js';
+import type { ReferencesByDefinition } from './types.js';
 import { ruleConstraintName } from '../migrations.js';
 
 
@@ -55,6 +56,36 @@ function countPolicyOf(check: Check, maxTake: number): CountPolicy {
     return { kind: 'capped', limit: count.capped };
   }
   return { kind: 'estimated', threshold: count.estimated };
+}
+
+/**
+ * referencesBy's field names the kind of record: another field of the resource, a string with an
+ * enum, every value of which is mapped to a resource, and nothing else is (the resources
+ * themselves are looked up in the second pass, link.ts).
+ */
+function checkReferencesBy(
+  check: Check,
+  name: string,
+  by: ReferencesByDefinition,
+  fieldNamed: (name: string, at: Array<string | number>, what: string) => CompiledField | undefined,
+) {
+  const at = ['fields', name, 'referencesBy'];
+  if (by.field === name) {
+    problem(check, [...at, 'field'], 'must name another field: the one whose value says which resource this field references');
+    return;
+  }
+  const kind = fieldNamed(by.field, [...at, 'field'], 'referencesBy field');
+  if (!kind) return;
+  const values = kind.definition.enum;
+  if ((kind.definition.type !== 'string' && kind.definition.type !== 'text') || !values) {
+    problem(check, [...at, 'field'], `"${by.field}" must be a string field with an enum: its values name the resources ${name} may reference`);
+    return;
+  }
+  const unmapped = values.filter((value) => !Object.hasOwn(by.resources, value));
+  if (unmapped.length) problem(check, [...at, 'resources'], `every value of ${by.field} needs a resource; missing: ${unmapped.join(', ')}`);
+  for (const key of Object.keys(by.resources)) {
+    if (!values.includes(key)) problem(check, [...at, 'resources', key], `"${key}" is not a value of ${by.field} (${values.join(', ')})`);
+  }
 }
 
 /** First pass: everything that needs only the definition itself. */
@@ -102,6 +133,7 @@ function compileOne(source: SourcedDefinition, known: Set<string>, problems: str
       if (field && field.definition.type !== 'timestamp') problem(check, ['fields', name, 'computed', 'secondsBetween', i], `"${other}" must be a timestamp field`);
     });
   }
+  for (const [name, def] of Object.entries(definition.fields)) if (def.referencesBy) checkReferencesBy(check, name, def.referencesBy, fieldNamed);
   const table = definition.table ?? definition.name.replace(/-/g, '_');
   const ruleMessages = new Map<string, string>();
   (definition.rules ?? []).forEach((rule, i) => {
@@ -139,6 +171,7 @@ function compileOne(source: SourcedDefinition, known: Set<string>, problems: str
     writableFields: all.filter((f) => f.writable),
     defaults,
     references: [],
+    referencesBy: [],
     relations: new Map(),
     writableRelations: [],
     relationPaths: new Set(),

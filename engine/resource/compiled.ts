@@ -27,6 +27,14 @@ export interface CompiledRelation {
   idsKey?: string;
 }
 
+export interface CompiledReferenceBy {
+  field: string;
+  /** The enum field naming the kind of record. */
+  discriminator: string;
+  /** Each value of the discriminator → the resource whose record the field must name. */
+  targets: Map<string, CompiledResource>;
+}
+
 export type CountPolicy = { kind: 'exact' } | { kind: 'capped'; limit: number } | { kind: 'estimated'; threshold: number };
 
 export type Operation = 'read' | 'create' | 'update' | 'delete';
@@ -56,6 +64,8 @@ export interface CompiledResource {
   writableFields: CompiledField[];
   defaults: Record<string, unknown>;
   references: Array<{ field: string; target: CompiledResource }>;
+  /** uuid fields whose target resource is named per record by another field (`referencesBy`). */
+  referencesBy: CompiledReferenceBy[];
   relations: Map<string, CompiledRelation>;
   writableRelations: CompiledRelation[];
   /** Every relations[] path this resource accepts (dot notation, depth ≤ 3, a hasMany only first). */

@@ -71,6 +71,17 @@ export function link(resource: CompiledResource, source: SourcedDefinition, regi
     if (!resolved) problem(check, ['fields', field.name, 'references'], `references "${target}", which is not a resource (${knownResources(registry)})`);
     else resource.references.push({ field: field.name, target: resolved });
   }
+  for (const field of resource.fields.values()) {
+    const by = field.definition.referencesBy;
+    if (!by) continue;
+    const targets = new Map<string, CompiledResource>();
+    for (const [value, targetName] of Object.entries(by.resources)) {
+      const resolved = registry.get(targetName);
+      if (!resolved) problem(check, ['fields', field.name, 'referencesBy', 'resources', value], `"${targetName}" is not a resource (${knownResources(registry)})`);
+      else targets.set(value, resolved);
+    }
+    resource.referencesBy.push({ field: field.name, discriminator: by.field, targets });
+  }
   for (const [name, def] of Object.entries(source.definition.relations ?? {})) {
     const kind = def.belongsTo ? 'belongsTo' : def.hasMany ? 'hasMany' : 'manyToMany';
     const targetName = (def.belongsTo ?? def.hasMany ?? def.manyToMany)!;

@@ -30,13 +30,23 @@ export function filledFromParent(parent: CompiledResource, relation: CompiledRel
   return [relation.via!, ...(both ? ['organizationId'] : [])];
 }
 
+/** A field's value schema; a referencesBy field's description says which records it may name. */
+function fieldSchema(field: CompiledField, nullable: boolean): Record<string, unknown> {
+  const schema = valueSchema(field.definition, nullable);
+  const by = field.definition.referencesBy;
+  if (!by) return schema;
+  const kinds = Object.entries(by.resources).map(([value, resource]) => `${value}: ${resource}`).join(', ');
+  const note = `The id of a record of the caller's tenant, of the resource that ${by.field} names (${kinds}); any other id is a 400`;
+  return { ...schema, description: schema.description ? `${schema.description}. ${note}` : note };
+}
+
 function bodySchema(resource: CompiledResource, requireRequired: boolean, omit: string[] = []) {
   const properties: Record<string, object> = {};
   const required: string[] = [];
   for (const field of resource.writableFields) {
     if (omit.includes(field.name)) continue;
     const isRequired = Boolean(field.definition.required);
-    properties[field.name] = valueSchema(field.definition, acceptsNull(field));
+    properties[field.name] = fieldSchema(field, acceptsNull(field));
     if (isRequired && requireRequired) required.push(field.name);
   }
   for (const relation of resource.writableRelations) {
@@ -81,7 +91,7 @@ export function recordSchema(resource: CompiledResource) {
   for (const field of resource.fields.values()) {
     if (field.hidden) continue;
     const nullable = acceptsNull(field);
-    const schema: Record<string, unknown> = valueSchema(field.definition, nullable);
+    const schema: Record<string, unknown> = fieldSchema(field, nullable);
     if (field.definition.type === 'date' || field.definition.type === 'timestamp') schema.format = 'date-time';
     if (!field.writable) schema.readOnly = true;
     properties[field.name] = schema;

@@ -102,7 +102,7 @@ export class ResourceService {
 
   private async update(caller: Caller, id: string, body: unknown, mode: 'replace' | 'patch') {
     const recordId = checkId(id);
-    const prepared = await prepareWrite(this.db, this.resource, caller, mode, body);
+    const prepared = await prepareWrite(this.db, this.resource, caller, mode, body, { recordId });
     return this.write(caller, prepared, async (db) => {
       const [row] = await run(db, updateStatement(this.resource, caller, recordId, prepared.row));
       if (!row) throw notFound();

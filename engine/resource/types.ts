@@ -22,10 +22,23 @@ export interface FieldDefinition {
   hidden?: boolean;
   /** Name of the resource this uuid points at; the value must exist in the caller's tenant. */
   references?: string;
+  /**
+   * A uuid naming a record of one of several resources, chosen per record by another field: `field`
+   * is a string field with an enum, and `resources` maps each of its values to a resource. The value
+   * must name a record of that resource in the caller's tenant, checked as `references` is.
+   */
+  referencesBy?: ReferencesByDefinition;
   /** On create, when the body has none: the caller's user or employee id (with readOnly: always). */
   callerDefault?: 'userId' | 'employeeId';
   /** Computed by the database from other fields (a generated column); read-only. */
   computed?: { secondsBetween: [string, string] };
+}
+
+export interface ReferencesByDefinition {
+  /** The field whose value names the kind of record (a string field with an enum). */
+  field: string;
+  /** Each enum value of `field` → the name of the resource its records are. */
+  resources: Record<string, string>;
 }
 
 /**

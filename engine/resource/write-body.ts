@@ -1,13 +1,14 @@
 // A request body → the row to write, the relation ids to link and the child records to write
 // with it, after the mass-assignment guard, validation, defaults, the owner rule and the check
-// that every referenced id lives in the caller's tenant.
+// that every referenced id (references, referencesBy, many-to-many ids) lives in the caller's
+// tenant.
 import type { Knex } from 'knex';
 import { OWNER_SCOPED_ROLE, type Caller } from '../caller.js';
-import { badRequest, forbidden, HttpError } from '../errors.js';
+import { badRequest, forbidden, HttpError, notFound } from '../errors.js';
 import type { CompiledRelation, CompiledResource } from './compiled.js';
 import { toColumnValue, UUID_PATTERN } from './fields.js';
 import { run } from './sql/runner.js';
-import { someIdsStatement } from './sql/select.js';
+import { readStatement, someIdsStatement } from './sql/select.js';
 import { existingCountsStatement } from './sql/write.js';
 import { filledFromParent } from './schemas.js';
 import { isPlainObject } from '../objects.js';
@@ -27,6 +28,8 @@ type ReferenceCheck = { label: string; target: CompiledResource; ids: string[] }
 export interface WriteContext {
   /** The organization header's value (e.g. Organization-Id, Ever Gauzy clients' way of naming the current organization). */
   organizationHeader?: string;
+  /** A replace or patch: the id of the record written, whose stored values complete what the body leaves out. */
+  recordId?: string;
 }
 
 
@@ -76,6 +79,35 @@ const tenantOnly = (caller: Caller): Caller => ({ ...caller, role: '' });
  * Such targets are looked up with the owner rule.
  */
 const referenceScope = (caller: Caller, target: CompiledResource): Caller => (target.owner ? caller : tenantOnly(caller));
+
+/**
+ * A referencesBy field is checked against the resource its discriminator names, so the two go
+ * together: an update that sends one of them (PATCH entityId alone, or entity alone) takes the
+ * other from the stored record (read in the caller's scope: none there is the update's own 404)
+ * and writes it back with it, so that what is stored is always a pair that was checked together.
+ */
+async function completePairs(db: Knex, resource: CompiledResource, caller: Caller, row: Record<string, unknown>, recordId: string | undefined) {
+  const halves = resource.referencesBy.filter((by) => (row[by.field] === undefined) !== (row[by.discriminator] === undefined));
+  if (!halves.length || recordId === undefined) return;
+  const [stored] = await run(db, readStatement(resource, caller, recordId));
+  if (!stored) throw notFound();
+  for (const by of halves) for (const name of [by.field, by.discriminator]) if (row[name] === undefined) row[name] = stored[name];
+}
+
+/** The reference checks of the row's referencesBy fields: each against the resource its discriminator names. */
+function referencesByChecks(resource: CompiledResource, row: Record<string, unknown>): ReferenceCheck[] {
+  return resource.referencesBy
+    .filter((by) => typeof row[by.field] === 'string')
+    .map((by) => {
+      const kind = row[by.discriminator];
+      const target = typeof kind === 'string' ? by.targets.get(kind) : undefined;
+      if (!target) {
+        const why = kind === null || kind === undefined ? `${by.discriminator} should not be empty` : `${by.discriminator} names no resource`;
+        throw badRequest(`${by.field} must reference an existing record: ${why}`);
+      }
+      return { label: by.field, target, ids: [row[by.field] as string] };
+    });
+}
 
 /** One round trip: which of the referenced ids are missing from the caller's tenant. */
 async function checkReferences(db: Knex, caller: Caller, checks: ReferenceCheck[]) {
@@ -181,10 +213,12 @@ async function prepareRow(
     links.push({ relation, ids: [...new Set(all)] });
   }
 
+  if (mode !== 'create') await completePairs(db, resource, caller, row, context.recordId);
   const checks = [
     ...resource.references
       .filter((r) => typeof row[r.field] === 'string')
       .map((r) => ({ label: r.field, target: r.target, ids: [row[r.field] as string] })),
+    ...referencesByChecks(resource, row),
     ...links.map((l) => ({ label: l.relation.name, target: l.relation.target, ids: l.ids })),
   ];
   return { row, links, children, checks };

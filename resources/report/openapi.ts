@@ -70,7 +70,8 @@ export function reportOpenApi(resources: ReportResources): OpenApiPaths {
         description: `The catalogue, limited to the reports the caller's role holds every permission of. Any signed-in user; takes no parameters. ${permissionRule(resources)}`,
         responses: {
           '200': jsonResponse('The catalogue', { type: 'object', required: ['items', 'total'], properties: { items: { type: 'array', items: catalogueItem }, total: { type: 'integer', minimum: 0 } } }),
-          ...errorResponses(400, 401, 500, 503),
+          // 403: a Tenant-Id header naming another tenant than the token's (checked wherever a token is).
+          ...errorResponses(400, 401, 403, 500, 503),
         },
       },
     },

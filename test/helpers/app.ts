@@ -9,10 +9,15 @@ import request from 'supertest';
 import { createApp, type App, type AppOptions } from '../../engine/app.js';
 import { loadConfig, type Config } from '../../engine/config.js';
 import { embeddedImage, openDatabase, type Database } from '../../engine/db.js';
+import { setLogLevel } from '../../engine/log.js';
 import { migrate } from '../../engine/migrations.js';
 import type { Module } from '../../engine/module.js';
 import { MIGRATIONS_DIR, RESOURCES_DIR } from '../../engine/paths.js';
 import { modules as projectModules } from '../../resources/modules.js';
+
+// The process's own log lines (knex's warnings while a test takes a database away, say) are noise
+// between a suite's dots; errors still show. A test that reads log lines gives the app a logger.
+setLogLevel('error');
 
 export const TEST_ENV = {
   NODE_ENV: 'test',

@@ -10,7 +10,7 @@ interface Response {
 }
 
 /** Words and shapes that only appear when a query, a driver message or a stack trace escaped. */
-const LEAKS: RegExp[] = [
+export const LEAKS: RegExp[] = [
   /\bselect\s/i,
   /\binsert\s+into\b/i,
   /\bupdate\s+"/i,

@@ -144,6 +144,7 @@ export class SampleRecords {
         body[field.name] = this.value(field);
       }
     }
+    await this.pointByKind(resource, tenant, body, inside, depth);
     this.keepRules(resource, body);
     if (depth === 0) {
       for (const relation of resource.writableRelations) {
@@ -153,6 +154,25 @@ export class SampleRecords {
       }
     }
     return body;
+  }
+
+  /**
+   * Each referencesBy field names a record of the tenant of the resource its discriminator names
+   * (the discriminator's value as made, or its first value when the body has none); an optional
+   * one only as deep as optional references are filled.
+   */
+  private async pointByKind(resource: CompiledResource, tenant: Tenant, body: Body, chain: string[], depth: number) {
+    for (const by of resource.referencesBy) {
+      if (!(by.field in body)) continue;
+      if (!resource.fields.get(by.field)!.definition.required && depth > OPTIONAL_DEPTH) {
+        delete body[by.field];
+        continue;
+      }
+      const kind = typeof body[by.discriminator] === 'string' && by.targets.has(body[by.discriminator] as string) ? (body[by.discriminator] as string) : [...by.targets.keys()][0];
+      const target = by.targets.get(kind)!;
+      body[by.discriminator] = kind;
+      body[by.field] = await this.reference(target, tenant, chain.includes(target.name), chain);
+    }
   }
 
   /** field atLeast other: the field a day (or more, along a chain) after the other. */
@@ -204,10 +224,12 @@ export class SampleRecords {
 
   /** Fields a PATCH may change alone: no reference to create, no other field tied to it. */
   plainFields(resource: CompiledResource): CompiledField[] {
-    // Fields tied to others: a rule's two sides, and what a computed field is computed from.
+    // Fields tied to others: a rule's two sides, what a computed field is computed from, and a
+    // referencesBy field with the field naming its kind.
     const inRules = new Set([
       ...(resource.definition.rules ?? []).flatMap((r) => [r.field, r.atLeast]),
       ...Object.values(resource.definition.fields).flatMap((f) => f.computed?.secondsBetween ?? []),
+      ...resource.referencesBy.flatMap((by) => [by.field, by.discriminator]),
     ]);
     return clientFields(resource).filter((f) => !f.definition.references && !f.base && !inRules.has(f.name));
   }

@@ -1,5 +1,6 @@
 // The real server (`engine/server.ts`, what `npm start` runs) in a child process, for the tests
 // that are about start-up, shutdown and the process around the app.
+import knex from 'knex';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { TEST_ENV } from './app.js';
@@ -38,7 +39,8 @@ const running = new Set<ChildProcess>();
  * test run (DATABASE_URL, DATA_DIR, …) never leak into it by accident.
  */
 export function serverEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
-  const clean: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', ...TEST_ENV };
+  // LOG_LEVEL info: the tests read the server's start-up lines (NODE_ENV=test alone logs warnings up).
+  const clean: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', ...TEST_ENV, LOG_LEVEL: 'info' };
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) delete clean[name];
     else clean[name] = value;
@@ -171,4 +173,14 @@ export function runNpmScript(script: string, args: string[], env: Record<string,
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** Drops a PostgreSQL schema a server process worked in (a suite's test.after), if it is there. */
+export async function dropSchema(databaseUrl: string, schema: string): Promise<void> {
+  const admin = knex({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: 1 } });
+  try {
+    await admin.raw('drop schema if exists ?? cascade', [schema]);
+  } finally {
+    await admin.destroy();
+  }
 }

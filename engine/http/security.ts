@@ -1,0 +1,60 @@
+// Browser-facing protections of every answer. Security headers (helmet): nothing served here may
+// run as a page, be framed, be sniffed into another type or leak a referrer; /api answers are never
+// stored by caches (they are per caller). CORS: only origins on the allowlist (CORS_ORIGINS) may
+// read answers from a browser page; no cookies are involved (the API takes bearer tokens), so
+// credentials are never allowed.
+import cors from '@koa/cors';
+import type { Context, Middleware, Next } from 'koa';
+import helmet from 'koa-helmet';
+
+/** Answers are JSON or files, never pages: a browser that renders one anyway may load nothing and sits in no frame. */
+const API_CONTENT_SECURITY_POLICY = { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } };
+
+/** Headers a browser page of an allowed origin may read: ids, limits, deprecation and download names. */
+const EXPOSED_HEADERS = [
+  'X-Request-Id',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'RateLimit',
+  'RateLimit-Policy',
+  'Retry-After',
+  'Deprecation',
+  'Link',
+  'Content-Disposition',
+  'WWW-Authenticate',
+];
+const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Tenant-Id', 'X-Request-Id', 'Accept', 'Accept-Language'];
+/** How long a browser may reuse a preflight's answer (seconds). */
+const PREFLIGHT_MAX_AGE = 600;
+
+export function securityHeaders(): Middleware {
+  const headers = helmet({
+    contentSecurityPolicy: API_CONTENT_SECURITY_POLICY,
+    // Same site, not same origin: a web client on another port of the same host may show an image file.
+    crossOriginResourcePolicy: { policy: 'same-site' },
+    frameguard: { action: 'deny' },
+    referrerPolicy: { policy: 'no-referrer' },
+  });
+  return function secured(ctx: Context, next: Next) {
+    if (ctx.path.startsWith('/api')) ctx.set('Cache-Control', 'no-store');
+    return headers(ctx, next);
+  };
+}
+
+export function crossOrigin(allowedOrigins: string[]): Middleware {
+  const allowed = new Set(allowedOrigins);
+  const answer = cors({
+    origin: (ctx) => (allowed.has(ctx.get('Origin')) ? ctx.get('Origin') : ''),
+    allowMethods: ['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'PATCH'],
+    allowHeaders: ALLOWED_HEADERS,
+    exposeHeaders: EXPOSED_HEADERS,
+    maxAge: PREFLIGHT_MAX_AGE,
+    credentials: false,
+  });
+  return function crossOriginChecked(ctx: Context, next: Next) {
+    // Not a browser's cross-origin request: nothing to allow (most API clients send no Origin).
+    if (!ctx.get('Origin')) return next();
+    return answer(ctx, next);
+  };
+}

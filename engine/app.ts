@@ -121,7 +121,8 @@ export function createApp(options: AppOptions): App {
   koa.use(requestId());
   koa.use(requestLog(logger));
   koa.use(securityHeaders());
-  koa.use(crossOrigin(config.corsOrigins));
+  const definedHeaders = [...registry.values()].flatMap((r) => (r.organizationHeader ? [r.organizationHeader] : []));
+  koa.use(crossOrigin(config.corsOrigins, definedHeaders));
   koa.use(errorMiddleware(logError));
   // The token is verified before the limits count the request (they key a caller by it), and
   // refused only after, so that a request with a bad token still counts against its address.

@@ -217,12 +217,14 @@ function folders(env: Env, name: string): string[] {
  * Words that mark a secret copied from documentation, an example file or a test instead of made
  * for a deployment ("change-me", "example", …); and too few distinct characters ("aaaa…", "1234…").
  */
-const PLACEHOLDER_WORDS = /secret|change-?me|example|default|sample|test|password|placeholder/i;
+// A word counts only standing apart (between separators or at an end): a random secret may hold
+// the letters of one among others, and must not be refused for it.
+const PLACEHOLDER_WORDS = /(?<![A-Za-z0-9])(secret|change-?me|example|default|sample|test|password|placeholder)(?![A-Za-z0-9])/i;
 const MIN_DISTINCT_CHARACTERS = 10;
 
 /** Why a secret cannot protect a production deployment, if it cannot. */
 function placeholderReason(value: string): string | undefined {
-  const word = PLACEHOLDER_WORDS.exec(value)?.[0];
+  const word = PLACEHOLDER_WORDS.exec(value)?.[1];
   if (word) return `contains "${word}", like a placeholder from documentation or tests`;
   if (new Set(value).size < MIN_DISTINCT_CHARACTERS) return `has fewer than ${MIN_DISTINCT_CHARACTERS} different characters`;
   return undefined;

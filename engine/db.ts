@@ -114,7 +114,7 @@ type Callback = (err: Error | null, result?: unknown) => void;
  * connection in the pool, busy with the query that timed out (every later query on it would wait
  * behind that one), and would end a stream that reads for long. Here the connection is ended (its
  * socket destroyed when a query is under way) and refused by the pool's validation, so it is never
- * handed out again. The server's statement_timeout is set to the same limit.
+ * handed out again. The server's statement_timeout is set a little below the same limit.
  */
 function queryTimeLimit(timeoutMs: number) {
   const timedOut = new WeakSet<pg.Client>();
@@ -158,9 +158,12 @@ function queryTimeLimit(timeoutMs: number) {
         );
       });
     };
-    // The database gives up too, on a statement that runs (or waits for a lock) that long: a write
-    // answered 503 for being slow is then rolled back, not applied later behind the client's back.
-    connection.query(`set statement_timeout = ${Math.trunc(timeoutMs)}`, (err: Error | null) => {
+    // The database gives up too, a little before the client does (a tenth of the limit, at most a
+    // second): a statement that runs (or waits for a lock) that long is cancelled and rolled back,
+    // so a write answered 503 for being slow is not applied later behind the client's back. (One
+    // whose answer is lost on the way, in a network outage, may still have been applied: README.)
+    const serverLimit = Math.max(1, Math.trunc(timeoutMs - Math.min(1000, timeoutMs / 10)));
+    connection.query(`set statement_timeout = ${serverLimit}`, (err: Error | null) => {
       if (err) connection.end().catch(() => {});
       done(err, connection);
     });

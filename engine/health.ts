@@ -1,19 +1,12 @@
 // GET /api/health: public, exempt from limits, 503 when the database does not answer in time.
 import type Router from '@koa/router';
 import type { Knex } from 'knex';
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
+import { within } from './time-limit.js';
 
 export function registerHealth(router: Router, db: Knex, timeoutMs: number) {
   router.get('/api/health', async (ctx) => {
     try {
-      await withTimeout(db.raw('select 1'), timeoutMs);
+      await within(db.raw('select 1'), timeoutMs, 'the database');
       const up = { database: { status: 'up' } };
       ctx.body = { status: 'ok', info: up, error: {}, details: up };
     } catch {

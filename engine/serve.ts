@@ -14,6 +14,7 @@ import { portClosed, reportServing, reportStartupFailure } from './cluster/worke
 import { ConfigError, type Config } from './config.js';
 import { DataDirLockedError, ensureSchema, openDatabase, type Database } from './db.js';
 import { logEvent, rssMiB } from './log.js';
+import { within } from './time-limit.js';
 import { migrate, migrationFolders, MissingMigrationsError } from './migrations.js';
 import { RESOURCES_DIR } from './paths.js';
 import { createStoppableServer } from './http/server.js';
@@ -101,15 +102,6 @@ async function migrateDatabase(database: Database, config: Config): Promise<void
   } finally {
     if (untimed !== database) await untimed.close();
   }
-}
-
-/** `promise`, or an error saying that `what` did not finish within `ms`. */
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 interface StartOptions {

@@ -167,6 +167,9 @@ test('production refuses placeholder secrets: words of documentation or tests, t
   // The same values are fine for development and tests, and strong ones are fine everywhere.
   assert.is(loadConfig({ JWT_SECRET: SECRET, JWT_REFRESH_SECRET: REFRESH }).jwt.secret, SECRET);
   assert.is(loadConfig({ NODE_ENV: 'production', JWT_SECRET: STRONG, JWT_REFRESH_SECRET: STRONG_REFRESH }).jwt.secret, STRONG);
+  // A random secret may hold a word's letters among others (base64 of random bytes, say): only a word standing apart is a placeholder.
+  const random = 'q7Rk2TestZp9mXv4DefaultWn8sLc3Secrety5Hb';
+  assert.is(loadConfig({ NODE_ENV: 'production', JWT_SECRET: random, JWT_REFRESH_SECRET: STRONG_REFRESH }).jwt.secret, random);
 });
 
 test('rotation: previous secrets are read, need the current ones, and differ from every other', () => {

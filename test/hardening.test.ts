@@ -94,7 +94,7 @@ test('CORS: an allowed origin may read answers and the headers clients need; any
   assert.is(header(allowed, 'Access-Control-Allow-Origin'), ALLOWED);
   assert.is(header(allowed, 'Access-Control-Allow-Credentials'), undefined, 'bearer tokens, no cookies: credentials are never allowed');
   const exposed = (header(allowed, 'Access-Control-Expose-Headers') ?? '').split(',');
-  for (const name of ['X-Request-Id', 'X-RateLimit-Remaining', 'Retry-After', 'Deprecation']) assert.ok(exposed.includes(name), name);
+  for (const name of ['X-Request-Id', 'X-Total-Exact', 'X-RateLimit-Remaining', 'Retry-After', 'Deprecation']) assert.ok(exposed.includes(name), name);
   assert.match(header(allowed, 'Vary') ?? '', /Origin/);
 
   // An error still tells an allowed page what went wrong.
@@ -122,7 +122,7 @@ test('CORS preflight: answered for an allowed origin without a token; refused or
   assert.is(header(preflight, 'Access-Control-Allow-Origin'), ALLOWED);
   assert.is(header(preflight, 'Access-Control-Allow-Methods'), 'GET,HEAD,PUT,POST,DELETE,PATCH');
   const allowedHeaders = (header(preflight, 'Access-Control-Allow-Headers') ?? '').toLowerCase().split(',');
-  for (const name of ['authorization', 'content-type', 'tenant-id']) assert.ok(allowedHeaders.includes(name), name);
+  for (const name of ['authorization', 'content-type', 'tenant-id', 'organization-id', 'x-request-id']) assert.ok(allowedHeaders.includes(name), name);
   assert.is(header(preflight, 'Access-Control-Max-Age'), '600');
 
   const other = await t.http.options('/api/employee').set('Origin', 'https://evil.example.com').set('Access-Control-Request-Method', 'DELETE');
@@ -177,6 +177,21 @@ test('logs: one JSON line per request (id, method, path, status, caller), never 
   assert.is(line!.tenantId, admin.tenantId);
   assert.type(line!.ms, 'number');
   assert.not.ok(JSON.stringify(lines).includes('secret-value'), 'the query string stays out of the log');
+});
+
+test('logs: a streamed answer (an export) is logged once it has been sent whole', async () => {
+  lines.length = 0;
+  const res = await t.http.get('/api/export/tag?format=json').set(admin.auth).set('X-Request-Id', 'export-1');
+  assert.is(res.status, 200);
+  let line: Record<string, any> | undefined;
+  for (let i = 0; i < 100 && !line; i++) {
+    line = lines.find((l) => l.reqId === 'export-1');
+    if (!line) await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  assert.ok(line, 'the line is written when the stream ends');
+  assert.is(line!.status, 200);
+  assert.is(line!.incomplete, undefined);
+  assert.is(lines.filter((l) => l.reqId === 'export-1').length, 1);
 });
 
 test('logs: a 500 is logged with its request id and stack; the client gets the bare envelope', async () => {

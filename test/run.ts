@@ -7,6 +7,11 @@
 //   swallowed (its tests just "don't pass", with no message). Here both count as failures, with the error.
 // - The parent prints the closing line whatever the child does: crash, exit early, or hang on an
 //   open handle (the child exits by itself a while after its last test, saying so).
+//
+// Lanes: a run of many files goes in two child processes side by side (TEST_LANES, 2 by default;
+// 1 runs everything in one). The suites that start server processes or measure time (TIMED_FILES)
+// share one lane, so no two of them compete; every other file goes to the other. Each lane's output
+// is printed whole when it ends, one lane after the other, so suites never interleave.
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -16,6 +21,10 @@ const TEST_DIR = fileURLToPath(new URL('.', import.meta.url));
 const CHILD_FLAG = '--uvu-child';
 /** How long a finished test process may be kept alive by open handles before it is ended. */
 const LINGER_MS = 10_000;
+/** Suites that start server processes, wait on the clock or bind ports: one lane, one at a time. */
+const TIMED_FILES = /^(server|shutdown|request-timeout|database-outage|ratelimit|swagger|mail|auth-social)/;
+/** Fewer files than this run in one process: lanes pay off on whole runs, not on a focused one. */
+const MIN_FILES_FOR_LANES = 12;
 
 interface Counts {
   passed: number;
@@ -48,30 +57,67 @@ function describeError(err: unknown): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Parent: spawn the child, keep its latest counts, print the closing line.
+// Parent: spawn the lanes, keep each one's latest counts, print the closing line.
 
-function parent(pattern: string | undefined) {
+function laneCount(files: string[]): number {
+  const raw = process.env.TEST_LANES;
+  const asked = raw ? Number(raw) : 2;
+  if (!Number.isInteger(asked) || asked < 1) {
+    console.error(`TEST_LANES must be a whole number of at least 1, got "${raw}"`);
+    process.exit(1);
+  }
+  return files.length < MIN_FILES_FOR_LANES ? 1 : Math.min(asked, 2);
+}
+
+/** The files of each lane: the timed suites together, the rest in the other (one lane: all, in order). */
+function lanes(files: string[]): string[][] {
+  if (laneCount(files) === 1) return [files];
+  const timed = files.filter((name) => TIMED_FILES.test(path.basename(name)));
+  return [timed, files.filter((name) => !timed.includes(name))].filter((lane) => lane.length > 0);
+}
+
+function runLane(files: string[], buffered: boolean): Promise<Counts> {
   const { FORCE_COLOR: _ignored, ...env } = process.env;
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), CHILD_FLAG, ...(pattern ? [pattern] : [])], {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), CHILD_FLAG, JSON.stringify(files)], {
     cwd: path.dirname(TEST_DIR),
     env: { ...env, NO_COLOR: '1', NODE_DISABLE_COLORS: '1' },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    stdio: ['ignore', buffered ? 'pipe' : 'inherit', buffered ? 'pipe' : 'inherit', 'ipc'],
   });
+  const output: Buffer[] = [];
+  child.stdout?.on('data', (chunk: Buffer) => output.push(chunk));
+  child.stderr?.on('data', (chunk: Buffer) => output.push(chunk));
   let counts: Counts | undefined;
   child.on('message', (message: Counts) => {
     counts = message;
   });
-  child.on('close', (code, signal) => {
-    const result = counts ?? { passed: 0, failed: 0, skipped: 0 };
-    // A child that ended badly without a counted failure (crash, kill) is still one failure.
-    if ((code !== 0 || signal) && result.failed === 0) {
-      result.failed = 1;
-      console.error(`\ntest process ended with ${signal ? `signal ${signal}` : `exit code ${code}`} outside any counted test`);
-    }
-    if (result.skipped) console.log(`\n${result.skipped} skipped`);
-    console.log(`\n${result.passed} passed, ${result.failed} failed`);
-    process.exit(result.failed === 0 ? 0 : 1);
+  return new Promise((resolve) => {
+    child.on('close', (code, signal) => {
+      if (buffered) process.stdout.write(Buffer.concat(output));
+      const result = counts ?? { passed: 0, failed: 0, skipped: 0 };
+      // A child that ended badly without a counted failure (crash, kill) is still one failure.
+      if ((code !== 0 || signal) && result.failed === 0) {
+        result.failed = 1;
+        console.error(`\ntest process ended with ${signal ? `signal ${signal}` : `exit code ${code}`} outside any counted test`);
+      }
+      resolve(result);
+    });
   });
+}
+
+async function parent(pattern: string | undefined) {
+  const files = testFiles(pattern);
+  if (files.length === 0) {
+    console.error(`No test file under test/ matches ${pattern ? `/${pattern}/i` : '*.test.ts'}`);
+    console.log('\n0 passed, 1 failed');
+    process.exit(1);
+  }
+  const split = lanes(files);
+  if (split.length > 1) console.log(`${files.length} test files in ${split.length} lanes (TEST_LANES=1 runs them in one); each lane's output follows when it ends\n`);
+  const results = await Promise.all(split.map((lane) => runLane(lane, split.length > 1)));
+  const total = results.reduce((sum, r) => ({ passed: sum.passed + r.passed, failed: sum.failed + r.failed, skipped: sum.skipped + r.skipped }));
+  if (total.skipped) console.log(`\n${total.skipped} skipped`);
+  console.log(`\n${total.passed} passed, ${total.failed} failed`);
+  process.exit(total.failed === 0 ? 0 : 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -79,7 +125,7 @@ function parent(pattern: string | undefined) {
 
 type Runner = () => Promise<[errors: string | true, ran: number, skipped: number, total: number]>;
 
-async function child(pattern: string | undefined) {
+async function child(fileList: string) {
   // Before importing uvu: tells it the queue is run by us, not on the next tick by each file.
   (globalThis as any).UVU_DEFER = 1;
   const uvu = await import('uvu');
@@ -104,14 +150,7 @@ async function child(pattern: string | undefined) {
   test.before = before;
   test.after = after;
 
-  const files = testFiles(pattern);
-  if (files.length === 0) {
-    console.error(`No test file under test/ matches ${pattern ? `/${pattern}/i` : '*.test.ts'}`);
-    counts.failed = 1;
-    process.send?.(counts);
-    process.exitCode = 1;
-    return;
-  }
+  const files: string[] = JSON.parse(fileList);
 
   for (const [index, name] of files.entries()) {
     (globalThis as any).UVU_INDEX = index;
@@ -166,4 +205,4 @@ async function child(pattern: string | undefined) {
 
 const args = process.argv.slice(2);
 if (args[0] === CHILD_FLAG) await child(args[1]);
-else parent(args[0]);
+else await parent(args[0]);

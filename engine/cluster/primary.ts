@@ -148,7 +148,8 @@ export function runPrimary(options: PrimaryOptions): void {
       portClosedWhenAllStopped();
       return exitWhenEmpty();
     }
-    const why = { pid: worker.process.pid, code, signal };
+    // exitCode, not code: log lines redact a key named code (a verification code's).
+    const why = { pid: worker.process.pid, exitCode: code, signal };
     if (entry.listening) {
       log('warn', 'a worker died: replacing it', why);
       return fork();

@@ -34,8 +34,6 @@ export interface JsonShapeLimits {
   maxArray: number;
 }
 
-const DEFAULT_SHAPE: JsonShapeLimits = { maxDepth: 32, maxArray: 1000 };
-
 /** The first way `value` breaks the limits, if it does; iterative, so no body can exhaust the stack here. */
 export function shapeProblem(value: unknown, limits: JsonShapeLimits): string | undefined {
   const pending: Array<[unknown, number]> = [[value, 1]];
@@ -53,7 +51,8 @@ export function shapeProblem(value: unknown, limits: JsonShapeLimits): string | 
   return undefined;
 }
 
-export function jsonBody(limitBytes: number, ownBodies: OwnBody[] = [], shape: JsonShapeLimits = DEFAULT_SHAPE) {
+/** The JSON body parser: `limitBytes` and `shape` come from the configuration (BODY_LIMIT, JSON_MAX_DEPTH, JSON_MAX_ARRAY). */
+export function jsonBody(limitBytes: number, ownBodies: OwnBody[], shape: JsonShapeLimits) {
   const readsOwnBody = (ctx: Context) => ownBodies.some((route) => route.method === ctx.method && route.path.test(ctx.path));
   const parse = bodyParser({
     enableTypes: ['json'],

@@ -6,13 +6,16 @@
 import cors from '@koa/cors';
 import type { Context, Middleware, Next } from 'koa';
 import helmet from 'koa-helmet';
+import { TOTAL_EXACT_HEADER } from '../resource/routes.js';
+import { REQUEST_ID_HEADER } from './request-id.js';
 
 /** Answers are JSON or files, never pages: a browser that renders one anyway may load nothing and sits in no frame. */
 const API_CONTENT_SECURITY_POLICY = { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } };
 
-/** Headers a browser page of an allowed origin may read: ids, limits, deprecation and download names. */
+/** Headers a browser page of an allowed origin may read: ids, totals, limits, deprecation and download names. */
 const EXPOSED_HEADERS = [
-  'X-Request-Id',
+  REQUEST_ID_HEADER,
+  TOTAL_EXACT_HEADER,
   'X-RateLimit-Limit',
   'X-RateLimit-Remaining',
   'X-RateLimit-Reset',
@@ -24,7 +27,8 @@ const EXPOSED_HEADERS = [
   'Content-Disposition',
   'WWW-Authenticate',
 ];
-const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Tenant-Id', 'X-Request-Id', 'Accept', 'Accept-Language'];
+/** Request headers a page may send; the definitions add the headers they read (Organization-Id). */
+const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Tenant-Id', REQUEST_ID_HEADER, 'Accept', 'Accept-Language'];
 /** How long a browser may reuse a preflight's answer (seconds). */
 const PREFLIGHT_MAX_AGE = 600;
 
@@ -42,12 +46,12 @@ export function securityHeaders(): Middleware {
   };
 }
 
-export function crossOrigin(allowedOrigins: string[]): Middleware {
+export function crossOrigin(allowedOrigins: string[], requestHeaders: string[] = []): Middleware {
   const allowed = new Set(allowedOrigins);
   const answer = cors({
     origin: (ctx) => (allowed.has(ctx.get('Origin')) ? ctx.get('Origin') : ''),
     allowMethods: ['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'PATCH'],
-    allowHeaders: ALLOWED_HEADERS,
+    allowHeaders: [...new Set([...ALLOWED_HEADERS, ...requestHeaders])],
     exposeHeaders: EXPOSED_HEADERS,
     maxAge: PREFLIGHT_MAX_AGE,
     credentials: false,

@@ -23,6 +23,11 @@ const CHILD_FLAG = '--uvu-child';
 const LINGER_MS = 10_000;
 /** Suites that start server processes, wait on the clock or bind ports: one lane, one at a time. */
 const TIMED_FILES = /^(server|shutdown|request-timeout|database-outage|ratelimit|swagger|mail|auth-social)/;
+/**
+ * The heaviest in-process suites. On the embedded database the cluster and outage suites skip, so
+ * the timed lane is the shorter one: it takes these too, to even the lanes.
+ */
+const HEAVY_FILES = /^(isolation|fuzz)/;
 /** Fewer files than this run in one process: lanes pay off on whole runs, not on a focused one. */
 const MIN_FILES_FOR_LANES = 12;
 
@@ -72,7 +77,8 @@ function laneCount(files: string[]): number {
 /** The files of each lane: the timed suites together, the rest in the other (one lane: all, in order). */
 function lanes(files: string[]): string[][] {
   if (laneCount(files) === 1) return [files];
-  const timed = files.filter((name) => TIMED_FILES.test(path.basename(name)));
+  const embedded = !process.env.DATABASE_URL;
+  const timed = files.filter((name) => TIMED_FILES.test(path.basename(name)) || (embedded && HEAVY_FILES.test(path.basename(name))));
   return [timed, files.filter((name) => !timed.includes(name))].filter((lane) => lane.length > 0);
 }
 

@@ -12,6 +12,7 @@
 // Settings: BENCH_SIZES (10k,1m), BENCH_DURATION (s, 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS
 // (32), BENCH_SCENARIOS (keys, all by default), BENCH_SHOW_SQL=1, BENCH_RESEED=1, BENCH_CPU_PROF,
 // WEB_CONCURRENCY and REDIS_URL (passed to the service).
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -58,7 +59,9 @@ if (unknown.length) {
  * the chart (quoted by the README) are those of a run of every scenario.
  */
 const RESULTS_DIR = only ? mkdtempSync(path.join(tmpdir(), 'bench-results-')) : HERE;
-const JWT_SECRET = 'bench-access-secret-0123456789abcdef0123456789';
+// Made per run: the service runs as in production, which refuses placeholder secrets.
+const JWT_SECRET = randomBytes(32).toString('hex');
+const JWT_REFRESH_SECRET = randomBytes(32).toString('hex');
 const RATE_LIMIT_SCALE = '100000';
 
 /** The service as `npm start` runs it, rate limits on and scaled up so they never refuse the load. */
@@ -68,12 +71,13 @@ function startService(url: string, schema: string): Promise<Child> {
     DATABASE_URL: url,
     DATABASE_SCHEMA: schema,
     JWT_SECRET,
-    JWT_REFRESH_SECRET: 'bench-refresh-secret-0123456789abcdef012345678',
+    JWT_REFRESH_SECRET,
     RATE_LIMITS: 'on',
     RATE_LIMIT_SCALE,
     RATE_LIMIT_PREFIX: `bench-${Date.now()}`,
     REDIS_URL: process.env.REDIS_URL,
     WEB_CONCURRENCY: process.env.WEB_CONCURRENCY,
+    LOG_LEVEL: process.env.LOG_LEVEL,
   }, '/api/health');
 }
 

@@ -6,7 +6,7 @@
 // PostgreSQL only: skipped without DATABASE_URL (the embedded database is always one process,
 // see server.test.ts).
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { createServer } from 'node:net';
 import knex from 'knex';
@@ -49,19 +49,28 @@ function alive(pid: number): boolean {
   }
 }
 
-const NODE = realpathSync(process.execPath);
-
-/** The first Node child process of `pid` (Linux: /proc), waited for up to 30 s. */
-async function childOf(pid: number): Promise<number | undefined> {
+/**
+ * The child of `pid` that prepares the cluster (Linux: /proc), waited for up to 30 s. Told by its
+ * environment, which a process has only once it has been exec'd: a child caught between fork and
+ * exec (tsx starts esbuild while the primary loads) still looks like Node, and a signal sent on
+ * seeing it could reach the primary before its handlers are set.
+ */
+async function preparingChildOf(pid: number): Promise<number | undefined> {
   for (let i = 0; i < 300; i++) {
+    let children: number[];
     try {
-      const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-      // Node children only: tsx may run esbuild beside the server.
-      const node = children.find((child) => readlinkSync(`/proc/${child}/exe`) === NODE);
-      if (node) return node;
+      children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
     } catch {
       return undefined;
     }
+    const preparing = children.find((child) => {
+      try {
+        return readFileSync(`/proc/${child}/environ`, 'utf8').split('\0').includes('CLUSTER_PREPARE=1');
+      } catch {
+        return false; // gone meanwhile
+      }
+    });
+    if (preparing) return preparing;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return undefined;
@@ -257,7 +266,7 @@ pgTest('windows shorter than an answer of the primary: every request is answered
 
 pgTest('SIGTERM while the cluster is being prepared: the preparation stops, no worker starts, exit code 0', async () => {
   const preparing = await startServerProcess({ ...env, DATABASE_SCHEMA: `${schema}_early` });
-  const child = await childOf(preparing.pid!);
+  const child = await preparingChildOf(preparing.pid!);
   assert.ok(child, 'the preparing child was seen');
   process.kill(preparing.pid!, 'SIGTERM');
   const exit = await preparing.exited;

@@ -222,21 +222,23 @@ test('logs: a 503 of an unavailable database is a warning naming why, without a 
 test('logs: passwords, tokens and codes are redacted wherever a line carries them', () => {
   const captured: Array<Record<string, any>> = [];
   const logger = createLogger('info', { write: (line: string) => void captured.push(JSON.parse(line)) });
-  logger.info(
-    {
-      password: PASSWORD,
-      user: { email: 'a@example.com', confirmPassword: PASSWORD, refresh_token: 'r.t.x' },
-      headers: { authorization: 'Bearer a.b.c', cookie: 'sid=1' },
-      verification: { body: { code: 123456 } },
-      token: 'x.y.z',
-    },
-    'sign-in',
-  );
+  const fields = {
+    password: PASSWORD,
+    user: { email: 'a@example.com', confirmPassword: PASSWORD, refresh_token: 'r.t.x' },
+    headers: { Authorization: 'Bearer a.b.c', cookie: 'sid=1' },
+    verification: { body: { code: 123456 } },
+    attempts: [{ token: 'array.t.k' }],
+    token: 'x.y.z',
+  };
+  const given = structuredClone(fields);
+  logger.info(fields, 'sign-in');
   const [line] = captured;
   const text = JSON.stringify(line);
-  for (const secret of [PASSWORD, 'r.t.x', 'a.b.c', 'sid=1', '123456', 'x.y.z']) assert.not.ok(text.includes(secret), `${secret} in ${text}`);
+  for (const secret of [PASSWORD, 'r.t.x', 'a.b.c', 'sid=1', '123456', 'array.t.k', 'x.y.z']) assert.not.ok(text.includes(secret), `${secret} in ${text}`);
   assert.is(line.user.email, 'a@example.com', 'what is not a credential stays');
   assert.is(line.password, '[redacted]');
+  assert.is(line.headers.Authorization, '[redacted]', 'whatever the case of the key');
+  assert.equal(fields, given, "the caller's object is not changed");
 });
 
 test('a JSON body nested deeper than JSON_MAX_DEPTH, or with a longer array, is a 400 and nothing is written', async () => {

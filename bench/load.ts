@@ -2,7 +2,7 @@
 // figures are dropped, then the measured run while the RSS of every process of the server is
 // sampled.
 import autocannon from 'autocannon';
-import { RssSampler } from './lib/processes.js';
+import { cpuSecondsOf, RssSampler } from './lib/processes.js';
 import { pathFor, type Scenario } from './scenarios.js';
 
 export interface LoadSettings {
@@ -22,6 +22,8 @@ export interface LoadFigures {
   /** Status codes other than the expected one, with their counts. */
   unexpected: Record<string, number>;
   bytesPerResponse: number;
+  /** CPU time of the server's processes per request, in µs (its database's is not counted). */
+  cpuUsPerRequest: number;
   /** Per process of the server: RSS when the measured run started and its peak during it. */
   memory: Array<{ pid: number; beforeMB: number; peakMB: number }>;
   peakRssMB: number;
@@ -52,12 +54,14 @@ function options(url: string, scenario: Scenario, token: string, ids: string[], 
 /** One stretch of load on one server, with the RSS of its processes sampled meanwhile. */
 async function slice(url: string, pid: number, scenario: Scenario, token: string, ids: string[], settings: LoadSettings, seconds: number): Promise<LoadFigures & { seconds: number }> {
   const sampler = new RssSampler(pid, settings.rssSampleMs);
+  const cpuBefore = cpuSecondsOf(pid);
   let result: Awaited<ReturnType<typeof autocannon>>;
   try {
     result = await autocannon(options(url, scenario, token, ids, settings.connections, seconds));
   } finally {
     sampler.stop();
   }
+  const cpuSeconds = cpuSecondsOf(pid) - cpuBefore;
   const unexpected: Record<string, number> = {};
   for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {})) if (Number(code) !== scenario.status) unexpected[code] = count;
   const requests = result.requests.total;
@@ -72,6 +76,7 @@ async function slice(url: string, pid: number, scenario: Scenario, token: string
     non2xx: result.non2xx,
     unexpected,
     bytesPerResponse: requests ? Math.round(result.throughput.total / requests) : 0,
+    cpuUsPerRequest: requests ? Math.round((cpuSeconds * 1e6) / requests) : 0,
     memory,
     peakRssMB: Math.round(memory.reduce((sum, p) => sum + p.peakMB, 0)),
   };
@@ -104,6 +109,7 @@ function combine(halves: Array<LoadFigures & { seconds: number }>): LoadFigures 
     non2xx: halves.reduce((sum, h) => sum + h.non2xx, 0),
     unexpected,
     bytesPerResponse: requests ? Math.round(halves.reduce((sum, h) => sum + h.bytesPerResponse * h.requests, 0) / requests) : 0,
+    cpuUsPerRequest: requests ? Math.round(halves.reduce((sum, h) => sum + h.cpuUsPerRequest * h.requests, 0) / requests) : 0,
     memory: perProcess,
     peakRssMB: Math.round(perProcess.reduce((sum, p) => sum + p.peakMB, 0)),
   };

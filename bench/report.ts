@@ -94,9 +94,9 @@ export function printResults(results: Results) {
   results.targets = targets(results);
   for (const size of results.sizes) {
     console.log(`\n${size.label} (${size.employees.toLocaleString('en')} employees; service ${size.serviceProcesses} process(es), raw ${size.rawProcesses}; ${results.settings.connections} connections, ${results.settings.durationSeconds} s per server in two halves)`);
-    const header = ['scenario', 'service req/s', 'raw req/s', 'ratio', 'p50 ms', 'p99 ms', 'raw p99', 'peak RSS MB', 'bytes/resp', 'target', 'failures'];
+    const header = ['scenario', 'service req/s', 'raw req/s', 'ratio', 'p50 ms', 'p99 ms', 'raw p99', 'peak RSS MB', 'bytes/resp', 'CPU µs/req', 'target', 'failures'];
     const rows = size.scenarios.map((s) => {
-      if (!s.service || !s.raw) return [s.label, '-', '-', '-', '-', '-', '-', '-', '-', 'NOT MET', (s.failure ?? '').split('\n')[0].slice(0, 100)];
+      if (!s.service || !s.raw) return [s.label, '-', '-', '-', '-', '-', '-', '-', '-', '-', 'NOT MET', (s.failure ?? '').split('\n')[0].slice(0, 100)];
       const limit = RATIO_TARGET[s.kind];
       const problem = (name: string, f: LoadFigures) => (f.requests === 0 ? `${name}: no request completed` : f.non2xx || f.errors ? `${name}: ${f.non2xx} non-2xx ${f.errors} errors` : '');
       const failures = [problem('service', s.service), problem('raw', s.raw)].filter(Boolean).join('; ');
@@ -110,6 +110,7 @@ export function printResults(results: Results) {
         String(s.raw.p99Ms),
         `${s.service.peakRssMB} / ${s.raw.peakRssMB}`,
         `${s.service.bytesPerResponse} / ${s.raw.bytesPerResponse}`,
+        `${s.service.cpuUsPerRequest ?? '-'} / ${s.raw.cpuUsPerRequest ?? '-'}`,
         `${s.ratio! >= limit && !failures ? 'met' : 'NOT MET'} (>= ${limit})`,
         failures,
       ];

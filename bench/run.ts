@@ -206,7 +206,7 @@ async function runSize(label: string, employees: number): Promise<SizeResult> {
       const failures = (name: string, f: LoadFigures) =>
         f.requests === 0 ? `  ${name}: NO REQUEST COMPLETED in ${settings.durationSeconds} s` : f.non2xx || f.errors ? `  ${name} FAILURES: ${f.non2xx} non-2xx ${JSON.stringify(f.unexpected)}, ${f.errors} errors` : '';
       console.log(
-        `${scenario.label.padEnd(46)} service ${String(onService.requestsPerSecond).padStart(6)} req/s p99 ${onService.p99Ms} ms | raw ${String(onRaw.requestsPerSecond).padStart(6)} req/s p99 ${onRaw.p99Ms} ms | ratio ${ratio.toFixed(2)}` +
+        `${scenario.label.padEnd(46)} service ${String(onService.requestsPerSecond).padStart(6)} req/s p99 ${onService.p99Ms} ms | raw ${String(onRaw.requestsPerSecond).padStart(6)} req/s p99 ${onRaw.p99Ms} ms | ratio ${ratio.toFixed(2)} | CPU µs/req ${onService.cpuUsPerRequest} / ${onRaw.cpuUsPerRequest}` +
           failures('SERVICE', onService) + failures('RAW', onRaw),
       );
     }

@@ -64,7 +64,14 @@ function assertSecurityHeaders(res: { headers: Record<string, any> }, what: stri
 }
 
 /** Headers that only ever govern a page: on the docs page, not on /api answers. */
-const PAGE_ONLY = { 'Cross-Origin-Opener-Policy': 'same-origin', 'X-XSS-Protection': '0', 'Origin-Agent-Cluster': '?1', 'X-DNS-Prefetch-Control': 'off' };
+const PAGE_ONLY = {
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'X-XSS-Protection': '0',
+  'Origin-Agent-Cluster': '?1',
+  'X-DNS-Prefetch-Control': 'off',
+  'X-Download-Options': 'noopen',
+  'X-Permitted-Cross-Domain-Policies': 'none',
+};
 
 test('security headers on answers, errors and the docs; /api answers are never cached', async () => {
   const ok = await t.http.get('/api/employee').set(admin.auth);

@@ -99,6 +99,10 @@ function assertEnvelope(raw: string, status: number, message: string | string[])
   assert.match(head, new RegExp(`^HTTP/1\\.1 ${status} ${STATUS_CODES[status]}\r\n`), raw);
   assert.match(head, /\r\nConnection: close(\r\n|$)/i, raw);
   assert.match(head, /\r\nContent-Type: application\/json/i, raw);
+  // The security headers of the app's own answers.
+  assert.match(head, /\r\nX-Content-Type-Options: nosniff\r\n/, raw);
+  assert.match(head, /\r\nContent-Security-Policy: default-src 'none';frame-ancestors 'none'\r\n/, raw);
+  assert.match(head, /\r\nX-Frame-Options: DENY\r\n/, raw);
   assert.equal(JSON.parse(body), { statusCode: status, message, error: STATUS_CODES[status] });
 }
 

@@ -51,8 +51,10 @@ export function cpuSecondsOf(root: number): number {
   let ticks = 0;
   for (const pid of processTree(root)) {
     try {
-      // The fields after the command, which may hold spaces, in parentheses: utime and stime are fields 14 and 15.
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      // The fields after the command (in parentheses, and it may hold spaces and parentheses itself,
+      // so from the last one): utime and stime are fields 14 and 15.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       ticks += Number(fields[11]) + Number(fields[12]);
     } catch {
       // gone meanwhile

@@ -20,6 +20,7 @@
 import { createServer, STATUS_CODES, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
+import { API_SECURITY_HEADERS } from './security.js';
 
 export interface ServerLimits {
   /** REQUEST_TIMEOUT_MS: the time a client has to send a whole request, headers and body. */
@@ -57,13 +58,16 @@ function clientErrorAnswer(code: string | undefined): { status: number; message:
   }
 }
 
+/** The security headers of the app's /api answers, as header lines. */
+const RAW_SECURITY_HEADERS = API_SECURITY_HEADERS.map(([name, value]) => `${name}: ${value}\r\n`).join('');
+
 /** A whole HTTP response with a JSON error envelope, closing the connection. */
 function rawErrorResponse(status: number, message: string | string[]): string {
   const body = JSON.stringify({ statusCode: status, message, error: STATUS_CODES[status] ?? 'Error' });
   return (
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
     `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-    `Cache-Control: no-store\r\nConnection: close\r\n\r\n${body}`
+    `Cache-Control: no-store\r\n${RAW_SECURITY_HEADERS}Connection: close\r\n\r\n${body}`
   );
 }
 

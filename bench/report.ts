@@ -110,7 +110,7 @@ export function printResults(results: Results) {
         String(s.raw.p99Ms),
         `${s.service.peakRssMB} / ${s.raw.peakRssMB}`,
         `${s.service.bytesPerResponse} / ${s.raw.bytesPerResponse}`,
-        `${s.service.cpuUsPerRequest ?? '-'} / ${s.raw.cpuUsPerRequest ?? '-'}`,
+        `${s.service.cpuUsPerRequest} / ${s.raw.cpuUsPerRequest}`,
         `${s.ratio! >= limit && !failures ? 'met' : 'NOT MET'} (>= ${limit})`,
         failures,
       ];

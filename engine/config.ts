@@ -1,9 +1,13 @@
 // The environment, read once into one typed object. A bad value stops start-up with a message
 // naming the variable, so a typo never becomes a surprising default at run time.
-import { statSync } from 'node:fs';
 import path from 'node:path';
 import { checkTrustedProxies } from './ratelimit/client-ip.js';
 import { secrets } from './config-secrets.js';
+import { socialProviders, type SocialConfig } from './config-social.js';
+import { ConfigError, factor, folders, httpUrl, integer, onOff, serviceUrl, type Env } from './config-values.js';
+
+export { ConfigError, type Env } from './config-values.js';
+export { SOCIAL_PROVIDERS, type SocialProvider, type SocialProviderConfig } from './config-social.js';
 
 export interface Config {
   env: string;
@@ -90,7 +94,7 @@ export interface Config {
   /** This service's own public address (social login callbacks are built from it). */
   apiBaseUrl: string;
   /** Social login providers; a provider without client id and secret is off (its routes answer 404). */
-  social: Record<SocialProvider, SocialProviderConfig | undefined>;
+  social: SocialConfig;
   /** redis:// or rediss:// URL; rate-limit counts live there (shared by every instance) when set. */
   redisUrl?: string;
   /**
@@ -115,72 +119,6 @@ export interface Config {
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevelSetting = (typeof LOG_LEVELS)[number];
 
-export const SOCIAL_PROVIDERS = ['google', 'github', 'microsoft', 'facebook'] as const;
-export type SocialProvider = (typeof SOCIAL_PROVIDERS)[number];
-
-export interface SocialProviderConfig {
-  clientId: string;
-  clientSecret: string;
-  authorizeUrl: string;
-  tokenUrl: string;
-  profileUrl: string;
-  /** Where the provider sends the browser back: {apiBaseUrl}/api/auth/{provider}/callback unless set. */
-  callbackUrl: string;
-}
-
-/** The providers' public endpoints; each can be overridden (tests point them at a stub on loopback). */
-const PROVIDER_ENDPOINTS: Record<SocialProvider, { authorizeUrl: string; tokenUrl: string; profileUrl: string }> = {
-  google: {
-    authorizeUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
-    tokenUrl: 'https://oauth2.googleapis.com/token',
-    profileUrl: 'https://openidconnect.googleapis.com/v1/userinfo',
-  },
-  github: {
-    authorizeUrl: 'https://github.com/login/oauth/authorize',
-    tokenUrl: 'https://github.com/login/oauth/access_token',
-    profileUrl: 'https://api.github.com/user',
-  },
-  microsoft: {
-    authorizeUrl: 'https://login.microsoftonline.com/common/oauth2/v2.0/authorize',
-    tokenUrl: 'https://login.microsoftonline.com/common/oauth2/v2.0/token',
-    profileUrl: 'https://graph.microsoft.com/oidc/userinfo',
-  },
-  facebook: {
-    authorizeUrl: 'https://www.facebook.com/v19.0/dialog/oauth',
-    tokenUrl: 'https://graph.facebook.com/v19.0/oauth/access_token',
-    profileUrl: 'https://graph.facebook.com/me?fields=id,name,email,first_name,last_name',
-  },
-};
-
-export class ConfigError extends Error {}
-
-export type Env = Record<string, string | undefined>;
-
-function integer(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
-  }
-  return Number(raw);
-}
-
-/** A connection URL of another service, if set; a value that is not one of its protocols names the variable. */
-function serviceUrl(env: Env, name: string, protocols: string[], example: string): string | undefined {
-  const raw = env[name];
-  if (!raw) return undefined;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`${name} must be a URL such as ${example}`);
-  }
-  if (!protocols.includes(url.protocol)) {
-    throw new ConfigError(`${name} must use ${protocols.map((p) => `${p}//`).join(' or ')}, got "${url.protocol}"`);
-  }
-  return raw;
-}
-
 const databaseUrl = (env: Env) => serviceUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:'], 'postgres://user@host:5432/db');
 
 function databaseSchema(env: Env, databaseUrl: string | undefined): string | undefined {
@@ -191,26 +129,6 @@ function databaseSchema(env: Env, databaseUrl: string | undefined): string | und
     throw new ConfigError(`DATABASE_SCHEMA must be a lower-case SQL name (letters, digits, _), got "${raw}"`);
   }
   return raw;
-}
-
-/** A list of folders separated like PATH; each must exist, so a typo fails here, not later. */
-function folders(env: Env, name: string): string[] {
-  const raw = env[name];
-  if (!raw) return [];
-  return raw
-    .split(path.delimiter)
-    .filter(Boolean)
-    .map((entry) => {
-      const dir = path.resolve(entry);
-      let isDir = false;
-      try {
-        isDir = statSync(dir).isDirectory();
-      } catch {
-        // reported below
-      }
-      if (!isDir) throw new ConfigError(`${name}: "${entry}" is not a folder`);
-      return dir;
-    });
 }
 
 /** Comma-separated origins (scheme, host and port of a web page); CLIENT_BASE_URL's origin by default. */
@@ -243,35 +161,6 @@ function logLevel(env: Env, nodeEnv: string): LogLevelSetting {
   return raw as LogLevelSetting;
 }
 
-function httpUrl(env: Env, name: string, fallback: string): string {
-  const raw = env[name] || fallback;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
-  return raw.replace(/\/+$/, '');
-}
-
-/** A positive decimal number, such as 0.5 or 10. */
-function factor(env: Env, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!/^\d+(\.\d+)?$/.test(raw) || !(value > 0)) throw new ConfigError(`${name} must be a positive number such as 0.5 or 10, got "${raw}"`);
-  return value;
-}
-
-function onOff(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (raw === 'on') return true;
-  if (raw === 'off') return false;
-  throw new ConfigError(`${name} must be on or off, got "${raw}"`);
-}
-
 /** Comma-separated; each entry checked by proxy-addr, the library that will use it. */
 function trustedProxies(env: Env): string[] {
   const entries = (env.TRUST_PROXY ?? '').split(',').map((e) => e.trim()).filter(Boolean);
@@ -292,30 +181,6 @@ function keyPrefix(env: Env): string {
 const redisUrl = (env: Env) => serviceUrl(env, 'REDIS_URL', ['redis:', 'rediss:'], 'redis://host:6379');
 
 const smtpUrl = (env: Env) => serviceUrl(env, 'SMTP_URL', ['smtp:', 'smtps:'], 'smtp://user:pass@host:587 or smtps://host:465');
-
-function socialProviders(env: Env, apiBaseUrl: string): Config['social'] {
-  const social = {} as Config['social'];
-  for (const provider of SOCIAL_PROVIDERS) {
-    const prefix = provider.toUpperCase();
-    const clientId = env[`${prefix}_CLIENT_ID`];
-    const clientSecret = env[`${prefix}_CLIENT_SECRET`];
-    if (Boolean(clientId) !== Boolean(clientSecret)) {
-      throw new ConfigError(`${prefix}_CLIENT_ID and ${prefix}_CLIENT_SECRET go together: set both, or neither to switch ${provider} login off`);
-    }
-    const defaults = PROVIDER_ENDPOINTS[provider];
-    social[provider] = clientId && clientSecret
-      ? {
-          clientId,
-          clientSecret,
-          authorizeUrl: httpUrl(env, `${prefix}_AUTHORIZE_URL`, defaults.authorizeUrl),
-          tokenUrl: httpUrl(env, `${prefix}_TOKEN_URL`, defaults.tokenUrl),
-          profileUrl: httpUrl(env, `${prefix}_PROFILE_URL`, defaults.profileUrl),
-          callbackUrl: httpUrl(env, `${prefix}_CALLBACK_URL`, `${apiBaseUrl}/api/auth/${provider}/callback`),
-        }
-      : undefined;
-  }
-  return social;
-}
 
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = env.NODE_ENV ?? 'development';

@@ -26,9 +26,9 @@ export function createLogger(level: LogLevelSetting = 'info', destination?: pino
         level: (label) => ({ level: label }),
         log: (fields) => redactedCopy(fields) as Record<string, unknown>,
       },
-      // The walk above has serialized (and redacted) an Error under `err` already: pino's own
-      // serializer would take that copy for another error and name its type Object.
-      serializers: { err: (err) => (err instanceof Error ? redactedCopy(pino.stdSerializers.err(err), 1) : err) },
+      // The walk above has serialized (and redacted) an Error under `err` already, as pino's own
+      // serializer does: that serializer would take the copy for another error and name its type Object.
+      serializers: { err: (serialized) => serialized },
     },
     destination ?? stdoutByTurn(),
   );

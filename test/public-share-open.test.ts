@@ -205,6 +205,11 @@ test("a customer accepts an estimate once: estimateStatus and when; the same ans
   assert.is(read.body.estimateStatus, 'ACCEPTED');
   const listed = await t.http.get('/api/invoice?where[estimateStatus]=ACCEPTED').set(w.acme.auth);
   assert.equal(listed.body.items.map((i: any) => i.id), [estimate.id]);
+  // A full replace by the issuer resets its own optional fields, not the customer's answer.
+  const { invoiceNumber, invoiceDate, dueDate, fromOrganizationId } = estimate;
+  const replaced = await t.http.put(`/api/invoice/${estimate.id}`).set(w.acme.auth).send({ invoiceNumber, invoiceDate, dueDate, fromOrganizationId, isEstimate: true });
+  assert.is(replaced.status, 200, JSON.stringify(replaced.body));
+  assert.equal([replaced.body.estimateStatus, replaced.body.estimateDecidedAt], ['ACCEPTED', accepted.body.estimateDecidedAt]);
 });
 
 test('a rejection is kept the same way; a void estimate takes no answer (409)', async () => {

@@ -14,8 +14,9 @@ import { bearerTokenOf, VerifiedTokens } from './verified-tokens.js';
 
 /**
  * Paths served without a token: sign-in and everything a signed-out user needs to get a token back
- * (refresh, password reset, email verification, social login). /api/auth/authenticated answers
- * true/false itself, so it must never be refused here.
+ * (refresh, password reset, email verification, social login), and the share links a customer
+ * opens without an account (/api/public/…). /api/auth/authenticated answers true/false itself, so
+ * it must never be refused here.
  */
 export const PUBLIC_PATHS: RegExp[] = [
   /^\/api\/auth\/(login|register|refresh-token|reset-password|request-password|authenticated)\/?$/,
@@ -23,6 +24,8 @@ export const PUBLIC_PATHS: RegExp[] = [
   /^\/api\/email-check\/validate\/?$/,
   /^\/api\/auth\/(google|github|microsoft|facebook)(\/callback)?\/?$/,
   /^\/api\/health\/?$/,
+  // Share links: a customer opens an invoice or estimate with the link's token, not an account.
+  /^\/api\/public\//,
   /^\/(?!api(\/|$))/,
 ];
 

@@ -119,7 +119,7 @@ export function createApp(options: AppOptions): App {
     if (!isClientGone(err)) logError(err, ctx);
   });
   koa.use(requestId());
-  koa.use(requestLog(logger));
+  koa.use(requestLog(logger, modules.flatMap((m) => m.logMasks ?? [])));
   koa.use(securityHeaders());
   const definedHeaders = [...registry.values()].flatMap((r) => (r.organizationHeader ? [r.organizationHeader] : []));
   koa.use(crossOrigin(config.corsOrigins, definedHeaders));

@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import type { RoleTable } from '../auth/roles.js';
 import type { TokenKeys } from '../auth/tokens.js';
 import type { Config } from './config.js';
+import type { LogMask } from './http/request-log.js';
 import type { Mailer } from './mail.js';
 import type { Registry } from './resource/compiled.js';
 import type { ResourceService } from './resource/service.js';
@@ -32,6 +33,8 @@ export interface Module {
    * leaves these alone, and the route answers 415 itself for a content type it does not take.
    */
   ownBodies?: OwnBody[];
+  /** Paths that carry a secret (a share link's token in /api/public/…): masked in request log lines. */
+  logMasks?: LogMask[];
   register(router: Router, engine: Engine): void;
   openapi?(engine: Engine): OpenApiPaths;
   /** Named schemas the module's paths refer to as `#/components/schemas/<name>`. */

@@ -4,7 +4,8 @@ import { employeeStatisticsModule } from './employee-statistics/index.js';
 import { eventTypeModule } from './event-type/index.js';
 import { exportImportModule } from './export-import/index.js';
 import { imageUploadModule } from './image-upload/index.js';
+import { publicShareModule } from './public-share/index.js';
 import { reportModule } from './report/index.js';
 import { tagByNameModule } from './tag-by-name/index.js';
 
-export const modules: Module[] = [eventTypeModule, tagByNameModule, employeeStatisticsModule, reportModule, imageUploadModule, exportImportModule];
+export const modules: Module[] = [eventTypeModule, tagByNameModule, employeeStatisticsModule, reportModule, imageUploadModule, exportImportModule, publicShareModule];

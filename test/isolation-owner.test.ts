@@ -58,6 +58,12 @@ const WITHOUT_OWNER: Record<string, string> = {
   'GET /api/image-assets/:id/file': 'image assets have no owner field',
   'GET /api/tags/getByName': 'tags have no owner field',
   'GET /api/tags/getByName/:name': 'tags have no owner field',
+  'POST /api/invoice/:id/share-link': 'invoices have no owner field (share links are attacked across tenants in isolation-tenant.test.ts)',
+  'GET /api/invoice/:id/share-link': 'invoices have no owner field (share links are attacked across tenants in isolation-tenant.test.ts)',
+  'DELETE /api/invoice/:id/share-link/:linkId': 'invoices have no owner field (share links are attacked across tenants in isolation-tenant.test.ts)',
+  'GET /api/public/invoice/:id/:token': 'no caller: a share link opens one invoice, which has no owner field',
+  'GET /api/public/estimate/:id/:token': 'no caller: a share link opens one estimate, which has no owner field',
+  'PUT /api/public/estimate/:id/:token': 'no caller: a share link answers one estimate, which has no owner field',
 };
 
 /** Why a generated route needs no owner attack, or undefined when it does. */

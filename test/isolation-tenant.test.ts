@@ -24,6 +24,7 @@ import {
   ROUTES_WITHOUT_RECORDS,
   snapshot,
   storedFiles,
+  stringsIn,
   visibleRows,
   whereRelated,
   type Recorded,
@@ -33,6 +34,7 @@ import {
 } from './helpers/isolation.js';
 import { attackExport, attackExportZip, reportRunner, attackImport, attackLists, attackRecord, attackRelations, attackWrites, type AttackWorld } from './helpers/isolation-attacks.js';
 import { SampleRecords, type Tenant } from './helpers/sample-records.js';
+import { publicUrl, share } from './helpers/share-links.js';
 import { MULTIPART, multipartBody } from './helpers/upload.js';
 
 const atLoad = definitionsAtLoad();
@@ -56,6 +58,8 @@ let clean: { employee: Row; project: Row };
 let theirs: { employee: Row; project: Row };
 /** B's uploaded image (a record with a stored file). */
 let image: Row;
+/** B's share link to its invoice, with its token. */
+let theirLink: Row;
 
 const resource = (name: string) => t.engine.registry.get(name)!;
 const named = (name: string, what: string, fn: (r: CompiledResource) => Promise<void>) => test(`${name}: ${what}`, () => fn(resource(name)));
@@ -125,6 +129,8 @@ test.before(async () => {
   // The rows as linked, for the attacks that read a victim's values.
   for (const map of [victims, probes]) for (const [name, record] of map) map.set(name, await row(resource(name), record.id));
 
+  // B's share link to its invoice, linked to A's records like every victim.
+  theirLink = await share(t, b, w.victims.get('invoice')!.id);
   before = await snapshot(t.db, b.tenantId);
   filesBefore = storedFiles(t.config.uploadDir, b.tenantId);
   assert.ok(Object.keys(filesBefore).length >= 1, "B's upload is stored");
@@ -227,6 +233,50 @@ test("account routes answer the caller's own tenant and refuse to name the other
   const renamed = await w.http.post('/api/tenant').set(a.auth).send({ name: 'Alpha renamed' });
   assert.is(renamed.status, 200, JSON.stringify(renamed.body));
   assert.is(renamed.body.id, a.tenantId);
+});
+
+test("share links: the other tenant's invoice and links are 404s to create, list and revoke; no token opens a record across tenants, nor shows a foreign one", async () => {
+  const victim = w.victims.get('invoice')!;
+  const probe = w.probes.get('invoice')!;
+  const kindOf = (row: Row) => (row.isEstimate ? 'estimate' : 'invoice');
+  const links = () => countOf(t.db('invoice_share_link').where({ invoiceId: victim.id }));
+  const theirs = await links();
+  assertNotFound(await w.http.post(`/api/invoice/${victim.id}/share-link`).set(a.auth).send({}));
+  assertNotFound(await w.http.get(`/api/invoice/${victim.id}/share-link`).set(a.auth));
+  assertNotFound(await w.http.delete(`/api/invoice/${victim.id}/share-link/${theirLink.id}`).set(a.auth));
+  assertNotFound(await w.http.delete(`/api/invoice/${probe.id}/share-link/${theirLink.id}`).set(a.auth));
+  assert.is(await links(), theirs);
+
+  // A's own link to A's invoice, whose organization, contact and items B's records were linked into.
+  const created = await w.http.post(`/api/invoice/${probe.id}/share-link`).set(a.auth).send({});
+  assert.is(created.status, 201, JSON.stringify(created.body));
+  const listed = await w.http.get(`/api/invoice/${probe.id}/share-link`).set(a.auth);
+  assert.equal(listed.body.items.map((l: Row) => l.id), [created.body.id]);
+  const all = 'relations[]=organization&relations[]=fromOrganization&relations[]=toContact&relations[]=invoiceItems.employee&relations[]=invoiceItems.project';
+  const ours = await w.http.get(`${publicUrl(kindOf(probe), probe.id, created.body.token)}?${all}`);
+  assert.is(ours.status, 200, JSON.stringify(ours.body));
+  // Its own id fields hold what was written past the API; no record they name may be loaded.
+  const loaded = (view: Row): string[] => [
+    view.organization?.id, view.fromOrganization?.id, view.toContact?.id,
+    ...view.invoiceItems.flatMap((item: Row) => [item.id, item.employee?.id, item.project?.id]),
+  ].filter(Boolean);
+  assert.equal(loaded(ours.body).filter((id) => w.foreignIds.has(id)), [], "A's shared invoice loads none of B's records");
+  assert.is(ours.body.fromOrganization, null, "the issuer was set to B's organization: not loaded");
+  assert.not.ok(ours.body.invoiceItems.some((item: Row) => item.id === w.victims.get('invoice-item')!.id), "B's item moved under A's invoice is not loaded");
+  // And B's customer sees none of A's records, though B's invoice was linked to them.
+  const theirView = await w.http.get(`${publicUrl(kindOf(victim), victim.id, theirLink.token)}?${all}`);
+  assert.is(theirView.status, 200, JSON.stringify(theirView.body));
+  const ownIds = new Set([...w.probes.values()].map((row) => String(row.id)));
+  assert.equal(loaded(theirView.body).filter((id) => ownIds.has(id)), [], "B's shared invoice loads none of A's records");
+  assert.not.ok(stringsIn(theirView.body).has(a.tenantId) || stringsIn(ours.body).has(b.tenantId), 'no tenant id is shown');
+
+  // A token opens its own record only: A's on B's invoice, B's on A's, under every public route.
+  for (const [id, token] of [[victim.id, created.body.token], [probe.id, theirLink.token]]) {
+    for (const kind of ['invoice', 'estimate'] as const) assertNotFound(await w.http.get(publicUrl(kind, id, token)));
+    assertNotFound(await w.http.put(publicUrl('estimate', id, token)).send({ status: 'ACCEPTED' }));
+  }
+  assertNotFound(await w.http.delete(`/api/invoice/${probe.id}/share-link/${created.body.id}`).set(b.auth));
+  assert.is((await w.http.delete(`/api/invoice/${probe.id}/share-link/${created.body.id}`).set(a.auth)).status, 204);
 });
 
 test("the other tenant's rows and stored files are byte for byte what they were before the attacks", async () => {

@@ -82,8 +82,12 @@ function describeLimits(matcher: PolicyMatcher, method: string, path: string): s
     return `\`${p.name}\`: ${perWindow(p)}${notes.length ? ` (${notes.join('; ')})` : ''}`;
   });
   const tiers = matcher.table.tiers.map((t) => `\`${t.name}\`: ${perWindow(t)}`).join(', ');
+  const anonymous = matcher.tierOf(undefined);
+  const tier = matcher.countsAsAnonymous(path)
+    ? `the \`${anonymous.name}\` tier, ${perWindow(anonymous)}, per client address whatever token the request carries`
+    : `the caller's tier, one of ${tiers}`;
   const sameAs = counted === method ? '' : ` (${method} counts as ${counted})`;
-  const listed = [...endpoint, `the caller's tier, one of ${tiers}`].join('; ');
+  const listed = [...endpoint, tier].join('; ');
   return `Rate limits counting each call${sameAs}, 429 when any is used up: ${listed}.`;
 }
 

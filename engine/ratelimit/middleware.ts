@@ -107,7 +107,8 @@ export function rateLimits(options: RateLimitOptions): Middleware {
   return async function rateLimited(ctx: Context, next: Next) {
     // While the store is known to be failing, requests go on uncounted without waiting for it.
     if (matcher.isExempt(ctx.method, ctx.path) || !options.store.available()) return next();
-    const holder = options.identify(ctx);
+    // A path counted as anonymous (share links) ignores the token: it buys no allowance there.
+    const holder = matcher.countsAsAnonymous(ctx.path) ? undefined : options.identify(ctx);
     const address = `ip:${options.clientAddress(ctx.req)}`;
     const caller = holder ? `sub:${holder.userId}` : address;
     const policies = [matcher.tierOf(holder?.role), ...matcher.endpointPolicies(ctx.method, ctx.path)];

@@ -37,8 +37,11 @@ const MAX_NAMES = 50;
 /** The parameters a resource accepts (compiled at start-up). */
 export const supportedParameters = (resource: CompiledResource): string[] => [...resource.listParameters];
 
-/** relations[]=a, relations[0]=a, relations=a,b and a JSON array all become ['a', 'b']. */
-function relationNames(raw: unknown, problems: string[]): string[] {
+/**
+ * relations[]=a, relations[0]=a, relations=a,b and a JSON array all become ['a', 'b']. Exported
+ * for modules with a relation whitelist of their own, so that they take the same spellings.
+ */
+export function relationNames(raw: unknown, problems: string[]): string[] {
   let values: unknown[];
   if (typeof raw === 'string') values = raw.split(',');
   else if (Array.isArray(raw)) values = raw;

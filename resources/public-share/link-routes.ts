@@ -1,0 +1,83 @@
+// Share links of one invoice, for its tenant's users: POST /api/invoice/{id}/share-link creates one
+// (201 with its token and URL, shown this once), GET lists them, DELETE .../{linkId} revokes one.
+// The invoice is found as a read of it would find it (the caller's tenant, else 404), so a link is
+// never made, seen or revoked across tenants. Creating and revoking need the invoice's write
+// permission (INVOICES_EDIT), listing its read permission.
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import type { Config } from '../../engine/config.js';
+import { badRequest, notFound } from '../../engine/errors.js';
+import { authorize, parseQueryString } from '../../engine/http/context.js';
+import { toTimestamp } from '../../engine/resource/fields.js';
+import { checkId, type ResourceService } from '../../engine/resource/service.js';
+import { compileValidator } from '../../engine/validation.js';
+import { createLink, linksOf, revokeLink } from './links.js';
+import type { Kind } from './public-routes.js';
+
+export const LINKS_PATH = '/api/invoice/:id/share-link';
+export const LINK_PATH = `${LINKS_PATH}/:linkId`;
+
+/** How long a link lives when the request names no expiry, and at most. */
+export const DEFAULT_DAYS = 30;
+export const MAX_DAYS = 365;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export const CREATE_BODY = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { expiresAt: { type: 'string', format: 'iso-date' } },
+} as const;
+
+const validCreate = compileValidator<{ expiresAt?: string }>(CREATE_BODY);
+
+/** The expiry asked for (an ISO date or date-time, as a timestamp field takes it), in the future and at most MAX_DAYS ahead. */
+function expiryOf(body: unknown): Date {
+  const { expiresAt } = validCreate(body ?? {});
+  const now = Date.now();
+  if (expiresAt === undefined) return new Date(now + DEFAULT_DAYS * DAY_MS);
+  const at = new Date(toTimestamp(expiresAt));
+  if (at.getTime() <= now) throw badRequest('expiresAt must be in the future');
+  if (at.getTime() > now + MAX_DAYS * DAY_MS) throw badRequest(`expiresAt must not be more than ${MAX_DAYS} days ahead`);
+  return at;
+}
+
+function noQuery(ctx: Context) {
+  const unknown = Object.keys(parseQueryString(ctx.querystring));
+  if (unknown.length) throw badRequest(unknown.map((name) => `${name} is not a supported parameter of this route`));
+}
+
+/** The address a customer opens: the public route of the record's kind, under API_BASE_URL. */
+export const linkUrl = (config: Config, kind: Kind, invoiceId: string, token: string) => `${config.apiBaseUrl}/api/public/${kind}/${invoiceId}/${token}`;
+
+export function registerLinkRoutes(router: Router, invoices: ResourceService, config: Config) {
+  const { db, resource } = invoices;
+  const can = resource.permissions;
+
+  router.post(LINKS_PATH, async (ctx) => {
+    const caller = authorize(ctx, can.update);
+    noQuery(ctx);
+    const expiresAt = expiryOf(ctx.request.body);
+    const invoice = await invoices.read(caller, ctx.params.id);
+    const link = await createLink(db, caller, invoice.id, expiresAt);
+    const kind: Kind = invoice.isEstimate ? 'estimate' : 'invoice';
+    ctx.status = 201;
+    ctx.body = { ...link, url: linkUrl(config, kind, invoice.id, link.token) };
+  });
+
+  router.get(LINKS_PATH, async (ctx) => {
+    const caller = authorize(ctx, can.read);
+    noQuery(ctx);
+    const invoice = await invoices.read(caller, ctx.params.id);
+    const items = await linksOf(db, caller.tenantId, invoice.id);
+    ctx.body = { items, total: items.length };
+  });
+
+  router.delete(LINK_PATH, async (ctx) => {
+    const caller = authorize(ctx, can.update);
+    noQuery(ctx);
+    const linkId = checkId(ctx.params.linkId, 'linkId');
+    const invoice = await invoices.read(caller, ctx.params.id);
+    if (!(await revokeLink(db, caller.tenantId, invoice.id, linkId))) throw notFound();
+    ctx.status = 204;
+  });
+}

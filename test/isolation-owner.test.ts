@@ -58,6 +58,8 @@ const WITHOUT_OWNER: Record<string, string> = {
   'GET /api/image-assets/:id/file': 'image assets have no owner field',
   'GET /api/tags/getByName': 'tags have no owner field',
   'GET /api/tags/getByName/:name': 'tags have no owner field',
+  'GET /api/tag/getByName': 'tags have no owner field',
+  'GET /api/tag/getByName/:name': 'tags have no owner field',
 };
 
 /** Why a generated route needs no owner attack, or undefined when it does. */
@@ -68,6 +70,8 @@ function generatedRouteExemption(key: string): string | undefined {
       const base = `/api/${path}`;
       const routes: Record<string, boolean> = {
         [`GET ${base}`]: can.lists,
+        [`GET ${base}/pagination`]: can.lists,
+        [`GET ${base}/count`]: can.lists,
         [`POST ${base}/search`]: can.lists,
         [`GET ${base}/:id`]: can.record || can.relations,
         [`POST ${base}`]: can.writes,

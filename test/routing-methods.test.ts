@@ -4,8 +4,10 @@
 // an Allow header naming exactly the methods the OpenAPI document gives that path; a nameless
 // query parameter (`?=x`) is answered like any unknown one.
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { createStoppableServer } from '../engine/http/server.js';
 import { newTenant, type Session } from './helpers/accounts.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { assertError } from './helpers/error-envelope.js';
@@ -105,6 +107,38 @@ test('methods the router does not know are 405 on a known path and 404 on an unk
   assertError(await (t.http as any).propfind('/api/employee'), 401);
   // OPTIONS outside a CORS preflight is a method like the others: 405, nothing answered as 200.
   assertNotAllowed(await send('OPTIONS', '/api/employee'), ['GET', 'HEAD', 'POST'], 'OPTIONS /api/employee');
+});
+
+/** One raw request over a socket to the real HTTP server (engine/http/server.ts): what came back before it closed. */
+function rawExchange(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk.toString()));
+    socket.on('error', () => {});
+    socket.on('close', () => resolve(received));
+    setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no answer within 10 s; received: ${JSON.stringify(received)}`));
+    }, 10_000).unref();
+  });
+}
+
+test('on the real HTTP server: CONNECT (never handed to the app) and TRACE are 405s in the envelope', async () => {
+  const { server, stop } = createStoppableServer(t.koa.callback(), { requestTimeoutMs: 10_000 });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const port = (server.address() as net.AddressInfo).port;
+    const connect = await rawExchange(port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    assert.match(connect, /^HTTP\/1\.1 405 Method Not Allowed\r\n/);
+    const body = JSON.parse(connect.slice(connect.indexOf('\r\n\r\n') + 4));
+    assert.equal(body, { statusCode: 405, message: 'CONNECT is not allowed on this server', error: 'Method Not Allowed' });
+    const trace = await rawExchange(port, `TRACE /api/employee HTTP/1.1\r\nHost: x\r\nAuthorization: ${admin.auth.Authorization}\r\nConnection: close\r\n\r\n`);
+    assert.match(trace, /^HTTP\/1\.1 405 Method Not Allowed\r\n/);
+    assert.match(trace, /\r\nallow: GET, HEAD, POST\r\n/i);
+  } finally {
+    await stop(1000);
+  }
 });
 
 test('?=x: a parameter without a name is a 400 where unknown parameters are, and ignored where parameters are', async () => {

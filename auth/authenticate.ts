@@ -1,11 +1,13 @@
 // Bearer verification with koa-jwt, once per request, then the Caller that handlers use; every
 // route but the public ones needs one. Only HS256 access tokens pass: alg "none", other
 // algorithms, refresh tokens, tokens of an unknown role and tokens whose session has ended (or
-// that name none) are 401; a Tenant-Id header naming another tenant is 403.
+// that name none) are 401; a Tenant-Id header or tenantId query parameter naming another tenant
+// is 403 (engine/http/tenant-named.ts).
 import type { Context, Middleware, Next } from 'koa';
 import koaJwt from 'koa-jwt';
 import type { Caller } from '../engine/caller.js';
-import { forbidden, unauthorized } from '../engine/errors.js';
+import { unauthorized } from '../engine/errors.js';
+import { checkNamedTenant } from '../engine/http/tenant-named.js';
 import type { RoleTable } from './roles.js';
 import type { SessionCheck } from './session/live.js';
 import { verificationKeys } from './keyring.js';
@@ -51,11 +53,6 @@ function callerFrom(claims: unknown, roles: RoleTable): LiveCaller {
     sessionId: c.sid,
     permissions,
   };
-}
-
-function checkTenantHeader(ctx: Context, caller: Caller) {
-  const header = ctx.get('tenant-id');
-  if (header && header.toLowerCase() !== caller.tenantId) throw forbidden();
 }
 
 /**
@@ -163,7 +160,7 @@ export function authenticate(): Middleware {
     if (found?.lookupError) throw found.lookupError;
     if (isPublic(ctx.path)) return next();
     if (!found?.caller || !found.live) throw unauthorized();
-    checkTenantHeader(ctx, found.caller);
+    checkNamedTenant(ctx, found.caller.tenantId);
     ctx.state.caller = found.caller;
     return next();
   };
@@ -178,6 +175,6 @@ export function optionalCaller(ctx: Context, _keys?: TokenKeys, _roles?: RoleTab
   if (!ctx.headers.authorization) return undefined;
   const found = bearerOf(ctx);
   if (!found?.caller || !found.live) throw unauthorized();
-  checkTenantHeader(ctx, found.caller);
+  checkNamedTenant(ctx, found.caller.tenantId);
   return found.caller;
 }

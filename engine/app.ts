@@ -26,6 +26,7 @@ import { createRateLimiting, type RateLimiting } from './ratelimit/setup.js';
 import { compileDefinitions } from './resource/compile.js';
 import { loadDefinitionDir, loadDefinitionFile } from './resource/load.js';
 import { registerResourceRoutes } from './resource/routes.js';
+import { allowedMethods } from './routing/allowed-methods.js';
 import { routesByPrefix } from './routing/by-prefix.js';
 import { ResourceService } from './resource/service.js';
 import type { Knex } from 'knex';
@@ -131,7 +132,7 @@ export function createApp(options: AppOptions): App {
   koa.use(authenticate());
   koa.use(jsonBody(config.bodyLimit, modules.flatMap((m) => m.ownBodies ?? []), config.json));
   koa.use(routesByPrefix(router));
-  koa.use(router.allowedMethods());
+  koa.use(allowedMethods());
   return {
     koa,
     engine,

@@ -95,7 +95,7 @@ test('dates: a date-only value is midnight UTC and returned as a full timestamp;
   assert.is(res.body.endWork, '2026-03-01T08:30:00.000Z');
   const read = await t.http.get(`/api/employee/${res.body.id}`).set(admin.auth);
   assert.is(read.body.startedWorkOn, '2026-01-05T00:00:00.000Z');
-  for (const bad of ['2026-02-30', '05/01/2026', '2026-01-05T10:00', 'yesterday', '']) {
+  for (const bad of ['2026-02-30', '05/01/2026', '2026-01-05T10', '2026-01-05T24:00', 'yesterday', '']) {
     assertError(await t.http.patch(`/api/employee/${res.body.id}`).set(admin.auth).send({ startedWorkOn: bad }), 400, 'startedWorkOn must be a valid ISO 8601 date string');
   }
   assert.is(new Date((await employeeRow(res.body.id)).startedWorkOn).toISOString(), '2026-01-05T00:00:00.000Z');

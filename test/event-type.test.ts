@@ -113,7 +113,7 @@ test('read one: 200 with the record; an unknown id is 404', async () => {
   assertError(await t.http.get(`${BASE}/${MISSING_ID}`).set(admin.auth), 404, 'The requested record was not found');
 });
 
-test('PUT replaces the whole record: absent optional fields are reset', async () => {
+test('PUT replaces the whole record: absent optional fields are reset, the caller-filled employeeId is kept', async () => {
   const admin = await newTenant(t);
   const withEmployee = await adminWithEmployee(admin);
   const created = await create(withEmployee, intro({ isActive: false }));
@@ -127,7 +127,7 @@ test('PUT replaces the whole record: absent optional fields are reset', async ()
   assert.is(res.body.duration, 1);
   assert.is(res.body.description, null, 'absent description is reset');
   assert.is(res.body.isActive, true, 'absent isActive is reset to its default');
-  assert.is(res.body.employeeId, null, 'PUT resets employeeId like any optional field; only create defaults it');
+  assert.is(res.body.employeeId, withEmployee.employeeId, 'PUT without employeeId keeps the one create filled in');
   assert.is(res.body.organizationId, admin.organizationId, 'the organization is kept');
 
   const row = await rowOf(created.id);
@@ -135,8 +135,20 @@ test('PUT replaces the whole record: absent optional fields are reset', async ()
   assert.is(row.durationUnit, 'Day(s)');
   assert.is(row.description, null);
   assert.is(row.isActive, true);
-  assert.is(row.employeeId, null);
+  assert.is(row.employeeId, withEmployee.employeeId);
   assert.ok(new Date(row.updatedAt) >= new Date(created.updatedAt));
+
+  // Kept whoever replaces it (an admin without an employee record too); an explicit null clears it.
+  const byAdmin = await t.http.put(`${BASE}/${created.id}`).set(admin.auth).send({ title: 'Workshop', durationUnit: 'Day(s)', duration: 2 });
+  assert.is(byAdmin.status, 200, JSON.stringify(byAdmin.body));
+  assert.is(byAdmin.body.employeeId, withEmployee.employeeId);
+  const cleared = await t.http.put(`${BASE}/${created.id}`).set(withEmployee.auth).send({ title: 'Workshop', durationUnit: 'Day(s)', duration: 2, employeeId: null });
+  assert.is(cleared.status, 200, JSON.stringify(cleared.body));
+  assert.is(cleared.body.employeeId, null);
+  assert.is((await rowOf(created.id)).employeeId, null);
+  // Once cleared, a PUT leaving it out keeps it cleared: a replace never fills it from the caller.
+  const again = await t.http.put(`${BASE}/${created.id}`).set(withEmployee.auth).send({ title: 'Workshop', durationUnit: 'Day(s)', duration: 2 });
+  assert.is(again.body.employeeId, null);
 });
 
 test('PUT without a required field is 400 and changes nothing', async () => {

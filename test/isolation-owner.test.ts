@@ -64,6 +64,8 @@ const WITHOUT_OWNER: Record<string, string> = {
   'GET /api/public/invoice/:id/:token': 'no caller: a share link opens one invoice, which has no owner field',
   'GET /api/public/estimate/:id/:token': 'no caller: a share link opens one estimate, which has no owner field',
   'PUT /api/public/estimate/:id/:token': 'no caller: a share link answers one estimate, which has no owner field',
+  'GET /api/tag/getByName': 'tags have no owner field',
+  'GET /api/tag/getByName/:name': 'tags have no owner field',
 };
 
 /** Why a generated route needs no owner attack, or undefined when it does. */
@@ -74,6 +76,8 @@ function generatedRouteExemption(key: string): string | undefined {
       const base = `/api/${path}`;
       const routes: Record<string, boolean> = {
         [`GET ${base}`]: can.lists,
+        [`GET ${base}/pagination`]: can.lists,
+        [`GET ${base}/count`]: can.lists,
         [`POST ${base}/search`]: can.lists,
         [`GET ${base}/:id`]: can.record || can.relations,
         [`POST ${base}`]: can.writes,

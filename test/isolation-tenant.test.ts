@@ -150,15 +150,19 @@ for (const { name } of atLoad) named(name, "the export holds exactly the caller 
 
 test("the export zip holds, resource by resource, exactly the caller tenant's rows", () => attackExportZip(w, a.auth, atLoad, 'a SUPER_ADMIN exports every resource'));
 
-test("tags by name: the other tenant's tag name is a 404 on both spellings; the caller's own is found", async () => {
+test("tags by name: the other tenant's tag name is a 404 on both spellings and every path; the caller's own is found", async () => {
   const theirs = w.victims.get('tag')!;
   const ours = w.probes.get('tag')!;
-  assertNotFound(await w.http.get(`/api/tags/getByName/${encodeURIComponent(theirs.name)}`).set(a.auth));
-  assertNotFound(await w.http.get('/api/tags/getByName').query({ name: theirs.name }).set(a.auth));
-  const found = await w.http.get(`/api/tags/getByName/${encodeURIComponent(ours.name)}`).set(a.auth);
-  assert.is(found.status, 200, JSON.stringify(found.body));
-  assert.is(found.body.id, ours.id);
-  assert.is((await w.http.get('/api/tags/getByName').query({ name: ours.name }).set(a.auth)).body.id, ours.id);
+  for (const path of resource('tag').paths) {
+    const base = `/api/${path}/getByName`;
+    assertNotFound(await w.http.get(`${base}/${encodeURIComponent(theirs.name)}`).set(a.auth));
+    assertNotFound(await w.http.get(base).query({ name: theirs.name }).set(a.auth));
+    assertForbidden(await w.http.get(base).query({ name: ours.name, tenantId: b.tenantId }).set(a.auth));
+    const found = await w.http.get(`${base}/${encodeURIComponent(ours.name)}`).set(a.auth);
+    assert.is(found.status, 200, JSON.stringify(found.body));
+    assert.is(found.body.id, ours.id);
+    assert.is((await w.http.get(base).query({ name: ours.name }).set(a.auth)).body.id, ours.id);
+  }
 });
 
 test("statistics: the other tenant's employee is a 404; the caller's employees count none of the other tenant's time logs or tasks", async () => {

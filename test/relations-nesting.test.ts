@@ -128,9 +128,9 @@ test('the OpenAPI relations[] enums list a hasMany only first', async () => {
 // relation of the resource reached.
 test('the refusal lists only what is allowed after the prefix', async () => {
   const res = await t.http.get('/api/employee?relations[]=organization.employees.user').set(acme.auth);
-  assert.equal(res.body, badRequestBody(["relations: 'organization.employees.user' is not allowed; allowed after 'organization': tags, skills"]));
+  assert.equal(res.body, badRequestBody(["relations: 'organization.employees.user' is not allowed; allowed after 'organization': tags, skills, contact"]));
   const deep = await t.http.get('/api/organization?relations[]=employees.organization.employees').set(acme.auth);
-  assert.equal(deep.body, badRequestBody(["relations: 'employees.organization.employees' is not allowed; allowed after 'employees.organization': tags, skills"]));
+  assert.equal(deep.body, badRequestBody(["relations: 'employees.organization.employees' is not allowed; allowed after 'employees.organization': tags, skills, contact"]));
 });
 
 test.run();

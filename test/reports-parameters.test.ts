@@ -147,7 +147,10 @@ test('dates: the list parameters\' rules and messages', async () => {
   const path = '/api/report/time-log-daily';
   assertError(await get(`${path}?startDate=yesterday`, admin), 400, ['startDate must be a valid ISO 8601 date string']);
   assertError(await get(`${path}?startDate=2026-02-31`, admin), 400, ['startDate must be a valid ISO 8601 date string']);
-  assertError(await get(`${path}?endDate=2026-01-05T10:00:00`, admin), 400, ['endDate must be a valid ISO 8601 date string']);
+  assertError(await get(`${path}?endDate=2026-01-05T10:00:00+25`, admin), 400, ['endDate must be a valid ISO 8601 date string']);
+  // A date-time without a zone is UTC.
+  const utc = await get(`${path}?startDate=2026-01-05T08:00:00&endDate=2026-01-05T10:00`, admin);
+  assert.equal([utc.body.startDate, utc.body.endDate], ['2026-01-05T08:00:00.000Z', '2026-01-05T10:00:00.000Z']);
   assertError(await get(`${path}?startDate=2026-01-05&startDate=2026-01-06`, admin), 400, ['startDate must be a single value']);
   assertError(await get(`${path}?startDate=2026-01-10&endDate=2026-01-09`, admin), 400, ['startDate must not be after endDate']);
   assertError(await get(`${path}?startDate=2026-01-10T00:00:01Z&endDate=2026-01-10T00:00:00Z`, admin), 400, ['startDate must not be after endDate']);

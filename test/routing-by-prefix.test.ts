@@ -1,12 +1,16 @@
 // Dispatch by leading path segments (engine/routing/by-prefix.ts) must answer every request as
 // the single router it is built from would: the same route wins, the same 404, the same 405/501
 // with the same Allow header. Both are served over HTTP side by side and compared request by request.
+// The one intended difference: a fixed path (no parameter) reaches only its own routes, as a
+// router holding just those (and the routes that may match any path) would answer.
 import Router from '@koa/router';
 import Koa from 'koa';
 import request from 'supertest';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { prefixOfPath, routesByPrefix } from '../engine/routing/by-prefix.js';
+import { errorMiddleware } from '../engine/errors.js';
+import { allowedMethods } from '../engine/routing/allowed-methods.js';
+import { fixedPathOf, prefixOfLayer, prefixOfPath, routesByPrefix } from '../engine/routing/by-prefix.js';
 
 /** A route table with the shapes that matter: fixed paths before /:id, parameters first, prefixes, middleware. */
 function routeTable(): Router {
@@ -54,14 +58,26 @@ const PATHS = [
   '/docs/assets', '/', '/about', '/about/', '//', '/api//things', '/api/deep/a/b/c', '/api/deep/a/b', '/nothing/at/all',
 ];
 
-test('every method on every path is answered as by the single router', async () => {
+/** A router of only the fixed path's own routes and those that may match any path, in their order. */
+function fixedPathRouter(router: Router, path: string): Router {
+  const alone = new Router(router.opts);
+  alone.stack = router.stack.filter((layer) => prefixOfLayer(layer) === undefined || fixedPathOf(layer) === path);
+  return alone;
+}
+
+const withoutSlash = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
+
+test('every method on every path is answered as by the single router (a fixed path: by its own routes alone)', async () => {
   const router = routeTable();
   const single = serve(router, router.routes() as Koa.Middleware);
   const grouped = serve(router, routesByPrefix(router));
+  const fixed = new Set(router.stack.flatMap((layer) => fixedPathOf(layer) ?? []));
   let compared = 0;
   for (const path of PATHS) {
+    const alone = fixed.has(withoutSlash(path)) ? fixedPathRouter(router, withoutSlash(path)) : undefined;
+    const expected = alone ? serve(alone, alone.routes() as Koa.Middleware) : single;
     for (const method of METHODS) {
-      const [a, b] = await Promise.all([single, grouped].map((http) => http[method.toLowerCase() as 'get'](path)));
+      const [a, b] = await Promise.all([expected, grouped].map((http) => http[method.toLowerCase() as 'get'](path)));
       const where = `${method} ${path}`;
       assert.is(b.status, a.status, where);
       assert.equal(b.body, a.body, where);
@@ -83,6 +99,36 @@ test('the route registered first still wins when another group could answer', as
   assert.is(notAllowed.status, 405);
   assert.is(notAllowed.headers.allow, 'HEAD, GET, PUT');
   assert.is((await http.get('/API/things')).status, 404);
+});
+
+test('a fixed path never falls into a /:id: another method is a 405 naming only its own methods, in the envelope', async () => {
+  const router = routeTable();
+  const app = new Koa();
+  app.use(errorMiddleware(() => {}));
+  app.use(routesByPrefix(router));
+  app.use(allowedMethods());
+  const http = request(app.callback());
+  const refused = async (res: request.Response, allow: string) => {
+    assert.is(res.status, 405, `${res.status} ${JSON.stringify(res.body)}`);
+    assert.is(res.headers.allow, allow);
+    assert.is(res.body.statusCode, 405);
+    assert.is(res.body.error, 'Method Not Allowed');
+    assert.type(res.body.message, 'string');
+  };
+  await refused(await http.get('/api/things/search'), 'POST');
+  await refused(await http.get('/api/things/search/'), 'POST');
+  await refused(await http.options('/api/things/search'), 'POST');
+  await refused(await http.put('/api/things/byName'), 'GET, HEAD');
+  await refused(await http.delete('/api/others/count'), 'GET, HEAD');
+  // Methods @koa/router does not know (its allowedMethods answers them 501) and OPTIONS are 405 alike.
+  await refused(await http.trace('/api/things/42'), 'GET, HEAD, PUT');
+  await refused(await (http as any).propfind('/api/things'), 'GET, HEAD');
+  await refused(await http.options('/api/things/42'), 'GET, HEAD, PUT');
+  // The routes themselves still answer, and an unknown path is still a 404.
+  assert.equal((await http.post('/api/things/search')).body.route, 'things-search');
+  assert.equal((await http.get('/api/things/byName')).body.route, 'things-by-name');
+  assert.equal((await http.get('/api/things/7')).body.route, 'things-read');
+  assert.is((await (http as any).propfind('/api/nothing/here')).status, 404);
 });
 
 test('a request path keys on its first two segments, without a trailing slash', () => {

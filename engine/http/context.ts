@@ -21,6 +21,15 @@ export function authorize(ctx: Context, permission: string): Caller {
 
 const QUERY_LIMITS = { depth: 3, arrayLimit: 100, parameterLimit: 200 };
 
+/** The key a query parameter without a name (`?=x`) is kept under: qs would drop it silently. */
+export const NAMELESS_PARAMETER = '';
+
+/** A parameter's name as a message shows it; a nameless one is said to be so. */
+export const parameterLabel = (name: string) => (name === NAMELESS_PARAMETER ? 'a parameter without a name' : name);
+
+/** `=x` first, or `&=x` anywhere: a parameter whose name is empty. */
+const hasNameless = (raw: string) => raw.startsWith('=') || raw.includes('&=');
+
 /**
  * Bracket syntax (where[user][id]=…, relations[]=…, order[name]=ASC) with tight limits, so a
  * hostile query string cannot build deep or huge objects. Going past a limit is a 400: qs would
@@ -37,7 +46,7 @@ export function parseQueryString(raw: string): Record<string, unknown> {
     }
   }
   try {
-    return qs.parse(raw, {
+    const parsed = qs.parse(raw, {
       ...QUERY_LIMITS,
       strictDepth: true,
       throwOnLimitExceeded: true,
@@ -46,6 +55,10 @@ export function parseQueryString(raw: string): Record<string, unknown> {
       allowPrototypes: true,
       plainObjects: true,
     }) as Record<string, unknown>;
+    // Kept, so that each route answers it as any parameter it does not know (a 400 where those
+    // are refused) rather than never seeing it.
+    if (hasNameless(raw)) parsed[NAMELESS_PARAMETER] = '';
+    return parsed;
   } catch (err) {
     if (!(err instanceof RangeError)) throw err;
     const message = /depth/i.test(err.message)
@@ -73,6 +86,6 @@ export function searchInput(body: unknown): Record<string, unknown> {
 export function readParameters(ctx: Context): { relations: unknown } {
   const query = parseQueryString(ctx.querystring);
   const unknown = Object.keys(query).filter((k) => k !== 'relations');
-  if (unknown.length) throw badRequest(unknown.map((k) => `${k} is not a supported parameter when reading one record; supported: relations`));
+  if (unknown.length) throw badRequest(unknown.map((k) => `${parameterLabel(k)} is not a supported parameter when reading one record; supported: relations`));
   return { relations: query.relations };
 }

@@ -104,6 +104,13 @@ export function createStoppableServer(handler: RequestListener, limits: ServerLi
     socket.destroy();
   });
 
+  // CONNECT (a proxy's tunnel) never reaches the app: Node hands it to this event, and without a
+  // listener closes the connection unanswered. This is no proxy: a 405 in the envelope, as any
+  // method the router does not know gets (routing/allowed-methods.ts).
+  server.on('connect', (req, socket: Duplex) => {
+    socket.end(rawErrorResponse(405, `${req.method} is not allowed on this server`));
+  });
+
   const stop = (graceMs: number, portClosed = async () => {}) =>
     new Promise<{ cut: number }>((resolve) => {
       const closeConnections = () => {

@@ -16,6 +16,8 @@ import {
   takeSchema,
   TENANT_HEADER_COMPONENT,
   TENANT_HEADER_PARAMETER,
+  TENANT_QUERY_COMPONENT,
+  TENANT_QUERY_PARAMETER,
   whereSchema,
 } from './fragments.js';
 import { toOpenApiSchema } from './schema-conversion.js';
@@ -25,7 +27,7 @@ export const ERROR_SCHEMA = 'ErrorResponse';
 export const BEARER_SCHEME = 'bearer';
 const BEARER_DESCRIPTION =
   "The access token from POST /api/auth/login. Every record read or written belongs to the token's tenant; " +
-  'a Tenant-Id header, when sent with the token, must name that same tenant (otherwise 403).';
+  'a Tenant-Id header or a tenantId query parameter, when sent with the token, must name that same tenant (otherwise 403).';
 
 // Re-exported: modules written before it moved to the fragments import it from here.
 export { findInputName };
@@ -180,6 +182,6 @@ export function buildComponents(registry: Registry): Json {
     securitySchemes: { [BEARER_SCHEME]: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: BEARER_DESCRIPTION } },
     schemas,
     responses: errorResponseComponents(),
-    parameters: { [TENANT_HEADER_PARAMETER]: TENANT_HEADER_COMPONENT },
+    parameters: { [TENANT_HEADER_PARAMETER]: TENANT_HEADER_COMPONENT, [TENANT_QUERY_PARAMETER]: TENANT_QUERY_COMPONENT },
   };
 }

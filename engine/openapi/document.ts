@@ -5,7 +5,7 @@ import type { LimitTable } from '../ratelimit/policy.js';
 import pkg from '../../package.json' with { type: 'json' };
 import type { Engine, Module, OpenApiPaths } from '../module.js';
 import { BEARER_SCHEME, buildComponents } from './components.js';
-import { OPERATION_METHODS as METHODS, tenantHeaderParameter } from './fragments.js';
+import { OPERATION_METHODS as METHODS, tenantHeaderParameter, tenantQueryParameter } from './fragments.js';
 import { healthPaths } from './health-paths.js';
 import { exemptionsInWords, withRateLimits } from './rate-limit-fragments.js';
 import { resourcePaths } from './resource-paths.js';
@@ -17,11 +17,16 @@ const DESCRIPTION = [
   'yields its validators and routes, so this document is what the server enforces.',
   '',
   '- Sign in with `POST /api/auth/login` and send `Authorization: Bearer <token>`; every record read or',
-  "  written belongs to the token's tenant. A `Tenant-Id` header, if sent, must name that tenant (else 403).",
+  "  written belongs to the token's tenant. A `Tenant-Id` header or `tenantId` query parameter, if sent, must name",
+  '  that tenant (else 403); naming it is accepted and ignored.',
   "- Lists take `take` (default 10, or the resource's maximum page size when that is lower), `skip`,",
   '  `order[field]=ASC|DESC`, `where[field]=value`, `relations[]` and, where a resource supports them,',
   '  `search`, `startDate`/`endDate` and `tags[]`; they answer `{items, total}`.',
-  '  `POST /api/{resource}/search` takes the same parameters as a JSON body.',
+  '  `POST /api/{resource}/search` takes the same parameters as a JSON body; `GET /api/{resource}/pagination` is the',
+  '  list under its other name, `GET /api/{resource}/count` answers `{total}` under the same parameters.',
+  '- A method a path does not have (OPTIONS outside a CORS preflight, and methods such as TRACE, included) is a 405',
+  '  with an `Allow` header naming exactly the methods listed here for that path (HEAD with GET). A fixed path',
+  '  (`/search`, `/count`, `/upload`…) is never read as an `{id}`.',
   '- An operation that needs the database answers 503 when it is unavailable.',
   '- Errors are `{statusCode, message, error}`; on 400 `message` lists every broken rule. A JSON body may be',
   '  nested at most `JSON_MAX_DEPTH` levels, with at most `JSON_MAX_ARRAY` items per array (400 beyond).',
@@ -65,8 +70,9 @@ function takesToken(op: Record<string, unknown>): boolean {
 }
 
 /**
- * The Tenant-Id header is checked wherever a token is (auth/authenticate.ts), so every operation
- * that takes one documents it, modules' included, without each having to remember it.
+ * The Tenant-Id header and the tenantId query parameter are checked wherever a token is
+ * (auth/authenticate.ts), so every operation that takes one documents both, modules' included,
+ * without each having to remember them.
  */
 function withTenantHeader(paths: OpenApiPaths): OpenApiPaths {
   return Object.fromEntries(
@@ -77,8 +83,9 @@ function withTenantHeader(paths: OpenApiPaths): OpenApiPaths {
           const op = value as Record<string, unknown>;
           if (!METHODS.has(method) || !takesToken(op)) return [method, op];
           const parameters = (op.parameters as object[] | undefined) ?? [];
-          const listed = parameters.some((p) => (p as { $ref?: string }).$ref === tenantHeaderParameter.$ref);
-          return [method, listed ? op : { ...op, parameters: [...parameters, tenantHeaderParameter] }];
+          const listed = (ref: string) => parameters.some((p) => (p as { $ref?: string }).$ref === ref);
+          const added = [tenantHeaderParameter, tenantQueryParameter].filter((p) => !listed(p.$ref));
+          return [method, added.length ? { ...op, parameters: [...parameters, ...added] } : op];
         }),
       ),
     ]),

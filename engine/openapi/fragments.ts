@@ -67,6 +67,20 @@ export const TENANT_HEADER_COMPONENT = {
   schema: { type: 'string', format: 'uuid' },
 };
 
+/** components/parameters name of the tenantId query parameter, checked with the header (engine/http/tenant-named.ts). */
+export const TENANT_QUERY_PARAMETER = 'TenantIdQuery';
+
+export const tenantQueryParameter = { $ref: `#/components/parameters/${TENANT_QUERY_PARAMETER}` };
+
+/** The tenantId query parameter some clients add to every request: the header's rule, in the query. */
+export const TENANT_QUERY_COMPONENT = {
+  name: 'tenantId',
+  in: 'query',
+  required: false,
+  description: "Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403.",
+  schema: { type: 'string', format: 'uuid' },
+};
+
 export function idParameter(): object {
   return { name: 'id', in: 'path', required: true, description: 'Record id', schema: { type: 'string', format: 'uuid' } };
 }

@@ -3,7 +3,7 @@
 import { ANY_AUTHENTICATED, OWNER_SCOPED_ROLE } from '../caller.js';
 import type { OpenApiPaths } from '../module.js';
 import type { CompiledResource, Operation } from '../resource/compiled.js';
-import { TOTAL_EXACT_HEADER } from '../resource/routes.js';
+import { COUNT_PATH, PAGINATION_PATH, TOTAL_EXACT_HEADER } from '../resource/routes.js';
 import {
   errorResponses,
   idParameter,
@@ -36,7 +36,7 @@ interface Names {
 }
 
 /** Operation ids' verbs, which a module may annotate with a sentence of its own. */
-export type OperationVerb = 'list' | 'create' | 'search' | 'get' | 'replace' | 'update' | 'delete';
+export type OperationVerb = 'list' | 'paginate' | 'count' | 'create' | 'search' | 'get' | 'replace' | 'update' | 'delete';
 export type OperationNotes = Partial<Record<OperationVerb, string>>;
 
 function operation(resource: CompiledResource, names: Names, id: OperationVerb, summary: string, op: Operation, rest: object): object {
@@ -55,18 +55,28 @@ function operation(resource: CompiledResource, names: Names, id: OperationVerb, 
  * Every path item of one resource's CRUD routes (generated, or mounted by a module with some
  * handlers of its own, whose differences `notes` describes).
  */
+const totalExactHeader = {
+  [TOTAL_EXACT_HEADER]: {
+    description:
+      "false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match",
+    schema: { type: 'boolean' },
+  },
+};
+
 /** A page of records and its total, with the header that says whether the total is exact. */
 function listResponse(name: string, list: object): object {
-  return {
-    ...jsonResponse(`A page of ${name} records`, list),
-    headers: {
-      [TOTAL_EXACT_HEADER]: {
-        description:
-          "false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match",
-        schema: { type: 'boolean' },
-      },
-    },
+  return { ...jsonResponse(`A page of ${name} records`, list), headers: totalExactHeader };
+}
+
+/** The total alone, as a list would count it. */
+function countResponse(name: string): object {
+  const schema = {
+    type: 'object',
+    required: ['total'],
+    additionalProperties: false,
+    properties: { total: { type: 'integer', minimum: 0, description: `How many ${name} records match, as the list's total counts them` } },
   };
+  return { ...jsonResponse(`How many ${name} records match`, schema), headers: totalExactHeader };
 }
 
 export function resourcePaths(resource: CompiledResource, notes: OperationNotes = {}): OpenApiPaths {
@@ -93,6 +103,22 @@ export function resourcePaths(resource: CompiledResource, notes: OperationNotes 
         parameters: organizationHeaderParameters(resource),
         requestBody: jsonBody(ref(schemaName(resource, 'create'))),
         responses: { '201': jsonResponse(`The created ${n}`, record), ...errorResponses(400, 401, 403, 409, 413, 415, 500, 503) },
+      }),
+    };
+    paths[`${base}/${PAGINATION_PATH}`] = {
+      get: operation(resource, names, 'paginate', `List ${n} records (the list under Ever Gauzy's other spelling)`, 'read', {
+        description: `${permissionNote(resource, 'read')} The same parameters and answer as GET /api/${path}.${names.aliasNote}`,
+        parameters: listParameters(resource),
+        responses: { '200': listResponse(n, list), ...errorResponses(400, 401, 403, 500, 503) },
+      }),
+    };
+    paths[`${base}/${COUNT_PATH}`] = {
+      get: operation(resource, names, 'count', `Count ${n} records`, 'read', {
+        description:
+          `${permissionNote(resource, 'read')} Takes the list's parameters (take, skip, order and relations are checked, and do not change the total) ` +
+          `and answers the total GET /api/${path} would give, by the same count policy.${names.aliasNote}`,
+        parameters: listParameters(resource),
+        responses: { '200': countResponse(n), ...errorResponses(400, 401, 403, 500, 503) },
       }),
     };
     paths[`${base}/search`] = {

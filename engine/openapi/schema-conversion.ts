@@ -2,6 +2,8 @@
 // derived from exactly what the server checks. OpenAPI 3.0 has no type arrays (nullable instead),
 // boolean exclusiveMinimum/Maximum, no const, and knows nothing of our 'iso-date' format.
 
+import { DATE_STRING_PATTERN } from '../resource/fields.js';
+
 type Json = Record<string, unknown>;
 
 /** Keywords an OpenAPI 3.0 schema object accepts; anything else is dropped. */
@@ -15,7 +17,9 @@ const KEPT = new Set([
 const SUBSCHEMA = new Set(['items', 'not']);
 const SUBSCHEMA_LISTS = new Set(['allOf', 'anyOf', 'oneOf']);
 
-const ISO_DATE_HINT = 'ISO 8601 date (2026-01-05, midnight UTC) or date-time with a time zone (2026-01-05T09:30:00Z)';
+const ISO_DATE_HINT =
+  'ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; ' +
+  'without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999';
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -71,6 +75,7 @@ export function toOpenApiSchema(schema: unknown): Json {
   if (out.format === 'iso-date') {
     // Neither OpenAPI format fits: 'date' rejects date-times and 'date-time' rejects plain dates.
     delete out.format;
+    out.pattern = DATE_STRING_PATTERN;
     out.description = out.description ? `${out.description}. ${ISO_DATE_HINT}` : ISO_DATE_HINT;
     if (out.example === undefined) out.example = '2026-01-05';
   }

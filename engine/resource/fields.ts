@@ -4,7 +4,7 @@ import type { FieldDefinition, FieldType } from './types.js';
 
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const DATE_PATTERN = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}(?::?\d{2})?))?$/i;
+const DATE_PATTERN = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
 
 // Years 1000 to 9999: the PostgreSQL drivers read years below 100 back as 19xx, and a
 // workforce date before 1000 is a typo, not a record.
@@ -17,7 +17,16 @@ const DECIMAL = /^-?\d+(\.\d+)?$/;
 export const INT4_MIN = -2147483648;
 export const INT4_MAX = 2147483647;
 
-/** A calendar date (2026-01-05) or a date-time with a zone; a real day, not 2026-02-31. */
+/**
+ * What the date fields and startDate/endDate accept, for the OpenAPI document (the same shape as
+ * DATE_PATTERN; isDateString also checks that the day and time exist).
+ */
+export const DATE_STRING_PATTERN = '^\\d{4}-\\d{2}-\\d{2}([Tt ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?([Zz]|[+-]\\d{2}(:?\\d{2})?)?)?$';
+
+/**
+ * A calendar date (2026-01-05) or a date-time, with a zone or without one (then UTC, as a
+ * date-only value is midnight UTC); a real day and time, not 2026-02-31 or 24:00.
+ */
 export function isDateString(value: string): boolean {
   const m = DATE_PATTERN.exec(value);
   if (!m) return false;
@@ -25,16 +34,20 @@ export function isDateString(value: string): boolean {
   const day = new Date(Date.UTC(+y, +mo - 1, +d));
   if (day.getUTCFullYear() !== +y || day.getUTCMonth() !== +mo - 1 || day.getUTCDate() !== +d) return false;
   if (h !== undefined && (+h > 23 || +mi > 59 || (s !== undefined && +s > 59))) return false;
-  if (h !== undefined && m[7] === undefined) return false;
   const instant = Date.parse(normalise(value));
   // A zone offset can push 9999-12-31 into year 10000, which PostgreSQL refuses to store.
   return instant >= EARLIEST_INSTANT && instant <= LATEST_INSTANT;
 }
 
-/** What Date.parse reads: midnight UTC for a date, T between date and time, ±hh:mm offsets (ISO allows ±hh and ±hhmm). */
+/**
+ * What Date.parse reads: midnight UTC for a date, T between date and time, ±hh:mm offsets (ISO
+ * allows ±hh and ±hhmm), and Z for a date-time without a zone (Date.parse would take local time).
+ */
 function normalise(value: string): string {
   if (isDateOnly(value)) return `${value}T00:00:00.000Z`;
-  return value.replace(' ', 'T').replace(/([+-])(\d{2}):?(\d{2})?$/, (_, sign: string, hh: string, mm?: string) => `${sign}${hh}:${mm ?? '00'}`);
+  const withT = value.replace(' ', 'T');
+  if (DATE_PATTERN.exec(value)![7] === undefined) return `${withT}Z`;
+  return withT.replace(/([+-])(\d{2}):?(\d{2})?$/, (_, sign: string, hh: string, mm?: string) => `${sign}${hh}:${mm ?? '00'}`);
 }
 
 export const isDateOnly = (value: string) => value.length === 10;

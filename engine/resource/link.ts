@@ -116,8 +116,14 @@ export function link(resource: CompiledResource, source: SourcedDefinition, regi
     const relation = resource.relations.get(tagFilter);
     if (relation?.kind !== 'manyToMany') problem(check, ['tagFilter'], `"${tagFilter}" must name a manyToMany relation`);
     else resource.tagRelation = relation;
+  } else if (resource.relations.get(TAGS)?.kind === 'manyToMany') {
+    // Without tagFilter, the tags[] parameter filters on the many-to-many relation of its name.
+    resource.tagRelation = resource.relations.get(TAGS);
   }
 }
+
+/** The list parameter tags[], and the relation it filters on unless a definition's tagFilter names another. */
+const TAGS = 'tags';
 
 /**
  * Every relations[] path, to MAX_RELATION_DEPTH. A hasMany loads all the children of each parent:

@@ -1,6 +1,8 @@
 // List parameters (query string or search body) → a typed ListQuery, checked against the
 // resource's compiled whitelists. Every problem is collected; any problem is a 400 naming it.
 import { badRequest, forbidden } from '../errors.js';
+import { parameterLabel } from '../http/context.js';
+import { TENANT_PARAMETER } from '../http/tenant-named.js';
 import { isPlainObject } from '../objects.js';
 import { defaultTake, MAX_RELATION_DEPTH, type CompiledRelation, type CompiledResource } from './compiled.js';
 import { isDateOnly, isDateString, LATEST_INSTANT, toTimestamp, UUID_PATTERN } from './fields.js';
@@ -248,8 +250,12 @@ export function parseListQuery(resource: CompiledResource, input: Record<string,
   const problems: string[] = [];
   const supported = resource.listParameters;
   for (const key of Object.keys(input)) {
-    if (!supported.has(key)) {
-      problems.push(`${key} is not a supported list parameter of ${resource.name}; supported: ${[...supported].join(', ')}`);
+    if (key === TENANT_PARAMETER) {
+      // A search body's tenantId (a query string's is checked and taken out with the token): the
+      // caller's own is ignored, any other value is forbidden.
+      if (typeof input[key] !== 'string' || (input[key] as string).toLowerCase() !== tenantId.toLowerCase()) throw forbidden();
+    } else if (!supported.has(key)) {
+      problems.push(`${parameterLabel(key)} is not a supported list parameter of ${resource.name}; supported: ${[...supported].join(', ')}`);
     }
   }
   // A resource whose own maximum is below the default page size gets its maximum by default.

@@ -9,6 +9,10 @@ import type { CompiledResource } from './compiled.js';
 import { parseListQuery, parseRelations } from './list-query.js';
 import type { ListResult, ResourceService } from './service.js';
 
+/** The sub-paths of the list's other spellings (Ever Gauzy's): the same page, or its total alone. */
+export const PAGINATION_PATH = 'pagination';
+export const COUNT_PATH = 'count';
+
 /** Says whether total is exact (false: the count policy's cap or estimate, README "Counting"). */
 export const TOTAL_EXACT_HEADER = 'X-Total-Exact';
 
@@ -31,6 +35,8 @@ export const writeContext = (ctx: Context, resource: CompiledResource) => ({
 
 export interface CrudHandlers {
   list: Middleware;
+  /** The list's total alone, under the same parameters (GET /api/{r}/count). */
+  count: Middleware;
   search: Middleware;
   read: Middleware;
   create: Middleware;
@@ -46,6 +52,12 @@ export function crudHandlers(service: ResourceService): CrudHandlers {
     async list(ctx) {
       const caller = authorize(ctx, can.read);
       answerList(ctx, await service.list(caller, parseListQuery(resource, parseQueryString(ctx.querystring), caller.tenantId)));
+    },
+    async count(ctx) {
+      const caller = authorize(ctx, can.read);
+      const { total, exact } = await service.count(caller, parseListQuery(resource, parseQueryString(ctx.querystring), caller.tenantId));
+      ctx.set(TOTAL_EXACT_HEADER, String(exact));
+      ctx.body = { total };
     },
     async search(ctx) {
       const caller = authorize(ctx, can.read);
@@ -76,11 +88,17 @@ export function crudHandlers(service: ResourceService): CrudHandlers {
   };
 }
 
-/** The seven routes under the resource's path and each alias. */
+/**
+ * The seven routes under the resource's path and each alias, and the list's two Ever Gauzy
+ * spellings: /pagination (the list itself) and /count (its total). Fixed sub-paths never reach
+ * /:id, whatever the order (routing/by-prefix.ts).
+ */
 export function mountCrudRoutes(router: Router, resource: CompiledResource, handlers: CrudHandlers) {
   for (const path of resource.paths) {
     const base = `/api/${path}`;
     router.get(base, handlers.list);
+    router.get(`${base}/${PAGINATION_PATH}`, handlers.list);
+    router.get(`${base}/${COUNT_PATH}`, handlers.count);
     router.post(`${base}/search`, handlers.search);
     router.get(`${base}/:id`, handlers.read);
     router.post(base, handlers.create);

@@ -11,7 +11,7 @@ import { scope } from './query.js';
 import { relationTree, loadRelations } from './sql/relations.js';
 import { run } from './sql/runner.js';
 import { matchesStatement, pageStatement, readStatement } from './sql/select.js';
-import { countMatches } from './count.js';
+import { countMatches, type CountResult } from './count.js';
 import { deleteStatement, insertStatement, updateStatement } from './sql/write.js';
 import { prepareChildren, prepareWrite, type PreparedWrite, type WriteContext } from './write-body.js';
 
@@ -72,6 +72,11 @@ export class ResourceService {
     const [items, { total, exact }] = await Promise.all([run(db, pageStatement(resource, caller, query)), countMatches(db, resource, matchesStatement(resource, caller, query))]);
     await loadRelations(db, resource, caller, items, relationTree(query.relations));
     return { items, total, exact };
+  }
+
+  /** The list's total alone: the same filters and scope, by the resource's count policy. */
+  async count(caller: Caller, query: ListQuery): Promise<CountResult> {
+    return countMatches(this.db, this.resource, matchesStatement(this.resource, caller, query));
   }
 
   async read(caller: Caller, id: string, relations: string[] = []): Promise<Record<string, any>> {

@@ -108,6 +108,7 @@ export interface ResourceDefinition {
   sort?: string[];
   search?: string[];
   dateRange?: string;
+  /** The manyToMany relation tags[] filters on; by default the one named tags, if any. */
   tagFilter?: string;
   maxTake?: number;
   /** How a list's total is counted (README "Counting"); absent: exact. */

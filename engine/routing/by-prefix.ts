@@ -3,8 +3,13 @@
 // its path and aliases that is hundreds of tests per request. Here the routes of one router are
 // shared out, once, among smaller routers by the literal segments their paths begin with, and a
 // request goes to the one router whose routes can match its path (a Map lookup). Each smaller
-// router is an ordinary @koa/router: matching, parameters, and the 405/501 of allowedMethods
-// (which reads what the dispatch left on ctx.matched) behave as before.
+// router is an ordinary @koa/router: matching and parameters behave as before, and what the
+// dispatch leaves on ctx.matched tells allowed-methods.ts which methods the path has.
+//
+// One rule differs from a single router: a fixed path (a route path without parameters, such as
+// /api/tags/search or /api/image-asset/upload) only ever reaches its own routes. A method it does
+// not have is then a 405 naming its methods, never a generated /api/tags/:id reading "search" as
+// an id, whichever was registered first.
 import Router, { type Layer } from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
 
@@ -47,11 +52,26 @@ export function prefixOfLayer(layer: Layer, depth = PREFIX_DEPTH): string | unde
   return `/${leading.join('/')}`;
 }
 
+/** A request or route path without its trailing slash (routes ignore one). */
+const withoutTrailingSlash = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
+
+/**
+ * The path of a route that has no parameter anywhere (/api/tags/search), the way a request path
+ * spelling it exactly is compared; undefined for any other route or middleware.
+ */
+export function fixedPathOf(layer: Layer): string | undefined {
+  const { path, opts, methods } = layer;
+  if (typeof path !== 'string' || opts.pathAsRegExp || opts.end === false || !opts.sensitive || methods.length === 0) return undefined;
+  if (!path.startsWith('/') || !path.split('/').slice(1).every((s) => s === '' || LITERAL_SEGMENT.test(s))) return undefined;
+  return withoutTrailingSlash(path);
+}
+
 /**
  * The router's routes as a middleware that tries, per request, only those that can match its
  * path. Routes that may match any path are tried by every group, each group keeping the order
- * of registration, so the first route registered still wins (fixed module paths before a
- * generated /:id). Routes registered on `router` afterwards are not seen: call it last.
+ * of registration, so the first route registered still wins. A request for a fixed path goes to
+ * that path's routes alone (with the routes that may match any path). Routes registered on
+ * `router` afterwards are not seen: call it last.
  */
 export function routesByPrefix(router: Router, depth = PREFIX_DEPTH): Middleware & { router: Router } {
   const keyed = router.stack.map((layer) => ({ layer, key: prefixOfLayer(layer, depth) }));
@@ -64,7 +84,12 @@ export function routesByPrefix(router: Router, depth = PREFIX_DEPTH): Middleware
   const groups = new Map<string, Middleware>();
   for (const key of keys) groups.set(key, routerOf(keyed.filter((k) => k.key === key || k.key === undefined).map((k) => k.layer)));
   const anyPath = routerOf(keyed.filter((k) => k.key === undefined).map((k) => k.layer));
-  const dispatch = (ctx: Context, next: Next) => (groups.get(prefixOfPath(ctx.path, depth)) ?? anyPath)(ctx, next);
+  const fixed = new Map<string, Middleware>();
+  for (const path of new Set(router.stack.flatMap((layer) => fixedPathOf(layer) ?? []))) {
+    fixed.set(path, routerOf(keyed.filter((k) => k.key === undefined || fixedPathOf(k.layer) === path).map((k) => k.layer)));
+  }
+  const dispatch = (ctx: Context, next: Next) =>
+    (fixed.get(withoutTrailingSlash(ctx.path)) ?? groups.get(prefixOfPath(ctx.path, depth)) ?? anyPath)(ctx, next);
   // Like @koa/router's own dispatch middleware, it names the router whose routes it serves.
   return Object.assign(dispatch, { router });
 }

@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
 import type { Context } from 'koa';
 import { ANY_AUTHENTICATED, OWNER_SCOPED_ROLE, type Caller } from '../../engine/caller.js';
 import { badRequest, forbidden, notFound } from '../../engine/errors.js';
-import { callerOf, parseQueryString } from '../../engine/http/context.js';
+import { callerOf, parameterLabel, parseQueryString } from '../../engine/http/context.js';
 import type { CompiledResource } from '../../engine/resource/compiled.js';
 import { checkId } from '../../engine/resource/service.js';
 import { employeeStatistics, type StatisticsSources } from './statistics-query.js';
@@ -24,7 +24,7 @@ const hasPermission = (caller: Caller, permission: string) => permission === ANY
 /** The route takes no query parameters: any one is refused, not ignored. */
 function refuseParameters(ctx: Context) {
   const names = Object.keys(parseQueryString(ctx.querystring));
-  if (names.length) throw badRequest(names.map((name) => `${name} is not a supported parameter of ${ctx.path}; it takes none`));
+  if (names.length) throw badRequest(names.map((name) => `${parameterLabel(name)} is not a supported parameter of ${ctx.path}; it takes none`));
 }
 
 export function registerStatisticsRoutes(router: Router, db: Knex, sources: StatisticsSources, now: Clock) {

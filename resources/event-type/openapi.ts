@@ -11,6 +11,6 @@ const EMPLOYEE_DEFAULT =
 export function eventTypeOpenApi(resource: CompiledResource): OpenApiPaths {
   return resourcePaths(resource, {
     create: EMPLOYEE_DEFAULT,
-    replace: 'Absent optional fields, employeeId and tags included, are reset.',
+    replace: 'Absent optional fields and tags are reset; employeeId left out keeps its value (send null to clear it).',
   });
 }

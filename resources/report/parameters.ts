@@ -2,6 +2,7 @@
 // the same parser and limits (parseQueryString), the same date rules and messages (the list
 // parser reads startDate/endDate), every problem collected into one 400.
 import { badRequest, HttpError } from '../../engine/errors.js';
+import { parameterLabel } from '../../engine/http/context.js';
 import { isPlainObject } from '../../engine/objects.js';
 import type { CompiledResource } from '../../engine/resource/compiled.js';
 import { LATEST_INSTANT, UUID_PATTERN } from '../../engine/resource/fields.js';
@@ -96,7 +97,7 @@ export function parseReportParameters(
   const problems: string[] = [];
   for (const key of Object.keys(input)) {
     if (!(PARAMETERS as readonly string[]).includes(key)) {
-      problems.push(`${key} is not a supported parameter of report ${report.slug}; supported: ${PARAMETERS.join(', ')}`);
+      problems.push(`${parameterLabel(key)} is not a supported parameter of report ${report.slug}; supported: ${PARAMETERS.join(', ')}`);
     }
   }
   const before = problems.length;

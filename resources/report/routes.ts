@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 import type { Context } from 'koa';
 import { ANY_AUTHENTICATED } from '../../engine/caller.js';
 import { badRequest, forbidden, HttpError } from '../../engine/errors.js';
-import { authorize, callerOf, parseQueryString } from '../../engine/http/context.js';
+import { authorize, callerOf, parameterLabel, parseQueryString } from '../../engine/http/context.js';
 import { describe, REPORTS, reportNamed } from './catalogue.js';
 import type { ReportResources } from './definition.js';
 import { parseReportParameters } from './parameters.js';
@@ -21,7 +21,7 @@ export const unknownReport = () => new HttpError(404, `No such report; reports: 
 function catalogue(ctx: Context, resources: ReportResources) {
   const caller = authorize(ctx, ANY_AUTHENTICATED);
   const keys = Object.keys(parseQueryString(ctx.querystring));
-  if (keys.length) throw badRequest(keys.map((k) => `${k} is not a supported parameter of ${REPORT_PATH}; it takes none`));
+  if (keys.length) throw badRequest(keys.map((k) => `${parameterLabel(k)} is not a supported parameter of ${REPORT_PATH}; it takes none`));
   // Only the reports the caller's role may run: the catalogue is what this caller can ask for.
   const items = REPORTS.filter((r) => mayRun(caller, requiredPermissions(r, resources))).map((r) => describe(r, resources));
   ctx.body = { items, total: items.length };

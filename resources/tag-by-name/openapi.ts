@@ -1,9 +1,9 @@
 // The deprecated tag lookup in the OpenAPI document: deprecated operations naming their
 // successor, with the headers every answer carries.
 import type { OpenApiPaths } from '../../engine/module.js';
-import { errorResponses, jsonResponse, ref, schemaName } from '../../engine/openapi/fragments.js';
+import { errorResponses, jsonResponse, pascalCase, ref, schemaName } from '../../engine/openapi/fragments.js';
 import type { CompiledResource } from '../../engine/resource/compiled.js';
-import { BY_NAME_PATH } from './routes.js';
+import { BY_NAME_PATH, byNamePaths } from './routes.js';
 
 const HEADERS = {
   Deprecation: { description: 'Always "true": this route is deprecated.', schema: { type: 'string', enum: ['true'] } },
@@ -17,14 +17,15 @@ const DESCRIPTION =
   "Deprecated: use GET /api/tags?where[name]={name}, which lists every tag of the tenant with that name. " +
   "This answers the oldest of them, or 404 when the caller's tenant has none. Any signed-in user of the tenant.";
 
-function operation(resource: CompiledResource, operationId: string, parameter: object) {
+function operation(resource: CompiledResource, operationId: string, parameter: object, path: string) {
+  const alias = path === BY_NAME_PATH ? '' : ` Alias of ${BY_NAME_PATH}, kept for Ever Gauzy clients: it behaves the same.`;
   const record = jsonResponse('The tag with this name', ref(schemaName(resource, 'record'))) as Record<string, unknown>;
   return {
     get: {
       tags: [resource.name],
       operationId,
       summary: 'Find a tag by its name (deprecated)',
-      description: DESCRIPTION,
+      description: DESCRIPTION + alias,
       deprecated: true,
       parameters: [parameter],
       responses: { '200': { ...record, headers: HEADERS }, ...errorResponses(400, 401, 403, 404, 500, 503) },
@@ -34,8 +35,11 @@ function operation(resource: CompiledResource, operationId: string, parameter: o
 
 export function tagByNameOpenApi(resource: CompiledResource): OpenApiPaths {
   const name = (where: 'path' | 'query') => ({ name: 'name', in: where, required: true, schema: { type: 'string', minLength: 1 }, description: 'The exact tag name' });
-  return {
-    [BY_NAME_PATH]: operation(resource, 'getTagByNameQuery', name('query')),
-    [`${BY_NAME_PATH}/{name}`]: operation(resource, 'getTagByName', name('path')),
-  };
+  const paths: OpenApiPaths = {};
+  for (const path of byNamePaths(resource)) {
+    const suffix = path === BY_NAME_PATH ? '' : `Via${pascalCase(path.split('/')[2])}`;
+    paths[path] = operation(resource, `getTagByNameQuery${suffix}`, name('query'), path);
+    paths[`${path}/{name}`] = operation(resource, `getTagByName${suffix}`, name('path'), path);
+  }
+  return paths;
 }

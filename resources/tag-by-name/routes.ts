@@ -3,12 +3,16 @@
 // headers on every answer so that a client learns of the successor even from an error.
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { authorize } from '../../engine/http/context.js';
+import { authorize, parameterLabel } from '../../engine/http/context.js';
 import { badRequest, notFound } from '../../engine/errors.js';
 import { parseListQuery } from '../../engine/resource/list-query.js';
+import type { CompiledResource } from '../../engine/resource/compiled.js';
 import type { ResourceService } from '../../engine/resource/service.js';
 
 export const BY_NAME_PATH = '/api/tags/getByName';
+
+/** The lookup under the tag's path and each alias (/api/tags/getByName, /api/tag/getByName). */
+export const byNamePaths = (resource: CompiledResource) => resource.paths.map((path) => `/api/${path}/getByName`);
 
 /** The list request that replaces this route: the tags with exactly this name. */
 export const successorOf = (name: string) => `/api/tags?where[name]=${encodeURIComponent(name)}`;
@@ -23,7 +27,7 @@ function nameOf(ctx: Context, fromPath: string | undefined): string {
   const allowed = fromPath === undefined ? ['name'] : [];
   const problems = Object.keys(ctx.query)
     .filter((key) => !allowed.includes(key))
-    .map((key) => `${key} is not a supported parameter of ${ctx.path}${allowed.length ? `; supported: ${allowed.join(', ')}` : ''}`);
+    .map((key) => `${parameterLabel(key)} is not a supported parameter of ${ctx.path}${allowed.length ? `; supported: ${allowed.join(', ')}` : ''}`);
   const raw = fromPath ?? ctx.query.name;
   if (Array.isArray(raw)) problems.push('name must be a string');
   else if (raw === undefined || raw === '') problems.push('name should not be empty');
@@ -46,6 +50,8 @@ async function findByName(ctx: Context, service: ResourceService, fromPath: stri
 
 export function registerTagByNameRoutes(router: Router, service: ResourceService) {
   // Modules are registered before the generated routes, so /api/tags/:id does not take these.
-  router.get(BY_NAME_PATH, (ctx) => findByName(ctx, service, undefined));
-  router.get(`${BY_NAME_PATH}/:name`, (ctx) => findByName(ctx, service, ctx.params.name));
+  for (const path of byNamePaths(service.resource)) {
+    router.get(path, (ctx) => findByName(ctx, service, undefined));
+    router.get(`${path}/:name`, (ctx) => findByName(ctx, service, ctx.params.name));
+  }
 }

@@ -67,6 +67,12 @@ function assertPage(w: AttackWorld, r: CompiledResource, res: Response, expected
   assert.is(res.body.items.length, Math.min(expected, r.maxTake), `${where}: items`);
 }
 
+/** A count (GET /api/{r}/count): 200, the oracle's number. */
+function assertCount(res: Response, expected: number, where: string) {
+  assert.is(res.status, 200, `${where}: ${show(res)}`);
+  assert.equal(res.body, { total: expected }, `${where}: total`);
+}
+
 /** Every record loaded along the paths is visible. */
 function assertReached(w: AttackWorld, r: CompiledResource, records: Row[], paths: string[], where: string) {
   for (const { path, target, record } of reached(r, records, paths)) assertVisible(w, target, record, `${where} relations[]=${path}`);
@@ -145,12 +151,23 @@ export async function attackLists(w: AttackWorld, r: CompiledResource) {
     assertPage(w, r, await w.http.get(base).query({ ...query, take }).set(auth), expected, `GET ${base} ${label}`);
     const body = { where: jsonWhere(where), take };
     assertPage(w, r, await w.http.post(`${base}/search`).set(auth).send(body), expected, `POST ${base}/search ${label}`);
+    assertCount(await w.http.get(`${base}/count`).query(query).set(auth), expected, `GET ${base}/count ${label}`);
   };
 
   const all = await countOf(visible());
   for (const path of r.paths) {
     assertPage(w, r, await w.http.get(`/api/${path}`).query({ take }).set(auth), all, `GET /api/${path}`);
+    assertPage(w, r, await w.http.get(`/api/${path}/pagination`).query({ take }).set(auth), all, `GET /api/${path}/pagination`);
+    assertCount(await w.http.get(`/api/${path}/count`).set(auth), all, `GET /api/${path}/count`);
     assertPage(w, r, await w.http.post(`/api/${path}/search`).set(auth).send({ take }), all, `POST /api/${path}/search`);
+  }
+  if (w.foreignTenantId) {
+    // A tenantId naming the other tenant, as a parameter or a header, on each spelling of the list.
+    for (const path of ['', '/pagination', '/count']) {
+      assertForbidden(await w.http.get(`${base}${path}`).query({ tenantId: w.foreignTenantId }).set(auth));
+      assertForbidden(await w.http.get(`${base}${path}`).set(auth).set('Tenant-Id', w.foreignTenantId));
+    }
+    assertForbidden(await w.http.post(`${base}/search`).set(auth).send({ tenantId: w.foreignTenantId }));
   }
 
   const victim = w.victims.get(r.name);
@@ -175,6 +192,7 @@ export async function attackLists(w: AttackWorld, r: CompiledResource) {
     }
     if (w.foreignTenantId) {
       assertForbidden(await w.http.get(base).query({ 'where[tenantId]': w.foreignTenantId }).set(auth));
+      assertForbidden(await w.http.get(`${base}/count`).query({ 'where[tenantId]': w.foreignTenantId }).set(auth));
       assertForbidden(await w.http.post(`${base}/search`).set(auth).send({ where: { tenantId: w.foreignTenantId } }));
     }
   }
@@ -182,6 +200,7 @@ export async function attackLists(w: AttackWorld, r: CompiledResource) {
   if (tagVictim) {
     const expected = await countOf(whereRelated(db, visible(), r, r.tagRelation!, viewer, { id: tagVictim.id }));
     assertPage(w, r, await w.http.get(base).query({ 'tags[]': tagVictim.id, take }).set(auth), expected, `tags[]=${tagVictim.id}`);
+    assertCount(await w.http.get(`${base}/count`).query({ 'tags[]': tagVictim.id }).set(auth), expected, `GET ${base}/count tags[]=${tagVictim.id}`);
   }
 
   for (const rel of r.relations.values()) {
@@ -197,6 +216,7 @@ export async function attackLists(w: AttackWorld, r: CompiledResource) {
     const query = Object.fromEntries(flatten(`where[${rel.name}]`, conditions));
     const matching = await countOf(whereRelated(db, visible(), r, rel, viewer, conditions));
     assertPage(w, r, await w.http.get(base).query({ ...query, take }).set(auth), matching, `GET ${base} where[${rel.name}][…] with the victim's values`);
+    assertCount(await w.http.get(`${base}/count`).query(query).set(auth), matching, `GET ${base}/count where[${rel.name}][…] with the victim's values`);
   }
 }
 

@@ -9,7 +9,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { ANY_AUTHENTICATED, type Caller } from '../../../engine/caller.js';
 import { badRequest } from '../../../engine/errors.js';
-import { authorize, parseQueryString } from '../../../engine/http/context.js';
+import { authorize, parameterLabel, parseQueryString } from '../../../engine/http/context.js';
 import type { Engine } from '../../../engine/module.js';
 import type { CompiledResource } from '../../../engine/resource/compiled.js';
 import { resourceNamed } from '../exchange.js';
@@ -32,7 +32,7 @@ function formatOf(ctx: Context): ExportFormat {
   const query = parseQueryString(ctx.querystring);
   const problems = Object.keys(query)
     .filter((key) => key !== 'format')
-    .map((key) => `${key} is not a supported parameter of ${ctx.path}; supported: format`);
+    .map((key) => `${parameterLabel(key)} is not a supported parameter of ${ctx.path}; supported: format`);
   const format = query.format ?? 'csv';
   if (!EXPORT_FORMATS.includes(format as ExportFormat)) problems.push(`format must be one of the following values: ${EXPORT_FORMATS.join(', ')}`);
   if (problems.length) throw badRequest(problems);
@@ -42,7 +42,7 @@ function formatOf(ctx: Context): ExportFormat {
 function noParameters(ctx: Context) {
   const query = parseQueryString(ctx.querystring);
   const keys = Object.keys(query);
-  if (keys.length) throw badRequest(keys.map((key) => `${key} is not a supported parameter of ${ctx.path}; it takes none (every CSV of the zip is one resource's export)`));
+  if (keys.length) throw badRequest(keys.map((key) => `${parameterLabel(key)} is not a supported parameter of ${ctx.path}; it takes none (every CSV of the zip is one resource's export)`));
 }
 
 /** 2026-01-05: the UTC day of the export, in the file name. */

@@ -1,34 +1,24 @@
 // Which resources an import writes, and the create each row goes through: the resource's own
 // create, as POST /api/{resource} runs it. A resource whose records the API does not create
 // (user: registration makes them; role: fixed per tenant) cannot be imported either.
-import type { Caller } from '../../../engine/caller.js';
 import { HttpError } from '../../../engine/errors.js';
 import type { Engine } from '../../../engine/module.js';
 import type { CompiledResource } from '../../../engine/resource/compiled.js';
 import type { ResourceService } from '../../../engine/resource/service.js';
-import { withCallerEmployee } from '../../event-type/default-employee.js';
 import { resourceNamed } from '../exchange.js';
 
-/** A create body as the resource's hand-written create route adjusts it before the engine's create. */
-type BodyAdjustment = (body: unknown, caller: Caller) => unknown;
-
 /**
- * Resources without generated routes whose module creates records through the engine's create:
- * an imported row is adjusted the same way (an event type without employeeId is the caller's own).
+ * Resources without generated routes whose module creates records through the engine's create
+ * (an event type without employeeId is the caller's own there and here: its definition says so).
  */
-const MODULE_CREATES: Record<string, BodyAdjustment> = {
-  'event-type': withCallerEmployee,
-};
-
-const unchanged: BodyAdjustment = (body) => body;
+const MODULE_CREATES = new Set(['event-type']);
 
 export interface ImportTarget {
   resource: CompiledResource;
   service: ResourceService;
-  adjust: BodyAdjustment;
 }
 
-export const isImportable = (resource: CompiledResource) => resource.routes || resource.name in MODULE_CREATES;
+export const isImportable = (resource: CompiledResource) => resource.routes || MODULE_CREATES.has(resource.name);
 
 /** The resource named in the path, if the API creates its records; 404 otherwise. */
 export function importTarget(engine: Engine, name: string): ImportTarget {
@@ -37,7 +27,7 @@ export function importTarget(engine: Engine, name: string): ImportTarget {
   if (!isImportable(resource) || !service) {
     throw new HttpError(404, `${resource.name} records cannot be imported: the API does not create them`);
   }
-  return { resource, service, adjust: MODULE_CREATES[resource.name] ?? unchanged };
+  return { resource, service };
 }
 
 /** Every importable resource, for the OpenAPI document. */

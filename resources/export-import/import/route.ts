@@ -3,7 +3,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { badRequest, errorBody } from '../../../engine/errors.js';
-import { authorize, parseQueryString } from '../../../engine/http/context.js';
+import { authorize, parameterLabel, parseQueryString } from '../../../engine/http/context.js';
 import type { Engine } from '../../../engine/module.js';
 import { UUID_PATTERN } from '../../../engine/resource/fields.js';
 import { writeContext } from '../../../engine/resource/routes.js';
@@ -19,7 +19,7 @@ export const IMPORT_PATH = '/api/import/:resource';
 function requestedFormat(ctx: Context): ImportFormat | undefined {
   const query = parseQueryString(ctx.querystring);
   const unknown = Object.keys(query).filter((k) => k !== 'format');
-  if (unknown.length) throw badRequest(unknown.map((k) => `${k} is not a supported parameter of an import; supported: format`));
+  if (unknown.length) throw badRequest(unknown.map((k) => `${parameterLabel(k)} is not a supported parameter of an import; supported: format`));
   const format = query.format;
   if (format === undefined) return undefined;
   if (typeof format !== 'string' || !(FORMATS as readonly string[]).includes(format)) throw badRequest(`format must be one of the following values: ${FORMATS.join(', ')}`);

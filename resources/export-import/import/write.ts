@@ -77,7 +77,7 @@ async function checkRow(target: ImportTarget, caller: Caller, { body, problems }
   const messages = [...problems];
   if (!isPlainObject(body)) return { messages };
   try {
-    const write = await prepareWrite(target.service.db, target.resource, caller, 'create', target.adjust(body, caller), context);
+    const write = await prepareWrite(target.service.db, target.resource, caller, 'create', body, context);
     messages.push(...(await childProblems(target, caller, write)), ...brokenRules(target.resource, write.row));
     return { write, messages };
   } catch (err) {

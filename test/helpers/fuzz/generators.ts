@@ -518,7 +518,7 @@ function queryString(params: Record<string, unknown>, style: QueryStyle, raw: st
 function queryParameters(w: World, op: Operation): Arb<Record<string, unknown>> {
   const resource = op.resource;
   const junk = v.objectOf(v.key, v.hostile, 2);
-  if (resource && op.kind === 'list') return listParameters(w, resource);
+  if (resource && (op.kind === 'list' || op.kind === 'count')) return listParameters(w, resource);
   if (resource && op.kind === 'read') {
     return fc.oneof({ weight: 2, arbitrary: fc.constant({}) }, { weight: 3, arbitrary: relationsValue(resource).map((relations) => ({ relations })) }, { weight: 1, arbitrary: junk });
   }

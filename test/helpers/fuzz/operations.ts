@@ -3,7 +3,7 @@
 // path it lies under. A new definition or module route is fuzzed with no test code.
 import type { CompiledResource, Registry } from '../../../engine/resource/compiled.js';
 
-export type Kind = 'list' | 'search' | 'create' | 'read' | 'replace' | 'patch' | 'delete' | 'other';
+export type Kind = 'list' | 'count' | 'search' | 'create' | 'read' | 'replace' | 'patch' | 'delete' | 'other';
 
 export interface Parameter {
   name: string;
@@ -60,6 +60,8 @@ function placeOf(path: string, method: string, resources: CompiledResource[]): {
   const tail = rest.slice(best.prefix.length);
   const kinds: Record<string, Kind | undefined> = {
     'GET ': 'list',
+    'GET /pagination': 'list',
+    'GET /count': 'count',
     'POST ': 'create',
     'POST /search': 'search',
     'GET /{id}': 'read',

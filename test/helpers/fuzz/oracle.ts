@@ -104,6 +104,8 @@ function recordProblems(w: World, op: Operation, req: FuzzRequest, res: FuzzResp
     if (!isRecord(body) || !Array.isArray(body.items) || !Number.isInteger(body.total)) return [`a list answer is not {items, total}: ${res.text.slice(0, 200)}`];
     if (body.items.length > resource.maxTake) problems.push(`a page of ${body.items.length} records, more than the maximum ${resource.maxTake}`);
     if ((body.total as number) < 0) problems.push(`a negative total ${String(body.total)}`);
+  } else if (op.kind === 'count') {
+    if (!isRecord(body) || Object.keys(body).join() !== 'total' || !Number.isInteger(body.total) || (body.total as number) < 0) return [`a count answer is not {total}: ${res.text.slice(0, 200)}`];
   } else if (op.kind === 'read' || op.kind === 'create' || op.kind === 'replace' || op.kind === 'patch') {
     if (!isRecord(body) || typeof body.id !== 'string') return [`a record answer has no id: ${res.text.slice(0, 200)}`];
     if (op.kind !== 'create') {

@@ -346,7 +346,7 @@ test('children of several rows are checked before anything is written: each brok
 test('a unique rule broken between two rows of the file: 400 naming the later row, nothing written', async () => {
   const before = await count('tag', a.tenantId);
   const file = ['name,color', 'Twin,#1', 'Single,#2', 'Twin,#3'].join('\n');
-  assertRowErrors(await csv(a, 'tags', file), 1, 3, [{ row: 3, message: 'A tag with this name already exists in this organization (as row 1 of the file)' }]);
+  assertRowErrors(await csv(a, 'tags', file), 1, 3, [{ row: 3, message: 'A tag with this name already exists in this organization, or in the tenant for a tag of no organization (as row 1 of the file)' }]);
   assert.is(await count('tag', a.tenantId), before);
 });
 
@@ -354,7 +354,7 @@ test('a unique rule broken against a stored record: found by the database, the w
   await newTag(a, 'Stored');
   const before = await count('tag', a.tenantId);
   const file = ['name,color', 'Fresh 1,#1', 'Fresh 2,#2', 'Stored,#3', 'Fresh 4,#4'].join('\n');
-  assertRowErrors(await csv(a, 'tags', file), 1, 4, [{ row: 3, message: 'A tag with this name already exists in this organization' }]);
+  assertRowErrors(await csv(a, 'tags', file), 1, 4, [{ row: 3, message: 'A tag with this name already exists in this organization, or in the tenant for a tag of no organization' }]);
   assert.is(await count('tag', a.tenantId), before);
   assert.is(await t.db('tag').where({ tenantId: a.tenantId, name: 'Fresh 1' }).first(), undefined);
 });
@@ -363,7 +363,7 @@ test('more rows than one insert statement takes: all land; a clash in a later st
   const before = await count('tag', a.tenantId);
   await newTag(a, 'Bulk 1100');
   const file = ['name,color', ...Array.from({ length: 1200 }, (_, i) => `Bulk ${i + 1},#${i}`)].join('\n');
-  assertRowErrors(await csv(a, 'tags', file), 1, 1200, [{ row: 1100, message: 'A tag with this name already exists in this organization' }]);
+  assertRowErrors(await csv(a, 'tags', file), 1, 1200, [{ row: 1100, message: 'A tag with this name already exists in this organization, or in the tenant for a tag of no organization' }]);
   assert.is(await count('tag', a.tenantId), before + 1);
   assertImported(await csv(a, 'tags', file.replace('Bulk 1100,', 'Bulk 1100 again,')), 1200);
   assert.is(await count('tag', a.tenantId), before + 1201);

@@ -76,7 +76,8 @@ export function compileFields(check: Check, organizationRoot?: string): Map<stri
     problem(check, ['scope'], 'scope "organization" needs a resource marked organizationRoot (the organizations records belong to)');
   }
   for (const [name, def, writable] of baseFields(definition.scope, organizationRoot)) {
-    fields.set(name, { name, definition: def, base: true, writable, hidden: false });
+    const nullableBase = name === 'organizationId' && definition.organizationOptional === true;
+    fields.set(name, { name, definition: def, base: true, writable, hidden: false, ...(nullableBase ? { nullableBase } : {}) });
   }
   for (const [name, def] of Object.entries(definition.fields)) {
     if (fields.has(name)) {

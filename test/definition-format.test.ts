@@ -324,7 +324,7 @@ test('organizationOptional: organizationId nullable in bodies, records and where
     'company.yaml': company,
     'box.yaml': definition('box', 'organization', 'organizationOptional: true\nrelations:\n  parts: { hasMany: part, via: boxId, writable: true }'),
     'part.yaml': definition('part', 'organization', '  boxId: { type: uuid }'),
-  }), ['box.yaml:8:3 relations.parts.writable: part records written with a box take its organization, which may be none (organizationOptional): part needs organizationOptional too']);
+  }), ['box.yaml:8:49 relations.parts.writable: part records written with a box take its organization, which may be none (organizationOptional): part needs organizationOptional too']);
 });
 
 test('two resources whose OpenAPI schema names collide stop start-up like any bad definition', () => {

@@ -117,7 +117,8 @@ export function atLeastRule(t: Knex.CreateTableBuilder | Knex.AlterTableBuilder,
  * index of (tenantId, the rule's other fields) over those records holds them to it within the tenant.
  */
 export function tenantWideUnique(knex: Knex, t: Knex.CreateTableBuilder | Knex.AlterTableBuilder, table: string, fields: string[]) {
-  const columns = tenantWideUniqueColumns(true, fields) ?? fields;
+  const columns = tenantWideUniqueColumns(true, fields);
+  if (!columns) throw new Error(`tenantWideUnique(${table}): the rule's fields (${fields.join(', ')}) must include organizationId`);
   t.unique(columns, { indexName: tenantWideUniqueName(table, columns), predicate: knex.whereNull('organizationId') });
 }
 

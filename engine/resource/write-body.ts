@@ -63,8 +63,8 @@ function withOwnerDefault(resource: CompiledResource, body: Record<string, unkno
 /**
  * The organization of a new record whose body names none: the organization header's, the caller's
  * employee's, or the tenant's only one. When none of them applies (a new tenant has no
- * organization yet; one of several has no header naming it), null, a record of the whole tenant,
- * where the resource allows it (organizationOptional), else a 400 saying how to name one.
+ * organization yet; a tenant of several names none), null, a record of the whole tenant, where
+ * the resource allows it (organizationOptional), else a 400 saying how to name one.
  */
 async function defaultOrganization(db: Knex, resource: CompiledResource, caller: Caller, context: WriteContext): Promise<string | null> {
   if (context.organizationId !== undefined) return context.organizationId;

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Knex } from 'knex';
 import { MIGRATIONS_DIR } from './paths.js';
+import { tenantWideUniqueColumns } from './resource/compiled.js';
 
 interface MigrationFile {
   name: string;
@@ -72,10 +73,15 @@ export interface ScopeTables {
  * writes them, as `npm run db:migration` generates them (engine/schema/expected.ts says which).
  */
 export function recordColumnsFor(tables: ScopeTables) {
-  return function recordColumns(knex: Knex, t: Knex.CreateTableBuilder, scope: RecordScope) {
+  /** `organizationOptional`: organizationId may be null (a definition's organizationOptional: true). */
+  return function recordColumns(knex: Knex, t: Knex.CreateTableBuilder, scope: RecordScope, { organizationOptional = false } = {}) {
     t.uuid('id').primary().defaultTo(knex.raw('gen_random_uuid()'));
     t.uuid('tenantId').notNullable().references('id').inTable(tables.tenant).onDelete('CASCADE');
-    if (scope === 'organization') t.uuid('organizationId').notNullable().references('id').inTable(tables.organization).onDelete('RESTRICT');
+    if (scope === 'organization') {
+      const organizationId = t.uuid('organizationId');
+      if (!organizationOptional) organizationId.notNullable();
+      organizationId.references('id').inTable(tables.organization).onDelete('RESTRICT');
+    }
     t.timestamp('createdAt', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.timestamp('updatedAt', { useTz: true }).notNullable().defaultTo(knex.fn.now());
   };
@@ -104,6 +110,19 @@ export function atLeastRule(t: Knex.CreateTableBuilder | Knex.AlterTableBuilder,
   const [a, b] = [quoted(field), quoted(atLeast)];
   t.check(`${a} is null or ${b} is null or ${a} >= ${b}`, [], ruleConstraintName(table, field, atLeast));
 }
+
+/**
+ * A `unique:` rule naming organizationId, over the records of no organization (organizationOptional):
+ * PostgreSQL finds no two nulls equal, so the rule's own constraint never compares them. This unique
+ * index of (tenantId, the rule's other fields) over those records holds them to it within the tenant.
+ */
+export function tenantWideUnique(knex: Knex, t: Knex.CreateTableBuilder | Knex.AlterTableBuilder, table: string, fields: string[]) {
+  const columns = tenantWideUniqueColumns(true, fields);
+  if (!columns) throw new Error(`tenantWideUnique(${table}): the rule's fields (${fields.join(', ')}) must include organizationId`);
+  t.unique(columns, { indexName: tenantWideUniqueName(table, columns), predicate: knex.whereNull('organizationId') });
+}
+
+export const tenantWideUniqueName = (table: string, columns: string[]) => `${table}_${columns.join('_')}_tenant_wide_unique`.toLowerCase().slice(0, 63);
 
 const quoted = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`;
 

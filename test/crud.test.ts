@@ -306,12 +306,12 @@ test('one employee per user per organization: a second is a 409 with a sentence;
 
 test('tags: unique name per organization (409), the same name in another organization is fine', async () => {
   const dup = await t.http.post('/api/tags').set(admin.auth).send({ name: 'red', color: 'pink', organizationId: admin.organizationId });
-  assertError(dup, 409, 'A tag with this name already exists in this organization');
+  assertError(dup, 409, 'A tag with this name already exists in this organization, or in the tenant for a tag of no organization');
   const org = await t.http.post('/api/organization').set(admin.auth).send({ name: 'Third', currency: 'EUR' });
   const there = await t.http.post('/api/tags').set(admin.auth).send({ name: 'red', color: 'pink', organizationId: org.body.id });
   assert.is(there.status, 201, JSON.stringify(there.body));
   const renamed = await t.http.patch(`/api/tags/${tags[1]}`).set(admin.auth).send({ name: 'red' });
-  assertError(renamed, 409, 'A tag with this name already exists in this organization');
+  assertError(renamed, 409, 'A tag with this name already exists in this organization, or in the tenant for a tag of no organization');
   assert.is((await t.db('tag').where({ id: tags[1] }).first()).name, 'green');
 });
 

@@ -299,6 +299,34 @@ test('organization root: organization-scoped records point at it, and its header
   assert.is(registry.get('company')!.organizationRoot, undefined);
 });
 
+test('organizationOptional: organizationId nullable in bodies, records and where; scope organization only; children follow their parent', () => {
+  const company = definition('company', 'tenant', 'organizationRoot: {}');
+  const registry = compileDefinitions([
+    parseDefinition(company, 'company.yaml'),
+    parseDefinition(definition('desk', 'organization', 'organizationOptional: true\nunique:\n  - fields: [organizationId, label]'), 'desk.yaml'),
+    parseDefinition(definition('chair', 'organization'), 'chair.yaml'),
+  ], { permissions });
+  const desk = registry.get('desk')!;
+  const chair = registry.get('chair')!;
+  assert.equal([desk.organizationOptional, chair.organizationOptional], [true, false]);
+  const organizationOf = (schema: object) => (schema as { properties: Record<string, { type: unknown }> }).properties.organizationId.type;
+  assert.equal([organizationOf(desk.schemas.create), organizationOf(desk.schemas.record)], [['string', 'null'], ['string', 'null']]);
+  assert.equal([organizationOf(chair.schemas.create), organizationOf(chair.schemas.record)], ['string', 'string']);
+  assert.equal([desk.filters.get('organizationId')!(null), desk.filters.get('organizationId')!('null')], [{ ok: true, value: null }, { ok: true, value: null }]);
+  assert.equal(chair.filters.get('organizationId')!('null'), { ok: false, message: 'where.organizationId must be a UUID' });
+  // A unique rule naming organizationId holds the records of none too, by tenant.
+  assert.equal(desk.uniqueMessages[0].tenantWide, ['tenantId', 'label']);
+
+  assert.equal(inlineProblems({ 'company.yaml': company, 'gadget.yaml': definition('gadget', 'tenant', 'organizationOptional: true') }), [
+    'gadget.yaml:6:23 organizationOptional: applies to scope "organization" only: records of scope "tenant" have no organization',
+  ]);
+  assert.equal(inlineProblems({
+    'company.yaml': company,
+    'box.yaml': definition('box', 'organization', 'organizationOptional: true\nrelations:\n  parts: { hasMany: part, via: boxId, writable: true }'),
+    'part.yaml': definition('part', 'organization', '  boxId: { type: uuid }'),
+  }), ['box.yaml:8:49 relations.parts.writable: part records written with a box take its organization, which may be none (organizationOptional): part needs organizationOptional too']);
+});
+
 test('two resources whose OpenAPI schema names collide stop start-up like any bad definition', () => {
   const registry = compileDefinitions([
     parseDefinition(definition('gadget', 'tenant'), 'gadget.yaml'),

@@ -148,7 +148,7 @@ test('every JSON media type is parsed, not only application/json', async () => {
 
 test('a unique violation is a 409 with one clear sentence', async () => {
   const tag = await t.http.post('/api/tags').set(admin.auth).send({ name: 'Urgent', color: 'blue' });
-  assertError(tag, 409, 'A tag with this name already exists in this organization');
+  assertError(tag, 409, 'A tag with this name already exists in this organization, or in the tenant for a tag of no organization');
   const employee = await t.http.post('/api/employee').set(admin.auth).send({ firstName: 'B', lastName: 'C', userId: admin.userId });
   assertError(employee, 409, 'This user already has an employee record in this organization');
   const email = await t.http.post('/api/auth/register').send({ user: { email: admin.email }, password: PASSWORD });

@@ -221,20 +221,23 @@ test('a non-ASCII name is kept, and offered safely encoded; quotes in a name can
   assert.is(header, 'inline; filename="a \\"quoted\\"; filename=evil.html.png"');
 });
 
-test('organization: the Organization-Id header, or the 400 of a tenant with several, before the body counts', async () => {
+test('organization: the Organization-Id header, or none (an image of the whole tenant) in a tenant of several, settled before the body counts', async () => {
   const second = await t.http.post('/api/organization').set(admin.auth).send({ name: 'Second Org', currency: 'USD' });
   assert.is(second.status, 201);
   try {
     const before = uploads();
-    assertError(await upload(admin, png(3, 2), 'x.png'), 400, 'organizationId should not be empty');
+    const wide = await upload(admin, png(3, 2), 'x.png');
+    assert.is(wide.status, 201, JSON.stringify(wide.body));
+    assert.is(wide.body.organizationId, null);
+    assert.equal([(await rowOf(wide.body.id)).organizationId, (await rowOf(wide.body.id)).tenantId], [null, admin.tenantId]);
     const res = await upload(admin, png(3, 2), 'x.png').set('Organization-Id', second.body.id);
     assert.is(res.status, 201, JSON.stringify(res.body));
     assert.is(res.body.organizationId, second.body.id);
     assert.is((await rowOf(res.body.id)).organizationId, second.body.id);
     assertError(await upload(admin, png(3, 2), 'x.png').set('Organization-Id', other.organizationId), 400, 'organizationId must reference an existing organization');
     assertError(await upload(admin, png(3, 2), 'x.png').set('Organization-Id', 'not-a-uuid'), 400, 'Organization-Id header must be a UUID');
-    assert.equal(uploads().filter((f) => !before.includes(f)), [path.join(admin.tenantId, `${res.body.id}.png`)]);
-    await t.db('image_asset').where({ organizationId: second.body.id }).delete();
+    assert.equal(uploads().filter((f) => !before.includes(f)).sort(), [wide.body.id, res.body.id].map((id) => path.join(admin.tenantId, `${id}.png`)).sort());
+    await t.db('image_asset').whereIn('id', [wide.body.id, res.body.id]).delete();
   } finally {
     await t.db('organization').where({ id: second.body.id }).delete();
   }

@@ -230,7 +230,7 @@ test('multipart: the file field as CSV or JSON, told by its name, its type or ?f
   assertError(await upload(a, 'skill', 'name\nM6\n', 'data.txt', 'text/plain'), 415, '.csv or .json');
 });
 
-test('Organization-Id header: rows land in that organization of the tenant; without it, a tenant of two organizations has no default', async () => {
+test('Organization-Id header: rows land in that organization of the tenant; without it, in a tenant of two organizations, in none where the resource allows it', async () => {
   // A tenant of its own: a second organization takes away the default the other tests rely on.
   const c = await newTenant(t, 'Two orgs');
   const second = await createRecord(c, 'organization', { name: 'Second', currency: 'USD' });
@@ -240,8 +240,17 @@ test('Organization-Id header: rows land in that organization of the tenant; with
   assertError(await csv(c, 'tags', 'name,color\nX,#abc\n').set('Organization-Id', 'nope'), 400, 'Organization-Id header must be a UUID');
   const other = await csv(c, 'tags', 'name,color\nIn other,#abc\n').set('Organization-Id', b.organizationId);
   assertRowErrors(other, 1, 1, [{ row: 1, message: 'organizationId must reference an existing organization' }]);
-  assertRowErrors(await csv(c, 'tags', 'name,color\nNowhere,#abc\n'), 1, 1, [{ row: 1, message: 'organizationId should not be empty' }]);
-  assert.is(await count('tag', c.tenantId), 1);
+  // Tags may belong to the whole tenant: every row lands there. Teams may not: every row says so.
+  assertImported(await csv(c, 'tags', 'name,color\nNowhere,#abc\nNowhere either,#abd\n'), 2);
+  assert.equal((await t.db('tag').where({ tenantId: c.tenantId }).whereLike('name', 'Nowhere%').pluck('organizationId')), [null, null]);
+  const several = 'organizationId should not be empty: this tenant has more than one organization, so name one with organizationId or in the Organization-Id header';
+  assertRowErrors(await csv(c, 'organization-team', 'name\nA\nB\n'), 2, 2, [{ row: 1, message: several }, { row: 2, message: several }]);
+  // Names are unique among the tenant's tags of no organization: within the file, and against those stored.
+  const clash = 'A tag with this name already exists in this organization, or in the tenant for a tag of no organization';
+  assertRowErrors(await csv(c, 'tags', 'name,color\nTwice,#abc\nTwice,#abd\n'), 1, 2, [{ row: 2, message: `${clash} (as row 1 of the file)` }]);
+  assertRowErrors(await csv(c, 'tags', 'name,color\nFresh,#abc\nNowhere,#abd\n'), 1, 2, [{ row: 2, message: clash }]);
+  assert.is(await count('tag', c.tenantId), 3);
+  assert.is(await count('organization_team', c.tenantId), 0);
 });
 
 test('a header-only CSV and an empty JSON array import nothing: 201 with imported 0', async () => {
@@ -346,7 +355,7 @@ test('children of several rows are checked before anything is written: each brok
 test('a unique rule broken between two rows of the file: 400 naming the later row, nothing written', async () => {
   const before = await count('tag', a.tenantId);
   const file = ['name,color', 'Twin,#1', 'Single,#2', 'Twin,#3'].join('\n');
-  assertRowErrors(await csv(a, 'tags', file), 1, 3, [{ row: 3, message: 'A tag with this name already exists in this organization (as row 1 of the file)' }]);
+  assertRowErrors(await csv(a, 'tags', file), 1, 3, [{ row: 3, message: 'A tag with this name already exists in this organization, or in the tenant for a tag of no organization (as row 1 of the file)' }]);
   assert.is(await count('tag', a.tenantId), before);
 });
 
@@ -354,7 +363,7 @@ test('a unique rule broken against a stored record: found by the database, the w
   await newTag(a, 'Stored');
   const before = await count('tag', a.tenantId);
   const file = ['name,color', 'Fresh 1,#1', 'Fresh 2,#2', 'Stored,#3', 'Fresh 4,#4'].join('\n');
-  assertRowErrors(await csv(a, 'tags', file), 1, 4, [{ row: 3, message: 'A tag with this name already exists in this organization' }]);
+  assertRowErrors(await csv(a, 'tags', file), 1, 4, [{ row: 3, message: 'A tag with this name already exists in this organization, or in the tenant for a tag of no organization' }]);
   assert.is(await count('tag', a.tenantId), before);
   assert.is(await t.db('tag').where({ tenantId: a.tenantId, name: 'Fresh 1' }).first(), undefined);
 });
@@ -363,7 +372,7 @@ test('more rows than one insert statement takes: all land; a clash in a later st
   const before = await count('tag', a.tenantId);
   await newTag(a, 'Bulk 1100');
   const file = ['name,color', ...Array.from({ length: 1200 }, (_, i) => `Bulk ${i + 1},#${i}`)].join('\n');
-  assertRowErrors(await csv(a, 'tags', file), 1, 1200, [{ row: 1100, message: 'A tag with this name already exists in this organization' }]);
+  assertRowErrors(await csv(a, 'tags', file), 1, 1200, [{ row: 1100, message: 'A tag with this name already exists in this organization, or in the tenant for a tag of no organization' }]);
   assert.is(await count('tag', a.tenantId), before + 1);
   assertImported(await csv(a, 'tags', file.replace('Bulk 1100,', 'Bulk 1100 again,')), 1200);
   assert.is(await count('tag', a.tenantId), before + 1201);

@@ -61,6 +61,7 @@ const messages = (list: Difference[]) => list.map((d) => d.message);
 
 const EXPECTED = [
   'table dial is missing; dial (test/fixtures/schema/dial.yaml) needs it',
+  'gauge.organizationId is not null; organizationOptional: a create that names no organization makes a record of none: it must be nullable',
   'gauge.label is nullable; fields.label needs not null',
   'gauge.reading is integer; fields.reading needs double precision',
   'gauge.size defaults to 2; fields.size needs the default 1',
@@ -72,6 +73,7 @@ const EXPECTED = [
   'gauge.stray is not null without a default, and no field of gauge (test/fixtures/schema/gauge.yaml) sets it: every create would fail',
   'gauge.employeeId has no foreign key to employee(id)',
   'gauge has no unique constraint on (organizationId, label); unique[0] needs one',
+  'gauge has no unique index on (tenantId, label) where organizationId is null; unique[0] over the records of no organization (organizationOptional) needs one',
   'gauge has no index starting with (tenantId, createdAt, id); the default list (newest first) needs one',
   'gauge has no index starting with (tenantId, organizationId, createdAt, id); the default list of one organization (scope: organization) needs one',
   'gauge has no index starting with (tenantId, id); order[id] and the keyset walk by id of one tenant needs one',
@@ -111,6 +113,8 @@ test('the generated migration, applied, leaves no difference; its down() undoes 
   // A new table's lists' indexes are written out: they depend on the definition, not only on the scope.
   assert.match(source, "t.index(['tenantId', 'createdAt', 'id']);\n    t.index(['tenantId', 'id']);");
   assert.match(source, '//   - gauge.code is missing; fields.code needs varchar(12)');
+  assert.match(source, "t.setNullable('organizationId');");
+  assert.match(source, "tenantWideUnique(knex, t, 'gauge', ['organizationId', 'label']);");
 
   const applied = await migrate(app.db, [MIGRATIONS_DIR, migrationsDir]);
   assert.equal(applied, ['29990101000000_fix_fixtures']);
@@ -121,6 +125,12 @@ test('the generated migration, applied, leaves no difference; its down() undoes 
   const [organization] = await app.db('organization').insert({ tenantId: tenant.id, name: 'o', currency: 'EUR' }).returning('id');
   const [gauge] = await app.db('gauge').insert({ tenantId: tenant.id, organizationId: organization.id, label: 'g' }).returning('*');
   assert.equal([gauge.size, gauge.total], [1, null]);
+  // Rows of no organization (organizationOptional) are allowed, and held to the unique rule in the tenant.
+  await app.db('gauge').insert({ tenantId: tenant.id, organizationId: null, label: 'g' });
+  await app.db('gauge').insert({ tenantId: tenant.id, organizationId: null, label: 'g' }).then(
+    () => assert.unreachable('a second label g of no organization was stored'),
+    (err: any) => assert.is(err.constraint, 'gauge_tenantid_label_tenant_wide_unique'),
+  );
   const [dial] = await app.db('dial')
     .insert({ tenantId: tenant.id, name: 'd', gaugeId: gauge.id, startedAt: '2026-01-01T00:00:00Z', stoppedAt: '2026-01-01T00:01:30Z' })
     .returning('*');
@@ -136,6 +146,14 @@ test('the generated migration, applied, leaves no difference; its down() undoes 
   const after = messages(await differences());
   // Undone: everything but the generated columns (their old plain form had no data worth restoring).
   assert.equal(after, EXPECTED.filter((m) => !/gauge\.(total|seconds)/.test(m)));
+});
+
+test('a new table of a resource with organizationOptional: nullable organizationId and the index of its unique rules over rows of none', () => {
+  const gauge = fixtureTables().find((t) => t.name === 'gauge')!;
+  const source = generateMigration([{ table: 'gauge', message: 'table gauge is missing', fix: { kind: 'createTable', table: gauge } }], { title: 'gauge', helpers: HELPERS });
+  assert.match(source, "recordColumns(knex, t, 'organization', { organizationOptional: true });");
+  assert.match(source, "t.unique(['organizationId', 'label']);\n    tenantWideUnique(knex, t, 'gauge', ['organizationId', 'label']);");
+  assert.match(source, "import { atLeastRule, recordColumns, secondsBetweenColumn, tenantWideUnique } from");
 });
 
 test.run();

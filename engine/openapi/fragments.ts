@@ -48,7 +48,9 @@ export function organizationHeaderParameters(resource: CompiledResource): object
     name,
     in: 'header',
     required: false,
-    description: "Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one)",
+    description: resource.organizationOptional
+      ? "Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant)"
+      : "Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400)",
     schema: { type: 'string', format: 'uuid' },
   }];
 }
@@ -109,10 +111,12 @@ export function relationsParameter(resource: CompiledResource): object {
   };
 }
 
-/** A filter's value type, from the field it filters. */
+/** A filter's value type, from the field it filters (organizationId may be null where records may have none). */
 function filterValueSchema(resource: CompiledResource, name: string): object {
   const field = resource.fields.get(name);
-  return field ? toOpenApiSchema(valueSchema(field.definition, false)) : { type: 'string' };
+  if (!field) return { type: 'string' };
+  if (!field.nullableBase) return toOpenApiSchema(valueSchema(field.definition, false));
+  return { ...toOpenApiSchema(valueSchema(field.definition, true)), description: 'An organization id, or null (in a query string: the word null) for the records of no organization' };
 }
 
 /** where[field]=value: the resource's filters, plus where[relation][field] on related filters. */
@@ -167,6 +171,7 @@ export function listParameters(resource: CompiledResource): object[] {
       explode: true,
       description:
         `where[field]=value, exact match with the value coerced to the field's type. Filterable: ${filters.join(', ')}.` +
+        (resource.organizationOptional ? ' where[organizationId]=null lists the records of no organization (records of the whole tenant).' : '') +
         (nested.length ? ` On related records: where[relation][field]=value for ${nested.join(', ')} (their id and filterable fields).` : ''),
       schema: whereSchema(resource),
       // Without an example Swagger UI pre-fills every filter, which matches nothing.

@@ -9,13 +9,20 @@ import type { FieldDefinition, ResourceDefinition } from './types.js';
 const uuid: FieldDefinition = { type: 'uuid' };
 const timestamp: FieldDefinition = { type: 'timestamp' };
 
+const OPTIONAL_ORGANIZATION =
+  "The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, " +
+  "the caller's employee's, or the tenant's only one; else null";
+
 /** The columns every record of a scope has, before the definition's own fields. */
-function baseFields(scope: ResourceDefinition['scope'], organizationRoot?: string): Array<[string, FieldDefinition, boolean]> {
+function baseFields(definition: ResourceDefinition, organizationRoot?: string): Array<[string, FieldDefinition, boolean]> {
   const fields: Array<[string, FieldDefinition, boolean]> = [
     ['id', { ...uuid, readOnly: true }, false],
     ['tenantId', { ...uuid, readOnly: true }, false],
   ];
-  if (scope === 'organization') fields.push(['organizationId', { ...uuid, references: organizationRoot }, true]);
+  if (definition.scope === 'organization') {
+    const described = definition.organizationOptional ? { description: OPTIONAL_ORGANIZATION } : {};
+    fields.push(['organizationId', { ...uuid, references: organizationRoot, ...described }, true]);
+  }
   fields.push(['createdAt', { ...timestamp, readOnly: true }, false], ['updatedAt', { ...timestamp, readOnly: true }, false]);
   return fields;
 }
@@ -75,8 +82,9 @@ export function compileFields(check: Check, organizationRoot?: string): Map<stri
   if (definition.scope === 'organization' && !organizationRoot) {
     problem(check, ['scope'], 'scope "organization" needs a resource marked organizationRoot (the organizations records belong to)');
   }
-  for (const [name, def, writable] of baseFields(definition.scope, organizationRoot)) {
-    fields.set(name, { name, definition: def, base: true, writable, hidden: false });
+  for (const [name, def, writable] of baseFields(definition, organizationRoot)) {
+    const nullableBase = name === 'organizationId' && definition.organizationOptional === true;
+    fields.set(name, { name, definition: def, base: true, writable, hidden: false, ...(nullableBase ? { nullableBase } : {}) });
   }
   for (const [name, def] of Object.entries(definition.fields)) {
     if (fields.has(name)) {

@@ -5,7 +5,7 @@ import { Model } from 'objection';
 import { compileValidator } from '../validation.js';
 import { problem, type Check } from './check.js';
 import { compileFields } from './compile-fields.js';
-import { DEFAULT_MAX_TAKE, type CompiledField, type CompiledResource, type CountPolicy, type Operation, type Registry } from './compiled.js';
+import { DEFAULT_MAX_TAKE, tenantWideUniqueColumns, type CompiledField, type CompiledResource, type CountPolicy, type Operation, type Registry } from './compiled.js';
 import { coercer } from './fields.js';
 import { collectRelationPaths, link } from './link.js';
 import { DefinitionError, type SourcedDefinition } from './load.js';
@@ -100,9 +100,15 @@ function compileOne(source: SourcedDefinition, known: Set<string>, problems: str
     return field && !field.hidden ? field : undefined;
   };
 
+  const organizationOptional = definition.organizationOptional === true;
+  if (organizationOptional && definition.scope !== 'organization') {
+    problem(check, ['organizationOptional'], 'applies to scope "organization" only: records of scope "tenant" have no organization');
+  }
   const filters: CompiledResource['filters'] = new Map();
-  for (const name of ['id', ...(definition.scope === 'organization' ? ['organizationId'] : [])]) {
-    filters.set(name, coercer(fields.get(name)!.definition, `where.${name}`));
+  filters.set('id', coercer(fields.get('id')!.definition, 'where.id'));
+  if (definition.scope === 'organization') {
+    // where[organizationId]=null lists the records of no organization, where there can be any.
+    filters.set('organizationId', coercer(fields.get('organizationId')!.definition, 'where.organizationId', organizationOptional));
   }
   (definition.filters ?? []).forEach((name, i) => {
     const field = fieldNamed(name, ['filters', i], 'filter');
@@ -161,6 +167,7 @@ function compileOne(source: SourcedDefinition, known: Set<string>, problems: str
     table,
     paths: [path, ...(definition.aliases ?? [])],
     scope: definition.scope,
+    organizationOptional: organizationOptional && definition.scope === 'organization',
     routes: definition.routes !== false,
     fields,
     visibleColumns: all.filter((f) => !f.hidden).map((f) => f.name),
@@ -189,6 +196,7 @@ function compileOne(source: SourcedDefinition, known: Set<string>, problems: str
     uniqueMessages: (definition.unique ?? []).map((u) => ({
       fields: u.fields,
       message: u.message ?? `A ${definition.name} with the same ${u.fields.join(' and ')} already exists`,
+      tenantWide: tenantWideUniqueColumns(organizationOptional, u.fields),
     })),
     // Filled in by the second pass, once every resource exists.
     validators: undefined as unknown as CompiledResource['validators'],

@@ -12,6 +12,8 @@ export interface CompiledField {
   /** A client may set it in a create, replace or patch body. */
   writable: boolean;
   hidden: boolean;
+  /** A column of the scope that may hold null: organizationId of a resource with organizationOptional. */
+  nullableBase?: boolean;
 }
 
 export interface CompiledRelation {
@@ -51,6 +53,8 @@ export interface CompiledResource {
   organizationRoot?: CompiledResource;
   /** Name of the header that may name a new record's organization (Organization-Id). */
   organizationHeader?: string;
+  /** A record may belong to no organization (organizationId null): the definition's organizationOptional. */
+  organizationOptional: boolean;
   routes: boolean;
   fields: Map<string, CompiledField>;
   /** Columns that may leave the service (every field but the hidden ones). */
@@ -80,7 +84,7 @@ export interface CompiledResource {
   count: CountPolicy;
   owner?: string;
   permissions: Record<Operation, string>;
-  uniqueMessages: Array<{ fields: string[]; message: string }>;
+  uniqueMessages: UniqueRule[];
   /** Check constraint name → the 400 message of the `rules:` entry it enforces. */
   ruleMessages: Map<string, string>;
   /** Fields a create fills from the caller when the body has none (readOnly ones: always). */
@@ -97,6 +101,27 @@ export interface CompiledResource {
   };
   schemas: { record: object; create: object; replace: object; patch: object };
   model: ModelClass<Model>;
+}
+
+/** A `unique:` entry of the definition, with the 409 sentence of a violation. */
+export interface UniqueRule {
+  fields: string[];
+  message: string;
+  /**
+   * Records of no organization, when the rule names organizationId and the resource allows them:
+   * PostgreSQL never finds two nulls equal, so they are held to the rule by a unique index of
+   * (tenantId, the other fields) over those records only. These are its columns.
+   */
+  tenantWide?: string[];
+}
+
+/**
+ * The columns of the unique index that holds a rule over records of no organization (see
+ * UniqueRule.tenantWide): tenantId takes organizationId's place. undefined when the rule needs none.
+ */
+export function tenantWideUniqueColumns(organizationOptional: boolean, fields: string[]): string[] | undefined {
+  if (!organizationOptional || !fields.includes('organizationId')) return undefined;
+  return ['tenantId', ...fields.filter((f) => f !== 'organizationId')];
 }
 
 export type Registry = Map<string, CompiledResource>;

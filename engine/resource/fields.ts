@@ -100,7 +100,7 @@ export function valueSchema(field: FieldDefinition, nullable: boolean): Record<s
   return schema;
 }
 
-export type Coerced = { ok: true; value: string | number | boolean } | { ok: false; message: string };
+export type Coerced = { ok: true; value: string | number | boolean | null } | { ok: false; message: string };
 
 const messages: Record<FieldType, string> = {
   string: 'must be a string',
@@ -117,9 +117,17 @@ export const typeMessage = (type: FieldType) => messages[type];
 
 /**
  * A filter value (from a query string, so a string, or from a search body, so already typed)
- * coerced to the field's type. Built once per field at start-up.
+ * coerced to the field's type. Built once per field at start-up. `matchesNull`: null (JSON null,
+ * or the word null in a query string) is a value too, matching the records where the field is
+ * empty (kept to uuid fields, where the word cannot be a value of its own).
  */
-export function coercer(field: FieldDefinition, label: string): (raw: unknown) => Coerced {
+export function coercer(field: FieldDefinition, label: string, matchesNull = false): (raw: unknown) => Coerced {
+  const typed = typedCoercer(field, label);
+  if (!matchesNull || field.type !== 'uuid') return typed;
+  return (raw) => (raw === null || raw === 'null' ? { ok: true, value: null } : typed(raw));
+}
+
+function typedCoercer(field: FieldDefinition, label: string): (raw: unknown) => Coerced {
   const fail = (message: string): Coerced => ({ ok: false, message: `${label} ${message}` });
   const typeFail = () => fail(messages[field.type]);
   const allowed = field.enum ? new Set(field.enum) : undefined;

@@ -53,8 +53,12 @@ function checkIdsKeys(check: Check, resource: CompiledResource) {
  * the one to write it, and the engine must be able to: it is a writable field of the child. A
  * child that takes children of its own would make bodies nest without end: one level only.
  */
-function checkWritableChildren(check: Check, name: string, child: CompiledResource) {
+function checkWritableChildren(check: Check, name: string, parent: CompiledResource, child: CompiledResource) {
   const via = check.source.definition.relations![name].via!;
+  // Children take their parent's organization, which may then be none.
+  if (parent.organizationOptional && child.scope === 'organization' && !child.organizationOptional) {
+    problem(check, ['relations', name, 'writable'], `${child.name} records written with a ${parent.name} take its organization, which may be none (organizationOptional): ${child.name} needs organizationOptional too`);
+  }
   const field = child.fields.get(via);
   if (field && !field.writable) problem(check, ['relations', name, 'via'], `"${via}" of ${child.name} is not writable: the engine could not set it on the children`);
   const nested = Object.entries(child.definition.relations ?? {}).find(([, r]) => r.hasMany && r.writable);
@@ -96,7 +100,7 @@ export function link(resource: CompiledResource, source: SourcedDefinition, regi
     const writable = Boolean(def.writable);
     const takesIds = writable && kind === 'manyToMany';
     if (def.idsKey !== undefined && !takesIds) problem(check, ['relations', name, 'idsKey'], 'applies only to a writable manyToMany relation');
-    if (writable && kind === 'hasMany') checkWritableChildren(check, name, target);
+    if (writable && kind === 'hasMany') checkWritableChildren(check, name, resource, target);
     const relation: CompiledRelation = {
       name,
       kind,

@@ -8,7 +8,8 @@ import { defaultTake, MAX_RELATION_DEPTH, type CompiledRelation, type CompiledRe
 import { isDateOnly, isDateString, LATEST_INSTANT, toTimestamp, UUID_PATTERN } from './fields.js';
 
 export type Direction = 'ASC' | 'DESC';
-export type FilterValue = string | number | boolean;
+/** null: the field is empty (where[organizationId]=null, where a resource allows it). */
+export type FilterValue = string | number | boolean | null;
 
 export interface NestedFilter {
   relation: CompiledRelation;

@@ -11,10 +11,12 @@ const uuidSchema = { type: 'string', format: 'uuid' };
 /**
  * Whether null is a value of the field, in bodies and in records alike. A defaulted field's column
  * is NOT NULL (PUT resets it to its default, never to null), a required one always has a value,
- * and the scope's columns (organizationId included) always name something.
+ * and the scope's columns always name something, but for the organizationId of a resource whose
+ * records may belong to no organization (organizationOptional).
  */
 export function acceptsNull(field: CompiledField): boolean {
-  return !field.base && !field.definition.required && field.definition.default === undefined;
+  if (field.base) return field.nullableBase === true;
+  return !field.definition.required && field.definition.default === undefined;
 }
 
 /** Children sent with their parent in one body: at most this many per relation. */

@@ -40,7 +40,9 @@ function definedViolation(resources: CompiledResource[], thrown: any): never {
   }
   if (err?.code === '23505') {
     const cols = keyColumns(err.detail);
-    const rule = written.flatMap((r) => r.uniqueMessages).find((u) => u.fields.every((f) => cols.includes(f)));
+    // The rule's own constraint, or the index holding it over records of no organization.
+    const names = (columns: string[] | undefined) => columns !== undefined && columns.every((f) => cols.includes(f));
+    const rule = written.flatMap((r) => r.uniqueMessages).find((u) => names(u.fields) || names(u.tenantWide));
     if (rule) throw conflict(rule.message);
   }
   throw thrown;

@@ -96,6 +96,11 @@ export interface ResourceDefinition {
   path?: string;
   aliases?: string[];
   scope: 'tenant' | 'organization';
+  /**
+   * scope organization only: a record may belong to no organization (organizationId null, a record
+   * of the whole tenant), which a create makes when nothing names its organization.
+   */
+  organizationOptional?: boolean;
   /** This resource's records are the organizations that `scope: organization` records belong to. */
   organizationRoot?: { header?: string };
   /** false: the engine derives the model, validators and schemas but no routes (a module adds its own). */

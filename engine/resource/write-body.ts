@@ -30,6 +30,11 @@ export interface WriteContext {
   organizationHeader?: string;
   /** A replace or patch: the id of the record written, whose stored values complete what the body leaves out. */
   recordId?: string;
+  /**
+   * The organization a create of the same request already settled (an import's first row), for
+   * bodies without one: taken as it is (null: none), not chosen again.
+   */
+  organizationId?: string | null;
 }
 
 
@@ -55,7 +60,14 @@ function withOwnerDefault(resource: CompiledResource, body: Record<string, unkno
   return { ...body, [owner]: caller.employeeId };
 }
 
-async function defaultOrganization(db: Knex, resource: CompiledResource, caller: Caller, context: WriteContext): Promise<string | undefined> {
+/**
+ * The organization of a new record whose body names none: the organization header's, the caller's
+ * employee's, or the tenant's only one. When none of them applies (a new tenant has no
+ * organization yet; a tenant of several names none), null, a record of the whole tenant, where
+ * the resource allows it (organizationOptional), else a 400 saying how to name one.
+ */
+async function defaultOrganization(db: Knex, resource: CompiledResource, caller: Caller, context: WriteContext): Promise<string | null> {
+  if (context.organizationId !== undefined) return context.organizationId;
   if (context.organizationHeader !== undefined) {
     if (!UUID_PATTERN.test(context.organizationHeader)) throw badRequest(`${resource.organizationHeader} header must be a UUID`);
     return context.organizationHeader.toLowerCase();
@@ -63,7 +75,19 @@ async function defaultOrganization(db: Knex, resource: CompiledResource, caller:
   if (caller.organizationId) return caller.organizationId;
   // A tenant with a single organization needs no choice to be made.
   const rows = await run(db, someIdsStatement(resource.organizationRoot!, tenantOnly(caller), 2));
-  return rows.length === 1 ? rows[0].id : undefined;
+  if (rows.length === 1) return rows[0].id;
+  if (resource.organizationOptional) return null;
+  throw badRequest(noOrganization(resource, rows.length));
+}
+
+/** The 400 of a create that needs an organization and names none: one sentence on what to do. */
+function noOrganization(resource: CompiledResource, found: number): string {
+  const root = resource.organizationRoot!;
+  const header = resource.organizationHeader ? ` or in the ${resource.organizationHeader} header` : '';
+  if (found === 0) {
+    return `organizationId should not be empty: this tenant has no ${root.name} yet, so create one first (POST /api/${root.paths[0]}) and send its id as organizationId${header}`;
+  }
+  return `organizationId should not be empty: this tenant has more than one ${root.name}, so name one with organizationId${header}`;
 }
 
 /**
@@ -187,7 +211,6 @@ async function prepareRow(
   }
   if (mode === 'create' && resource.scope === 'organization' && row.organizationId === undefined) {
     row.organizationId = await defaultOrganization(db, resource, caller, context);
-    if (!row.organizationId) throw badRequest('organizationId should not be empty');
   }
   // Writing a record for another employee is forbidden (reading one is a 404: see scope()).
   if (resource.owner && caller.role === OWNER_SCOPED_ROLE && row[resource.owner] !== undefined && row[resource.owner] !== caller.employeeId) {

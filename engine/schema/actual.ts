@@ -32,7 +32,7 @@ const CONSTRAINTS = `
 
 const INDEXES = `
   select t.relname as "table", i.relname as "name", x.indisunique as "unique",
-         (x.indpred is null and x.indexprs is null) as "plain",
+         (x.indpred is null and x.indexprs is null) as "plain", pg_get_expr(x.indpred, x.indrelid) as "predicate",
          (select json_agg(a.attname order by k.i) from unnest(x.indkey::int2[]) with ordinality k(n, i)
             join pg_attribute a on a.attrelid = x.indrelid and a.attnum = k.n) as "columns"
     from pg_index x
@@ -75,7 +75,7 @@ export async function readSchema(db: Knex, names: string[]): Promise<Map<string,
     tables.get(row.table)?.constraints.push(constraint);
   }
   for (const row of rowsOf(await db.raw(INDEXES, [names]))) {
-    const index: ActualIndex = { name: row.name, unique: row.unique, plain: row.plain, columns: list(row.columns) };
+    const index: ActualIndex = { name: row.name, unique: row.unique, plain: row.plain, columns: list(row.columns), predicate: row.predicate ?? null };
     tables.get(row.table)?.indexes.push(index);
   }
   return tables;

@@ -20,6 +20,8 @@ export type Fix =
   | { kind: 'addForeignKey'; table: string; foreignKey: ExpectedForeignKey; replaces?: string }
   | { kind: 'addPrimaryKey'; table: string; columns: string[]; replaces?: string }
   | { kind: 'addUnique'; table: string; columns: string[] }
+  /** The unique index of a rule over the records of no organization (tenantWideUnique): `fields` are the rule's. */
+  | { kind: 'addTenantWideUnique'; table: string; fields: string[] }
   | { kind: 'addIndex'; table: string; columns: string[] }
   | { kind: 'addCheck'; table: string; check: ExpectedCheck; replaces?: string };
 
@@ -89,7 +91,8 @@ function columnDifferences(table: ExpectedTable, expected: ExpectedColumn, actua
     add(`is nullable; ${expected.why} needs not null`, { kind: 'setNotNull', table: table.name, column: expected });
   }
   if (expected.nullable === 'yes' && actual.notNull) {
-    add(`is not null; ${expected.why} is optional without a default, so a create that leaves it out would fail: it must be nullable`, { kind: 'dropNotNull', table: table.name, column: expected });
+    const why = expected.nullableWhy ?? `${expected.why} is optional without a default, so a create that leaves it out would fail`;
+    add(`is not null; ${why}: it must be nullable`, { kind: 'dropNotNull', table: table.name, column: expected });
   }
   if (expected.default && !defaultMatches(expected.default, actual.default)) {
     const has = actual.default === null ? 'has no default' : `defaults to ${actual.default}`;
@@ -115,6 +118,12 @@ function foreignKeyDifference(table: ExpectedTable, fk: ExpectedForeignKey, actu
     };
   }
   return undefined;
+}
+
+/** A partial index's condition is exactly "column IS NULL" (pg_get_expr writes it in parentheses). */
+function isNullTest(predicate: string, column: string): boolean {
+  const text = predicate.trim().replace(/^\((.*)\)$/s, '$1').trim();
+  return new RegExp(`^("${column}"|${column}) is null$`, 'i').test(text);
 }
 
 function checkMatches(check: ExpectedCheck, actual: ActualTable): 'ok' | 'missing' | 'other' {
@@ -163,6 +172,17 @@ function tableDifferences(table: ExpectedTable, actual: ActualTable | undefined)
     ...actual.indexes.filter((i) => i.unique && i.plain).map((i) => i.columns),
   ];
   for (const unique of table.uniques) {
+    if (unique.whereNull) {
+      const column = unique.whereNull;
+      const partial = actual.indexes.some((i) => i.unique && i.predicate && sameSet(i.columns, unique.columns) && isNullTest(i.predicate, column));
+      if (partial) continue;
+      out.push({
+        table: table.name,
+        message: `${table.name} has no unique index on ${list(unique.columns)} where ${column} is null; ${unique.why} needs one`,
+        fix: { kind: 'addTenantWideUnique', table: table.name, fields: unique.ruleFields ?? unique.columns },
+      });
+      continue;
+    }
     if (uniqueSets.some((columns) => sameSet(columns, unique.columns))) continue;
     out.push({ table: table.name, message: `${table.name} has no unique constraint on ${list(unique.columns)}; ${unique.why} needs one`, fix: { kind: 'addUnique', table: table.name, columns: unique.columns } });
   }

@@ -26,7 +26,10 @@
 //                                  (the primary key serves one direction, a page's links; the other
 //                                  index the other, the records linked to one target)
 //   scope: tenant                → id (uuid primary key), tenantId, createdAt, updatedAt
-//   scope: organization          → the same plus organizationId
+//   scope: organization          → the same plus organizationId (not null; nullable with
+//                                  organizationOptional, and each unique rule naming it then also
+//                                  has a unique index of (tenantId, its other fields) where
+//                                  organizationId is null: tenantWideUnique in the migration helpers)
 //
 // Indexes: a list page must read about as many index entries as it returns, whatever the size of
 // the tenant. Every list the engine builds names the tenant and orders by its order fields, then
@@ -128,9 +131,10 @@ function baseColumns(resource: CompiledResource, options: ExpectedOptions): Expe
     columns.push({
       name: 'organizationId',
       type: uuid,
-      nullable: 'no',
+      nullable: resource.organizationOptional ? 'yes' : 'no',
       references: { column: 'organizationId', table: resource.organizationRoot.table, targetColumn: 'id', generateOnDelete: 'RESTRICT' },
       why: scope,
+      ...(resource.organizationOptional ? { nullableWhy: 'organizationOptional: a create that names no organization makes a record of none' } : {}),
     });
   }
   columns.push(
@@ -177,7 +181,10 @@ function recordTable(resource: CompiledResource, options: ExpectedOptions, targe
     scope: resource.scope,
     columns,
     primaryKey: ['id'],
-    uniques: (definition.unique ?? []).map((u, i) => ({ columns: u.fields, why: `unique[${i}]` })),
+    uniques: resource.uniqueMessages.flatMap((u, i) => [
+      { columns: u.fields, why: `unique[${i}]` },
+      ...(u.tenantWide ? [{ columns: u.tenantWide, whereNull: 'organizationId', ruleFields: u.fields, why: `unique[${i}] over the records of no organization (organizationOptional)` }] : []),
+    ]),
     indexes,
     checks: (definition.rules ?? []).map((rule, i) => ({
       name: ruleConstraintName(resource.table, rule.field, rule.atLeast),

@@ -3,6 +3,8 @@
 // reads like a hand-written one. Nothing is ever dropped that a definition still needs; a column
 // only the database has is left alone. `down` undoes what `up` did, where that can be undone.
 import type { Difference, Fix } from './diff.js';
+import { tenantWideUniqueName } from '../migrations.js';
+import { tenantWideUniqueColumns } from '../resource/compiled.js';
 import { DEFAULT_STRING_LENGTH } from './expected.js';
 import type { ExpectedColumn, ExpectedDefault, ExpectedTable, ExpectedType } from './model.js';
 
@@ -71,7 +73,8 @@ function createTable(table: ExpectedTable, uses: Set<string>): string[] {
     return [`await joinTable(knex, ${q(table.name)}, [${q(from.name)}, ${q(from.references!.table)}], [${q(to.name)}, ${q(to.references!.table)}]);`];
   }
   uses.add('recordColumns');
-  const body = [`recordColumns(knex, t, ${q(table.scope!)});`];
+  const optional = table.columns.some((c) => c.name === 'organizationId' && c.nullable === 'yes');
+  const body = [`recordColumns(knex, t, ${q(table.scope!)}${optional ? ', { organizationOptional: true }' : ''});`];
   for (const column of table.columns) {
     if (BASE_COLUMNS.has(column.name)) continue;
     if (column.secondsBetween) uses.add('secondsBetweenColumn');
@@ -80,13 +83,18 @@ function createTable(table: ExpectedTable, uses: Set<string>): string[] {
   // Every index written out: the lists' indexes depend on the definition (its sort fields), not
   // only on the scope, so recordColumns cannot make them all.
   for (const index of table.indexes) body.push(`t.index(${cols(index.columns)});`);
-  for (const unique of table.uniques) body.push(`t.unique(${cols(unique.columns)});`);
+  for (const unique of table.uniques) {
+    if (unique.whereNull) uses.add('tenantWideUnique');
+    body.push(unique.whereNull ? tenantWideUniqueStatement(table.name, unique.ruleFields ?? unique.columns) : `t.unique(${cols(unique.columns)});`);
+  }
   for (const check of table.checks) {
     uses.add('atLeastRule');
     body.push(`atLeastRule(t, ${q(table.name)}, ${q(check.field)}, ${q(check.atLeast)});`);
   }
   return [`await knex.schema.createTable(${q(table.name)}, (t) => {`, ...body.map((l) => `  ${l}`), '});'];
 }
+
+const tenantWideUniqueStatement = (table: string, fields: string[]) => `tenantWideUnique(knex, t, ${q(table)}, ${cols(fields)});`;
 
 /** Tables to create, each after the tables it points at (when those are created here too). */
 function creationOrder(tables: ExpectedTable[]): ExpectedTable[] {
@@ -167,6 +175,13 @@ function alterations(fix: Exclude<Fix, { kind: 'createTable' }>, changes: TableC
       changes.builder.push(`t.unique(${cols(fix.columns)});`);
       changes.undoBuilder.push(`t.dropUnique(${cols(fix.columns)});`);
       return;
+    case 'addTenantWideUnique': {
+      uses.add('tenantWideUnique');
+      changes.builder.push(tenantWideUniqueStatement(fix.table, fix.fields));
+      const columns = tenantWideUniqueColumns(true, fix.fields) ?? fix.fields;
+      changes.undoBuilder.push(`t.dropIndex([], ${q(tenantWideUniqueName(fix.table, columns))});`);
+      return;
+    }
     case 'addIndex':
       changes.builder.push(`t.index(${cols(fix.columns)});`);
       changes.undoBuilder.push(`t.dropIndex(${cols(fix.columns)});`);

@@ -41,12 +41,26 @@ export interface ExpectedColumn {
   secondsBetween?: [string, string];
   /** Where it comes from, for messages: "fields.label", "scope: organization". */
   why: string;
+  /** Why it must be nullable, when `why` does not say it (organizationId of organizationOptional). */
+  nullableWhy?: string;
 }
 
 export interface ExpectedIndex {
   /** Satisfied by any index (primary key and unique ones included) whose columns start with these. */
   columns: string[];
   why: string;
+}
+
+export interface ExpectedUnique {
+  columns: string[];
+  why: string;
+  /**
+   * A unique index over the rows where this column is null only (a `unique:` rule over the records
+   * of no organization: tenantWideUnique in the migration helpers); the rule it serves names these.
+   */
+  whereNull?: string;
+  /** whereNull: the fields of the rule it serves, as a generated migration passes them to tenantWideUnique. */
+  ruleFields?: string[];
 }
 
 export interface ExpectedCheck {
@@ -65,7 +79,7 @@ export interface ExpectedTable {
   scope?: 'tenant' | 'organization';
   columns: ExpectedColumn[];
   primaryKey: string[];
-  uniques: Array<{ columns: string[]; why: string }>;
+  uniques: ExpectedUnique[];
   indexes: ExpectedIndex[];
   checks: ExpectedCheck[];
 }
@@ -98,6 +112,8 @@ export interface ActualIndex {
   /** Plain column indexes only; an expression or partial index does not count. */
   columns: string[];
   plain: boolean;
+  /** A partial index's condition, as pg_get_expr writes it ("organizationId" IS NULL); null for others. */
+  predicate: string | null;
 }
 
 export interface ActualTable {

@@ -33,7 +33,8 @@ function uploadOperation(resource: CompiledResource, path: string, alias: boolea
         "recognised by its bytes (the declared type and file name do not count). The record's width, height, size " +
         '(bytes) and mimeType come from the file; its url is the file route, GET /api/image-asset/{id}/file. ' +
         `Without a name, the record is named after the file (without any folder part, cut to ${nameMax} characters). ` +
-        'The organization is chosen as for a create. The file is stored under a generated name; when the request ' +
+        'The organization is chosen as for a create (Organization-Id header, else the caller\'s, or the tenant\'s only one; ' +
+        'else none: an image of the whole tenant, organizationId null). The file is stored under a generated name; when the request ' +
         'fails, neither a file nor a record remains. DELETE /api/image-asset/{id} removes the file with its record.' +
         (alias ? ` Alias of /api/${resource.paths[0]}/upload, kept for Ever Gauzy clients: it behaves the same.` : ''),
       deprecated: false,

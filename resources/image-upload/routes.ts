@@ -68,9 +68,9 @@ export function registerImageRoutes(router: Router, engine: Engine, service: Res
         height: file.height,
         size: file.size,
         mimeType: file.kind.mimeType,
-        organizationId: defaults.organizationId,
       };
-      const prepared = await prepareWrite(db, resource, caller, 'create', body);
+      // The organization settled above (null: the tenant's, when it has none to choose).
+      const prepared = await prepareWrite(db, resource, caller, 'create', body, { organizationId: defaults.organizationId as string | null });
       // url is read-only for clients: it is written here, in the same insert, so no reader ever
       // sees the record without it; the file moves into place before the insert commits.
       const record = await db.transaction(async (trx) => {

@@ -5,7 +5,7 @@
 // shape of request always gives the same text (one prepared statement).
 import type { Caller } from '../../caller.js';
 import type { CompiledResource } from '../compiled.js';
-import type { ListQuery } from '../list-query.js';
+import type { FilterValue, ListQuery } from '../list-query.js';
 import { scopeConditions } from '../query.js';
 import type { Statement } from './runner.js';
 import { col, id, SqlText } from './text.js';
@@ -46,6 +46,11 @@ function openRelatedExists(sql: SqlText, resource: CompiledResource, relationNam
   return scopeSql(sql, target, caller, alias);
 }
 
+/** `column = $n`, or `column is null` for a null filter value (no value is equal to null). */
+function equals(sql: SqlText, column: string, value: FilterValue): SqlText {
+  return value === null ? sql.sql(`${column} is null`) : sql.sql(`${column} = `).value(value);
+}
+
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** ` where …`: everything of a list but paging and order, shared by its page and its count. */
@@ -53,12 +58,12 @@ export function whereSql(sql: SqlText, resource: CompiledResource, caller: Calle
   const table = resource.table;
   sql.sql(' where ');
   scopeSql(sql, resource, caller);
-  for (const [field, value] of query.where) sql.sql(` and ${col(table, field)} = `).value(value);
+  for (const [field, value] of query.where) equals(sql.sql(' and '), col(table, field), value);
   query.nested.forEach((filter, i) => {
     const alias = `r${i}_${filter.relation.name}`;
     sql.sql(' and ');
     openRelatedExists(sql, resource, filter.relation.name, caller, alias);
-    for (const [field, value] of filter.conditions) sql.sql(` and ${col(alias, field)} = `).value(value);
+    for (const [field, value] of filter.conditions) equals(sql.sql(' and '), col(alias, field), value);
     sql.sql(')');
   });
   if (query.search) {

@@ -36,10 +36,12 @@ export class DuplicateFinder {
 
   check(rowNumber: number, row: Record<string, unknown>): string[] {
     const found: string[] = [];
-    for (const [i, { fields, message }] of this.resource.uniqueMessages.entries()) {
+    for (const [i, { fields, message, tenantWide }] of this.resource.uniqueMessages.entries()) {
       const values = fields.map((f) => row[f]);
-      // NULLs never clash in a PostgreSQL unique constraint.
-      if (values.some((v) => v === null || v === undefined)) continue;
+      // NULLs never clash in a PostgreSQL unique constraint, but for records of no organization,
+      // which a unique index of their own holds to the rule (tenantWide).
+      const held = (v: unknown, f: string) => (v !== null && v !== undefined) || (tenantWide !== undefined && f === 'organizationId' && v === null);
+      if (!values.every((v, j) => held(v, fields[j]))) continue;
       const key = JSON.stringify(values);
       const first = this.seen[i].get(key);
       if (first === undefined) this.seen[i].set(key, rowNumber);

@@ -65,7 +65,8 @@ const DESCRIPTION =
   "booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe " +
   'before = + - @ is dropped) or a JSON array of create bodies. id, tenantId, organizationId, createdAt, updatedAt and ' +
   "read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose " +
-  '(Organization-Id header, else the caller\'s). Every row is validated like POST /api/{resource}; if any fails, the answer is a 400 ' +
+  "(Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no " +
+  'organization, organizationId null). Every row is validated like POST /api/{resource}; if any fails, the answer is a 400 ' +
   'listing the failed rows and nothing is written; otherwise all rows are written in one transaction. ' +
   'Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.';
 
@@ -73,7 +74,7 @@ const DESCRIPTION =
 function organizationHeader(engine: Engine): object[] {
   const [header] = importableResources(engine).flatMap((r) => organizationHeaderParameters(r)) as Array<Record<string, unknown>>;
   if (!header) return [];
-  return [{ ...header, description: "The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one" }];
+  return [{ ...header, description: "The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization" }];
 }
 
 export function importOpenApi(engine: Engine): OpenApiPaths {

@@ -90,10 +90,10 @@ async function checkAll(target: ImportTarget, caller: Caller, rows: ImportRow[],
   const checked: Checked[] = [];
   if (!rows.length) return checked;
   checked[0] = await checkRow(target, caller, rows[0], context);
-  // No row names its organization (the file's are ignored), so the one the first row was given is
-  // every row's: looked up once, not once per row.
-  const organizationId = checked[0].write?.row.organizationId;
-  const rest = context.organizationHeader === undefined && typeof organizationId === 'string' ? { ...context, organizationHeader: organizationId } : context;
+  // No row names its organization (the file's are ignored), so the one the first row was given
+  // (null: none, a record of the whole tenant) is every row's: looked up once, not once per row.
+  const first = checked[0].write?.row;
+  const rest = first && first.organizationId !== undefined ? { ...context, organizationId: first.organizationId as string | null } : context;
   let next = 1;
   let failed = false;
   const worker = async () => {

@@ -53,18 +53,24 @@ export function prefixOfLayer(layer: Layer, depth = PREFIX_DEPTH): string | unde
  * of registration, so the first route registered still wins (fixed module paths before a
  * generated /:id). Routes registered on `router` afterwards are not seen: call it last.
  */
-export function routesByPrefix(router: Router, depth = PREFIX_DEPTH): Middleware & { router: Router } {
+export function routesByPrefix(router: Router, depth = PREFIX_DEPTH): Middleware & { router: Router; hasRoute(method: string, path: string): boolean } {
   const keyed = router.stack.map((layer) => ({ layer, key: prefixOfLayer(layer, depth) }));
   const keys = new Set(keyed.flatMap(({ key }) => (key === undefined ? [] : [key])));
   const routerOf = (layers: Layer[]) => {
     const group = new Router(router.opts);
     group.stack = layers;
-    return group.routes() as Middleware;
+    return { group, routes: group.routes() as Middleware };
   };
-  const groups = new Map<string, Middleware>();
+  const groups = new Map<string, ReturnType<typeof routerOf>>();
   for (const key of keys) groups.set(key, routerOf(keyed.filter((k) => k.key === key || k.key === undefined).map((k) => k.layer)));
   const anyPath = routerOf(keyed.filter((k) => k.key === undefined).map((k) => k.layer));
-  const dispatch = (ctx: Context, next: Next) => (groups.get(prefixOfPath(ctx.path, depth)) ?? anyPath)(ctx, next);
+  const groupOf = (path: string) => groups.get(prefixOfPath(path, depth)) ?? anyPath;
+  const dispatch = (ctx: Context, next: Next) => groupOf(ctx.path).routes(ctx, next);
+  /**
+   * Whether a route (not only a middleware) answers `method` on `path`: for a middleware that must
+   * know before dispatch, on a path off the usual one (a body refused only if a route would read it).
+   */
+  const hasRoute = (method: string, path: string) => groupOf(path).group.match(path, method).route;
   // Like @koa/router's own dispatch middleware, it names the router whose routes it serves.
-  return Object.assign(dispatch, { router });
+  return Object.assign(dispatch, { router, hasRoute });
 }

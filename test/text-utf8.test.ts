@@ -68,11 +68,34 @@ test('JSON body: bytes that are not UTF-8 are a 400, whatever the kind of damage
   ];
   for (const bad of damaged) {
     assertError(await postTag(bytes('{"name":"a', bad, '","color":"#1"}')), 400, NOT_UTF8);
+    // The bytes are named before the JSON they also break.
+    assertError(await postTag(bytes('{"name":', bad, '}')), 400, NOT_UTF8);
   }
   // Compressed, the check is on what the body decompresses to.
   const gzipped = await postTag(gzipSync(bytes('{"name":"a', [0xff], '","color":"#1"}')), 'application/json', { 'Content-Encoding': 'gzip' });
   assertError(gzipped, 400, NOT_UTF8);
   assert.is(await tags(), before);
+});
+
+test('JSON body: every byte UTF-8 uses outside ASCII comes through exactly, compressed or not', async () => {
+  // U+0080-U+00BF spell every continuation byte (80-BF after C2); then one character for each
+  // lead byte of two (C3-DF), three (E0-EF) and four (F0-F4) bytes.
+  const codePoints = [
+    ...Array.from({ length: 0x40 }, (_, i) => 0x80 + i),
+    ...Array.from({ length: 0x1d }, (_, i) => (i + 3) << 6),
+    ...Array.from({ length: 0x10 }, (_, i) => Math.max(i << 12, 0x800)),
+    ...Array.from({ length: 5 }, (_, i) => Math.max(i << 18, 0x10000)),
+  ];
+  const text = String.fromCodePoint(...codePoints);
+  const used = new Set(Buffer.from(text, 'utf8'));
+  for (let byte = 0x80; byte <= 0xf4; byte++) assert.is(used.has(byte), byte !== 0xc0 && byte !== 0xc1, `byte ${byte.toString(16)}`);
+  for (const [i, encode] of [(b: Buffer) => b, (b: Buffer) => gzipSync(b)].entries()) {
+    const body = Buffer.from(JSON.stringify({ name: `every byte ${i}`, color: '#1', description: text }), 'utf8');
+    const res = await postTag(encode(body), 'application/json', i ? { 'Content-Encoding': 'gzip' } : {});
+    assert.is(res.status, 201, JSON.stringify(res.body));
+    assert.is(res.body.description, text);
+    assert.is((await t.db('tag').where({ id: res.body.id }).first()).description, text);
+  }
 });
 
 test('JSON body: a lone surrogate escape, in a value or a key, at any depth, is a 400; a pair is text', async () => {
@@ -185,6 +208,9 @@ test('Content-Encoding: gzip, deflate and br bodies are read; another encoding i
     const other = await postTag(compress(`{"name":"${encoding}","color":"#1"}`), 'application/json', { 'Content-Encoding': encoding });
     assert.is(other.status, 201, JSON.stringify(other.body));
   }
+  // The coding is a case-insensitive token.
+  const upper = await postTag(gzipSync('{"name":"GZIP","color":"#1"}'), 'application/json', { 'Content-Encoding': 'GZIP' });
+  assert.is(upper.status, 201, JSON.stringify(upper.body));
   assertError(await postTag('{}', 'application/json', { 'Content-Encoding': 'compress' }), 415, /Unsupported content encoding compress/);
   assertError(await postTag('{"not":"gzip"}', 'application/json', zipped), 400, 'the request body could not be decompressed');
 });

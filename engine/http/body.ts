@@ -1,26 +1,19 @@
-// JSON bodies only (1 MiB by default): another content type is a 415, and so is a charset other
-// than UTF-8; malformed JSON, bytes that are not UTF-8 and strings with a lone surrogate are a 400;
-// a larger body a 413, one nested deeper or with a longer array than the limits a 400 (no route
-// needs either, and a handler walking such a body would spend time or stack on it). Routes that
-// read their own body (uploads, imports) are left alone, and so is a request no route answers: it
-// is the router's 404 (or 405), not a 415 for a body nobody would read.
+// JSON bodies only (1 MiB by default), read by koa-bodyparser: another content type is a 415, and
+// so is a charset other than UTF-8; malformed JSON, bytes that are not UTF-8 and strings with a
+// lone surrogate are a 400; a larger body a 413, one nested deeper or with a longer array than the
+// limits a 400 (no route needs either, and a handler walking such a body would spend time or stack
+// on it). Routes that read their own body (uploads, imports) are left alone, and so is a request
+// no route answers: it is the router's 404 (or 405), not a 415 for a body nobody would read.
+import type { IncomingMessage } from 'node:http';
 import type { Context, Next } from 'koa';
+import bodyParser from 'koa-bodyparser';
 import { badRequest, HttpError } from '../errors.js';
 import type { OwnBody } from '../module.js';
-import { decodedBody, readBodyBytes } from './body-bytes.js';
+import { requestAborted, unreadableBody } from './body-bytes.js';
 import { isWellFormed, otherCharset, utf8Text } from './text.js';
-
-declare module 'koa' {
-  interface Request {
-    /** The parsed JSON body of a POST, PUT or PATCH ({} when it has none). */
-    body: {} | null | undefined;
-  }
-}
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 const JSON_TYPES = ['application/json', 'application/*+json'];
-/** JSON text whose top level is an object or an array (RFC 8259 whitespace before it). */
-const OBJECT_OR_ARRAY = /^[\x20\x09\x0a\x0d]*[[{]/;
 
 function hasBody(ctx: Context): boolean {
   const length = ctx.request.length;
@@ -67,27 +60,68 @@ export function shapeProblem(value: unknown, limits: JsonShapeLimits, where = 'b
   return undefined;
 }
 
-const tooLarge = () => new HttpError(413, 'Request body is larger than the limit');
+/**
+ * koa-bodyparser reads the body as Latin-1, one character per byte, so no byte is lost: read as
+ * UTF-8, a byte that is not UTF-8 would already be U+FFFD, indistinguishable from one sent. Only
+ * a body with a byte outside ASCII reads differently as UTF-8; one regular expression test finds
+ * it, and then the bytes are decoded strictly (a 400 if they are not UTF-8).
+ */
+const NON_ASCII = /[^\x00-\x7f]/;
 
-/** The body's JSON: read up to `limitBytes` (after decompression), UTF-8, an object or an array. */
-async function readJson(ctx: Context, limitBytes: number): Promise<unknown> {
-  const source = decodedBody(ctx.req);
-  if (source.length !== undefined && source.length > limitBytes) throw tooLarge();
-  let bytes: Buffer;
+/** The UTF-8 text of a body koa-bodyparser read as Latin-1. */
+const utf8Of = (latin1: string): string => (NON_ASCII.test(latin1) ? utf8Text(Buffer.from(latin1, 'latin1'), 'Request body') : latin1);
+
+/** The body's Content-Encoding as inflation (in koa-bodyparser) expects it: the token is case-insensitive. */
+function normalizeEncoding(req: IncomingMessage) {
+  const coding = req.headers['content-encoding'];
+  if (coding) req.headers['content-encoding'] = coding.trim().toLowerCase();
+}
+
+const isCompressed = (req: IncomingMessage) => Boolean(req.headers['content-encoding']) && req.headers['content-encoding'] !== 'identity';
+
+/**
+ * `parsing`, or a 400 once the client goes away before the end of a compressed body: raw-body
+ * then waits on a decompressor that would never end (pipe() passes a request's end on, not its
+ * abort). An uncompressed body's abort is raw-body's own 400.
+ */
+async function unlessAborted(req: IncomingMessage, parsing: Promise<unknown>): Promise<unknown> {
+  let onClose!: () => void;
+  const aborted = new Promise<never>((_, reject) => {
+    onClose = () => {
+      if (!req.complete) reject(requestAborted());
+    };
+  });
+  req.once('close', onClose);
+  if (req.destroyed) onClose();
   try {
-    const unreadable = () => badRequest(source.stream === ctx.req ? 'the request body could not be read' : 'the request body could not be decompressed');
-    bytes = await readBodyBytes(source.stream, limitBytes, tooLarge, unreadable);
+    return await Promise.race([parsing, aborted]);
   } finally {
-    source.release();
+    req.off('close', onClose);
   }
-  const text = utf8Text(bytes, 'Request body');
-  if (text === '') return {};
-  if (!OBJECT_OR_ARRAY.test(text)) throw badRequest('body must be an object');
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw badRequest('Request body is not valid JSON');
+}
+
+/** koa-bodyparser's errors (co-body, raw-body, inflation, zlib) → our envelope, in our words. */
+function parseFailure(err: any, ctx: Context): HttpError {
+  // What a decompressor was reading stays piped to it, paused: cut, the rest of the body can be
+  // drained or the connection closed (unread-body.ts).
+  ctx.req.unpipe();
+  if (err instanceof SyntaxError) {
+    // Bytes that are not UTF-8 are named before the JSON they break, if they break it (co-body
+    // hands the text it read along with the error).
+    const read: unknown = (err as SyntaxError & { body?: unknown }).body;
+    if (typeof read === 'string') utf8Of(read);
+    // co-body's strict mode refuses a bare string, number, true, false or null at the top level.
+    if (/only supports object and array/.test(err.message)) return badRequest('body must be an object');
+    // co-body refuses __proto__ keys (prototype poisoning) with a SyntaxError of its own.
+    if (/prototype property/.test(err.message)) return badRequest('body must not contain the key __proto__');
+    return badRequest('Request body is not valid JSON');
   }
+  const status = typeof err?.status === 'number' ? err.status : undefined;
+  if (status === 413) return new HttpError(413, 'Request body is larger than the limit');
+  if (status === 415) return new HttpError(415, `Unsupported content encoding ${ctx.get('content-encoding')}: send the body as it is, or gzip, deflate or br`);
+  if (err?.type === 'request.aborted') return requestAborted();
+  // A stream error: zlib's for a body that does not decompress, else the request's own.
+  return isCompressed(ctx.req) ? badRequest('the request body could not be decompressed') : unreadableBody();
 }
 
 export type RouteLookup = (method: string, path: string) => boolean;
@@ -99,6 +133,20 @@ export type RouteLookup = (method: string, path: string) => boolean;
  */
 export function jsonBody(limitBytes: number, ownBodies: OwnBody[], shape: JsonShapeLimits, hasRoute: RouteLookup = () => true) {
   const readsOwnBody = (ctx: Context) => ownBodies.some((route) => route.method === ctx.method && route.path.test(ctx.path));
+  // koa-bodyparser hands `encoding` on to co-body and raw-body (its type definitions spell it `encode`).
+  const options: bodyParser.Options & { encoding: string } = {
+    enableTypes: ['json'],
+    encoding: 'latin1',
+    jsonLimit: `${limitBytes}b`,
+    strict: true,
+    // Every JSON media type accepted below is parsed too: without this, koa-bodyparser reads only
+    // its own short list, and an application/merge-patch+json body would silently become {}.
+    detectJSON: (ctx) => Boolean(ctx.is(JSON_TYPES)),
+    onerror: (err, ctx) => {
+      throw parseFailure(err, ctx);
+    },
+  };
+  const parse = bodyParser(options);
   return async function body(ctx: Context, next: Next) {
     if (!METHODS_WITH_BODY.has(ctx.method) || readsOwnBody(ctx)) return next();
     if (!hasBody(ctx)) {
@@ -110,10 +158,22 @@ export function jsonBody(limitBytes: number, ownBodies: OwnBody[], shape: JsonSh
       if (!hasRoute(ctx.method, ctx.path)) return next();
       throw refusal;
     }
-    const parsed = await readJson(ctx, limitBytes);
-    const problem = shapeProblem(parsed, shape);
-    if (problem) throw badRequest(problem);
-    ctx.request.body = parsed as {};
-    return next();
+    normalizeEncoding(ctx.req);
+    const parsing = parse(ctx, () => {
+      const read = ctx.request.rawBody;
+      if (typeof read === 'string') {
+        const text = utf8Of(read);
+        // Bytes outside ASCII stand only inside JSON strings, and UTF-8 spells every character
+        // outside ASCII with them alone: the text parses like the Latin-1 reading, strings as sent.
+        if (text !== read) {
+          ctx.request.rawBody = text;
+          ctx.request.body = JSON.parse(text);
+        }
+      }
+      const problem = shapeProblem(ctx.request.body, shape);
+      if (problem) throw badRequest(problem);
+      return next();
+    });
+    return isCompressed(ctx.req) ? unlessAborted(ctx.req, parsing) : parsing;
   };
 }

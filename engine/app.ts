@@ -1,5 +1,5 @@
-// Builds the Koa app: request id → request log → security headers → CORS → errors → bearer token
-// → rate limits → authentication → JSON body → routes.
+// Builds the Koa app: unread bodies → request id → request log → security headers → CORS → errors
+// → bearer token → rate limits → UTF-8 URL → authentication → JSON body → routes.
 // Everything is compiled here, once: definitions, validators, routes and the OpenAPI document.
 import Router from '@koa/router';
 import Koa, { type Context } from 'koa';
@@ -13,6 +13,8 @@ import type { Config } from './config.js';
 import { errorMiddleware } from './errors.js';
 import { registerHealth } from './health.js';
 import { jsonBody } from './http/body.js';
+import { unreadBody } from './http/unread-body.js';
+import { utf8Url } from './http/text.js';
 import { createMailer, type Mailer } from './mail.js';
 import type { Engine, Module } from './module.js';
 import { buildOpenApiDocument } from './openapi/document.js';
@@ -119,6 +121,8 @@ export function createApp(options: AppOptions): App {
   koa.on('error', (err: any, ctx?: Context) => {
     if (!isClientGone(err)) logError(err, ctx);
   });
+  // Outermost: once everything else has answered, it settles a request body the answer did not read.
+  koa.use(unreadBody());
   koa.use(requestId());
   koa.use(requestLog(logger, modules.flatMap((m) => m.logMasks ?? [])));
   koa.use(securityHeaders());
@@ -129,9 +133,11 @@ export function createApp(options: AppOptions): App {
   // refused only after, so that a request with a bad token still counts against its address.
   koa.use(bearerToken(engine.keys, roles, liveSession));
   koa.use(rateLimiting.middleware);
+  koa.use(utf8Url());
   koa.use(authenticate());
-  koa.use(jsonBody(config.bodyLimit, modules.flatMap((m) => m.ownBodies ?? []), config.json));
-  koa.use(routesByPrefix(router));
+  const routes = routesByPrefix(router);
+  koa.use(jsonBody(config.bodyLimit, modules.flatMap((m) => m.ownBodies ?? []), config.json, routes.hasRoute));
+  koa.use(routes);
   koa.use(allowedMethods());
   return {
     koa,

@@ -1,7 +1,9 @@
 // Issue 8's hardening, through HTTP: security headers on every answer (errors too), CORS from the
 // allowlist only, X-Request-Id echoed and in the log lines, structured logs with credentials
 // redacted, and JSON bodies bounded in depth and array length.
+import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createLogger } from '../engine/log.js';
@@ -10,17 +12,37 @@ import { modules as projectModules } from '../resources/modules.js';
 import { newTenant, PASSWORD, uniqueEmail, type Session } from './helpers/accounts.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { assertError } from './helpers/error-envelope.js';
+import { head, RawConnection } from './helpers/raw-connection.js';
+import { listen } from './helpers/upload.js';
 
 const ALLOWED = 'https://app.example.com';
 
 /** Every log line the app writes, parsed. */
 const lines: Array<Record<string, any>> = [];
+/** Who waits for the request line of a request id. */
+const awaitedLines = new Map<string, (line: Record<string, any>) => void>();
 const sink = new Writable({
   write(chunk, _encoding, done) {
-    for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+    for (const line of String(chunk).split('\n').filter(Boolean)) {
+      const parsed = JSON.parse(line);
+      lines.push(parsed);
+      if (parsed.msg === 'request') awaitedLines.get(parsed.reqId)?.(parsed);
+    }
     done();
   },
 });
+
+/** The request line of `reqId`, once written; rejects when none comes within `timeoutMs`. */
+function requestLine(reqId: string, timeoutMs = 10_000): Promise<Record<string, any>> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no request line for ${reqId} within ${timeoutMs} ms`)), timeoutMs);
+    awaitedLines.set(reqId, (line) => {
+      clearTimeout(timer);
+      awaitedLines.delete(reqId);
+      resolve(line);
+    });
+  });
+}
 
 /** A route that fails like a bug would, to see what a 500 logs. */
 const failing: Module = {
@@ -228,6 +250,27 @@ test('logs: a 503 of an unavailable database is a warning naming why, without a 
   assert.is(warning!.status, 503);
   assert.is(warning!.error, 'Knex: Timeout acquiring a connection');
   assert.not.ok(JSON.stringify(lines).includes('.ts:'), 'no stack');
+});
+
+test('logs: a client gone in the middle of a JSON body, compressed or not: the request ends, a 400', async () => {
+  const { server, port } = await listen(t);
+  try {
+    const gzipped = gzipSync(JSON.stringify({ name: 'n', color: '#1', description: randomBytes(100_000).toString('base64') }));
+    for (const [reqId, coding, part] of [
+      ['gone-plain', 'identity', Buffer.from('{"name":"half')],
+      ['gone-gzip', 'gzip', gzipped.subarray(0, gzipped.length / 2)],
+    ] as const) {
+      const logged = requestLine(reqId);
+      const connection = new RawConnection(port);
+      const headers = { ...admin.auth, 'X-Request-Id': reqId, 'Content-Type': 'application/json', 'Content-Encoding': coding, 'Content-Length': 1_000_000 };
+      await connection.write(Buffer.concat([head('POST', '/api/tags', headers), part]));
+      connection.close();
+      // A compressed body's reader waited for the rest for ever: no answer, no line.
+      assert.is((await logged).status, 400, reqId);
+    }
+  } finally {
+    server.close();
+  }
 });
 
 test('logs: passwords, tokens and codes are redacted wherever a line carries them', () => {

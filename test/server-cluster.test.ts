@@ -2,7 +2,8 @@
 // WEB_CONCURRENCY workers sharing the port. Through the real server process: two workers serve,
 // the migrations ran once, a rate limit counts a caller once across workers (the counts live in
 // the primary when there is no Redis), a killed worker is replaced, a worker that cannot start
-// stops the cluster with one message, and SIGTERM stops everything with exit code 0.
+// stops the cluster with one message, SIGTERM stops everything with exit code 0, and a worker
+// closes a connection whose refused body is still arriving without losing the answer.
 // PostgreSQL only: skipped without DATABASE_URL (the embedded database is always one process,
 // see server.test.ts).
 import { randomBytes } from 'node:crypto';
@@ -15,6 +16,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MIGRATIONS_DIR } from '../engine/paths.js';
 import { PASSWORD } from './helpers/accounts.js';
+import { chunked, head, RawConnection } from './helpers/raw-connection.js';
 import { killServers, runServerToExit, startServer, startServerProcess, type ServerProcess } from './helpers/server-process.js';
 
 const DATABASE_URL = process.env.DATABASE_URL;
@@ -116,6 +118,26 @@ pgTest('WEB_CONCURRENCY=2: a primary and two workers on one port; the primary mi
   for (let i = 0; i < 4; i++) {
     const health = await request(server.url).get('/api/health').set('Connection', 'close');
     assert.is(health.status, 200, JSON.stringify(health.body));
+  }
+});
+
+pgTest('in a worker, a refused body still being sent: the whole answer with Connection: close, then the connection ends', async () => {
+  // Read only once the last byte is written: a worker that closed at once with the body unread
+  // would reset the connection and throw the answer away before it was read.
+  const connection = new RawConnection(server.port);
+  try {
+    connection.socket.pause();
+    const body = chunked(...Array.from({ length: 64 }, () => Buffer.alloc(65536, 'x')));
+    await connection.write(Buffer.concat([head('POST', '/api/tags', { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' }), body]));
+    connection.socket.resume();
+    const answer = await connection.response();
+    assert.is(answer.status, 401, JSON.stringify(answer.body));
+    assert.equal(answer.body, { statusCode: 401, message: 'Unauthorized', error: 'Unauthorized' });
+    assert.match(answer.headers.connection ?? '', /close/i);
+    await connection.end();
+    assert.is(connection.leftover, 0);
+  } finally {
+    connection.close();
   }
 });
 

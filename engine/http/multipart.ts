@@ -1,11 +1,12 @@
 // multipart/form-data requests (uploads, imports) read with busboy: one file field, handed to the
 // route as a stream while it arrives (never buffered here), and a few short text fields. Every way
 // a body can be wrong becomes our envelope: 415 for another content type, 413 for a file over the
-// limit (the rest of the body is not read), 400 for anything else.
+// limit (the rest of the body is not read: see unread-body.ts for the connection), 400 for anything else.
 import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import type { Context } from 'koa';
 import { badRequest, HttpError } from '../errors.js';
+import { decodedWhole } from './text.js';
 
 export interface MultipartOptions {
   /** The one file field taken (`file`). */
@@ -62,8 +63,7 @@ export async function readMultipart<T>(
   }
   const length = ctx.request.length;
   if (length !== undefined && length > maxFileBytes + ENVELOPE_BYTES) {
-    // Refused before a byte of the body is read; the connection closes rather than reading it.
-    ctx.set('Connection', 'close');
+    // Refused before a byte of the body is read (unread-body.ts closes the connection rather than read it).
     throw tooLarge(maxFileBytes);
   }
   let parser: busboy.Busboy;
@@ -90,7 +90,6 @@ export async function readMultipart<T>(
       if (failed) return;
       failed = true;
       ctx.req.unpipe(parser);
-      ctx.set('Connection', 'close');
       if (current && !current.destroyed) current.destroy(err as Error);
       // Answer only once the route's own clean-up (a half-written file) is done.
       Promise.resolve(consumed)
@@ -117,6 +116,10 @@ export async function readMultipart<T>(
         stream.resume();
         return fail(badRequest(`only one file may be sent, in the field "${fileField}"`));
       }
+      if (info.filename && !decodedWhole(info.filename)) {
+        stream.resume();
+        return fail(badRequest(`the name of the file in "${fileField}" must be UTF-8 text`));
+      }
       current = stream;
       stream.on('limit', () => fail(tooLarge(maxFileBytes)));
       consumed = consume({ stream, filename: info.filename ?? '', declaredType: info.mimeType ?? '' });
@@ -130,6 +133,7 @@ export async function readMultipart<T>(
         return fail(badRequest(`property ${name} should not exist${allowed}`));
       }
       if (info.valueTruncated) return fail(badRequest(`${name} must be shorter than or equal to ${maxFieldBytes} bytes`));
+      if (!decodedWhole(value)) return fail(badRequest(`${name} must be UTF-8 text`));
       if (name in fields) return fail(badRequest(`${name} must be sent once`));
       fields[name] = value;
     });

@@ -5,7 +5,7 @@ import type { LimitTable } from '../ratelimit/policy.js';
 import pkg from '../../package.json' with { type: 'json' };
 import type { Engine, Module, OpenApiPaths } from '../module.js';
 import { BEARER_SCHEME, buildComponents } from './components.js';
-import { OPERATION_METHODS as METHODS, tenantHeaderParameter, tenantQueryParameter } from './fragments.js';
+import { errorResponses, OPERATION_METHODS as METHODS, tenantHeaderParameter, tenantQueryParameter } from './fragments.js';
 import { healthPaths } from './health-paths.js';
 import { exemptionsInWords, withRateLimits } from './rate-limit-fragments.js';
 import { resourcePaths } from './resource-paths.js';
@@ -30,6 +30,8 @@ const DESCRIPTION = [
   '- An operation that needs the database answers 503 when it is unavailable.',
   '- Errors are `{statusCode, message, error}`; on 400 `message` lists every broken rule. A JSON body may be',
   '  nested at most `JSON_MAX_DEPTH` levels, with at most `JSON_MAX_ARRAY` items per array (400 beyond).',
+  '- Text is UTF-8: a body, form field, import file or URL escape that is not (or a JSON string with a lone',
+  '  surrogate such as `\\ud800`) is a 400, a `charset` other than UTF-8 a 415; nothing is stored damaged.',
   '- Every answer carries `X-Request-Id`: the one the request sent (letters, digits, `._:@-`, up to 128), else a',
   "  new UUID; the server's log lines about the request carry it too. Browser pages may call the API only from",
   '  the origins the deployment allows (CORS).',
@@ -90,6 +92,18 @@ function withTenantHeader(paths: OpenApiPaths): OpenApiPaths {
       ),
     ]),
   );
+}
+
+/**
+ * A URL whose percent-escapes are not UTF-8 is a 400 on every route (http/text.ts): operations
+ * that take no parameter document it too.
+ */
+function withBadRequest(paths: OpenApiPaths) {
+  for (const op of operations(paths)) {
+    const responses = (op.responses ?? {}) as Record<string, object>;
+    if (responses['400']) continue;
+    op.responses = Object.fromEntries(Object.entries({ ...responses, ...errorResponses(400) }).sort(([a], [b]) => a.localeCompare(b)));
+  }
 }
 
 /** X-Request-Id on every answer of every operation (engine/http/request-id.ts sends it on all of them). */
@@ -160,6 +174,7 @@ export function buildOpenApiDocument(engine: Engine, modules: Module[], limits: 
   }
   for (const module of modules) merge(paths, module.openapi?.(engine) ?? {}, `module ${module.name}`, owners);
   checkOperationIds(paths);
+  withBadRequest(paths);
   const limited = withRateLimits(withTenantHeader(paths), withModuleSchemas(buildComponents(engine.registry), engine, modules), limits);
   withRequestIdHeader(limited.paths, limited.components);
   return {

@@ -205,13 +205,13 @@ export function listParameters(resource: CompiledResource): object[] {
 
 /** components/responses names, by status. */
 export const ERROR_RESPONSES: Record<number, { name: string; description: string; example: string | string[] }> = {
-  400: { name: 'BadRequest', description: 'The body, query or path fails validation; message lists every broken rule', example: ['firstName should not be empty'] },
+  400: { name: 'BadRequest', description: 'The body, query or path fails validation (text that is not UTF-8 included); message lists every broken rule', example: ['firstName should not be empty'] },
   401: { name: 'Unauthorized', description: 'No token, or an invalid, expired or wrong-type token', example: 'Unauthorized' },
   403: { name: 'Forbidden', description: "The caller's role lacks the permission, or a tenantId names another tenant", example: 'Forbidden resource' },
   404: { name: 'NotFound', description: "No record with that id in the caller's tenant", example: 'The requested record was not found' },
   409: { name: 'Conflict', description: 'A unique rule is broken', example: 'A record with the same name already exists' },
   413: { name: 'PayloadTooLarge', description: 'The body is larger than the limit', example: 'Request body is larger than the limit' },
-  415: { name: 'UnsupportedMediaType', description: 'The body is not application/json', example: 'Unsupported media type: send application/json' },
+  415: { name: 'UnsupportedMediaType', description: 'The body is not of a type the operation takes (application/json unless it says otherwise), or its charset is not UTF-8', example: 'Unsupported media type: send application/json' },
   500: { name: 'InternalServerError', description: 'A bug: never carries SQL or a stack', example: 'Internal server error' },
   503: { name: 'ServiceUnavailable', description: 'The database is not available or took too long to answer', example: 'The database is not available' },
 };

@@ -73,23 +73,28 @@ export function fixedPathOf(layer: Layer): string | undefined {
  * that path's routes alone (with the routes that may match any path). Routes registered on
  * `router` afterwards are not seen: call it last.
  */
-export function routesByPrefix(router: Router, depth = PREFIX_DEPTH): Middleware & { router: Router } {
+export function routesByPrefix(router: Router, depth = PREFIX_DEPTH): Middleware & { router: Router; hasRoute(method: string, path: string): boolean } {
   const keyed = router.stack.map((layer) => ({ layer, key: prefixOfLayer(layer, depth) }));
   const keys = new Set(keyed.flatMap(({ key }) => (key === undefined ? [] : [key])));
   const routerOf = (layers: Layer[]) => {
     const group = new Router(router.opts);
     group.stack = layers;
-    return group.routes() as Middleware;
+    return { group, routes: group.routes() as Middleware };
   };
-  const groups = new Map<string, Middleware>();
+  const groups = new Map<string, ReturnType<typeof routerOf>>();
   for (const key of keys) groups.set(key, routerOf(keyed.filter((k) => k.key === key || k.key === undefined).map((k) => k.layer)));
   const anyPath = routerOf(keyed.filter((k) => k.key === undefined).map((k) => k.layer));
-  const fixed = new Map<string, Middleware>();
+  const fixed = new Map<string, ReturnType<typeof routerOf>>();
   for (const path of new Set(router.stack.flatMap((layer) => fixedPathOf(layer) ?? []))) {
     fixed.set(path, routerOf(keyed.filter((k) => k.key === undefined || fixedPathOf(k.layer) === path).map((k) => k.layer)));
   }
-  const dispatch = (ctx: Context, next: Next) =>
-    (fixed.get(withoutTrailingSlash(ctx.path)) ?? groups.get(prefixOfPath(ctx.path, depth)) ?? anyPath)(ctx, next);
+  const groupOf = (path: string) => fixed.get(withoutTrailingSlash(path)) ?? groups.get(prefixOfPath(path, depth)) ?? anyPath;
+  const dispatch = (ctx: Context, next: Next) => groupOf(ctx.path).routes(ctx, next);
+  /**
+   * Whether a route (not only a middleware) answers `method` on `path`: for a middleware that must
+   * know before dispatch, on a path off the usual one (a body refused only if a route would read it).
+   */
+  const hasRoute = (method: string, path: string) => groupOf(path).group.match(path, method).route;
   // Like @koa/router's own dispatch middleware, it names the router whose routes it serves.
-  return Object.assign(dispatch, { router });
+  return Object.assign(dispatch, { router, hasRoute });
 }

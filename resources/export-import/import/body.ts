@@ -1,12 +1,13 @@
 // The file an import brings, as text, and whether it is CSV or JSON: a multipart/form-data upload
 // (field `file`) or the raw body (text/csv, application/json). Both are read into memory up to
 // IMPORT_MAX_BYTES, never further: the rows are validated all together before anything is written.
-import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import type { Config } from '../../../engine/config.js';
 import { badRequest, HttpError } from '../../../engine/errors.js';
+import { readBodyBytes } from '../../../engine/http/body-bytes.js';
 import { readMultipart, tooLarge } from '../../../engine/http/multipart.js';
+import { otherCharset, utf8Text } from '../../../engine/http/text.js';
 
 export const FORMATS = ['csv', 'json'] as const;
 export type ImportFormat = (typeof FORMATS)[number];
@@ -41,12 +42,8 @@ function formatOfName(filename: string): ImportFormat | undefined {
 
 /** Bytes as UTF-8 text; a byte-order mark is dropped, anything that is not UTF-8 is a 400. */
 function decode(bytes: Buffer): string {
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    throw badRequest(`${FILE_FIELD} must be UTF-8 text`);
-  }
+  let text = utf8Text(bytes, FILE_FIELD);
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (!text.trim()) throw emptyFile();
   return text;
 }
@@ -55,31 +52,6 @@ async function collect(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
-}
-
-/** The raw body up to `max` bytes; one byte more is a 413, and the rest of the body is not kept. */
-function readLimited(req: IncomingMessage, max: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let settled = false;
-    const finish = (err?: unknown) => {
-      if (settled) return;
-      settled = true;
-      req.off('data', onData);
-      if (err) reject(err);
-      else resolve(Buffer.concat(chunks));
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > max) return finish(tooLarge(max, 'Request body'));
-      chunks.push(chunk);
-    };
-    req.on('data', onData);
-    req.on('end', () => finish());
-    req.on('error', () => finish(badRequest('the request body could not be read')));
-    req.on('aborted', () => finish(badRequest('the request was aborted')));
-  });
 }
 
 function hasBody(ctx: Context): boolean {
@@ -105,23 +77,15 @@ async function multipartFile(ctx: Context, config: Config, requested?: ImportFor
 async function rawBody(ctx: Context, config: Config, requested?: ImportFormat): Promise<ImportFile> {
   const format = formatOfType(ctx.get('content-type'));
   if (!format) throw unsupported();
-  const charset = ctx.request.charset;
-  if (charset && charset.toLowerCase() !== 'utf-8' && charset.toLowerCase() !== 'utf8') {
-    throw new HttpError(415, `Unsupported charset ${charset}: send UTF-8 text`);
-  }
+  const charset = otherCharset(ctx);
+  if (charset) throw charset;
   if (requested && requested !== format) throw badRequest(`format=${requested} does not match the Content-Type ${ctx.request.type}`);
   const length = ctx.request.length;
   if (length !== undefined && length > config.importMaxBytes) {
-    // Refused before a byte is read; the connection closes rather than reading the rest.
-    ctx.set('Connection', 'close');
+    // Refused before a byte is read (engine/http/unread-body.ts closes the connection rather than read it).
     throw tooLarge(config.importMaxBytes, 'Request body');
   }
-  try {
-    return { text: decode(await readLimited(ctx.req, config.importMaxBytes)), format };
-  } catch (err) {
-    if (err instanceof HttpError && err.status === 413) ctx.set('Connection', 'close');
-    throw err;
-  }
+  return { text: decode(await readBodyBytes(ctx.req, config.importMaxBytes, () => tooLarge(config.importMaxBytes, 'Request body'))), format };
 }
 
 /** The import's file and format; 415 for another content type, 413 past the limit, 400 when empty. */

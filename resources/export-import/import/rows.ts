@@ -3,6 +3,7 @@
 // it; what is wrong with one cell is that row's problem, reported with the others.
 import { parse } from 'csv-parse/sync';
 import { badRequest } from '../../../engine/errors.js';
+import { shapeProblem } from '../../../engine/http/body.js';
 import { isPlainObject } from '../../../engine/objects.js';
 import type { CompiledResource } from '../../../engine/resource/compiled.js';
 import type { FieldType } from '../../../engine/resource/types.js';
@@ -52,6 +53,12 @@ export function acceptedColumns(resource: CompiledResource): Map<string, Column>
 
 export const tooManyRows = (max: number) => badRequest(`the file has more than ${max} rows, the most one import takes (IMPORT_MAX_ROWS)`);
 
+/**
+ * JSON in a file is held to UTF-8 text (no lone surrogate escape), not to the body's shape limits;
+ * a __proto__ key is an unknown property of its row, like any other.
+ */
+const ANY_SHAPE = { maxDepth: Infinity, maxArray: Infinity, allowProtoKey: true };
+
 const INTEGER = /^-?\d+$/;
 const DECIMAL = /^-?\d+(\.\d+)?(e[+-]?\d+)?$/i;
 
@@ -66,11 +73,14 @@ function cellValue(column: Column, raw: string): Cell {
   if (raw === '' || column.kind === 'ignored') return undefined;
   const cell = restore(raw);
   if (column.kind === 'json') {
+    let value: unknown;
     try {
-      return { value: JSON.parse(cell) };
+      value = JSON.parse(cell);
     } catch {
       return { problem: `${column.name} must be JSON text, such as ["…"]` };
     }
+    const problem = shapeProblem(value, ANY_SHAPE, column.name);
+    return problem ? { problem } : { value };
   }
   switch (column.type) {
     case 'integer':
@@ -150,6 +160,8 @@ export function jsonRows(resource: CompiledResource, text: string, maxRows: numb
     throw badRequest('the file is not valid JSON');
   }
   if (!Array.isArray(items)) throw badRequest('a JSON import must be an array of records');
+  const problem = shapeProblem(items, ANY_SHAPE, 'the file');
+  if (problem) throw badRequest(problem);
   if (items.length > maxRows) throw tooManyRows(maxRows);
   const ignored = ignoredFields(resource);
   return items.map((item, i) => {

@@ -5,6 +5,7 @@ import type { LimitTable } from '../ratelimit/policy.js';
 import pkg from '../../package.json' with { type: 'json' };
 import type { Engine, Module, OpenApiPaths } from '../module.js';
 import { BEARER_SCHEME, buildComponents } from './components.js';
+import { everyAnswerHeaders, everyAnswerHeadersInWords } from './every-answer-headers.js';
 import { OPERATION_METHODS as METHODS, tenantHeaderParameter } from './fragments.js';
 import { healthPaths } from './health-paths.js';
 import { exemptionsInWords, withRateLimits } from './rate-limit-fragments.js';
@@ -28,6 +29,8 @@ const DESCRIPTION = [
   '- Every answer carries `X-Request-Id`: the one the request sent (letters, digits, `._:@-`, up to 128), else a',
   "  new UUID; the server's log lines about the request carry it too. Browser pages may call the API only from",
   '  the origins the deployment allows (CORS).',
+  '- Every answer also carries the headers that components/headers marks `x-every-answer`, declared there once rather',
+  `  than on each response: ${everyAnswerHeadersInWords()}. A response that declares one of them itself overrides it.`,
   '',
   '**Rate limits.** Requests are counted per caller: the user of a valid access token of a live session, else the',
   'client IP (X-Forwarded-For is believed only from trusted proxies); limits marked "per client address" count',
@@ -108,6 +111,24 @@ function withRequestIdHeader(paths: OpenApiPaths, components: Record<string, any
   }
 }
 
+/**
+ * A HEAD answer has no body (Node drops whatever a route writes): each response of a HEAD
+ * operation is declared without content, the shared ones as copies without theirs.
+ */
+function withoutBodiesOnHead(paths: OpenApiPaths, components: Record<string, any>) {
+  for (const item of Object.values(paths)) {
+    const head = item.head as Record<string, any> | undefined;
+    if (!head?.responses) continue;
+    head.responses = Object.fromEntries(
+      Object.entries<Record<string, any>>(head.responses).map(([status, response]) => {
+        const shared = response.$ref ? components.responses?.[String(response.$ref).split('/').pop()!] : undefined;
+        const { content: _body, ...rest } = structuredClone(shared ?? response);
+        return [status, rest];
+      }),
+    );
+  }
+}
+
 function checkOperationIds(paths: OpenApiPaths) {
   const seen = new Set<string>();
   for (const op of operations(paths)) {
@@ -155,6 +176,8 @@ export function buildOpenApiDocument(engine: Engine, modules: Module[], limits: 
   checkOperationIds(paths);
   const limited = withRateLimits(withTenantHeader(paths), withModuleSchemas(buildComponents(engine.registry), engine, modules), limits);
   withRequestIdHeader(limited.paths, limited.components);
+  limited.components.headers = { ...limited.components.headers, ...everyAnswerHeaders() };
+  withoutBodiesOnHead(limited.paths, limited.components);
   return {
     openapi: '3.0.3',
     info: { title: 'Workforce Management API', version: pkg.version, description: `${DESCRIPTION} ${exemptionsInWords(limits)}` },

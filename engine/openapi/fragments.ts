@@ -3,8 +3,11 @@
 import { defaultTake, MAX_RELATION_DEPTH, type CompiledResource } from '../resource/compiled.js';
 
 export { defaultTake };
-import { valueSchema } from '../resource/fields.js';
-import { supportedParameters } from '../resource/list-query.js';
+import { filterSchema } from '../resource/fields.js';
+import { MAX_NAMES, MAX_SEARCH_LENGTH, ORDER_DIRECTIONS, supportedParameters } from '../resource/list-query.js';
+import { MAX_QUERY_VALUES } from '../http/context.js';
+
+export { MAX_QUERY_VALUES };
 import { toOpenApiSchema } from './schema-conversion.js';
 
 export type SchemaKind = 'record' | 'create' | 'replace' | 'patch' | 'list';
@@ -23,6 +26,12 @@ export function schemaName(resource: CompiledResource, kind: SchemaKind): string
 /** The keys of a path item that are operations (the others are its parameters, summary…). */
 export const OPERATION_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
 
+/**
+ * The extension that marks a header of components/headers as sent on every /api answer, whatever
+ * the operation and status: declared once there rather than on each of a thousand responses.
+ */
+export const EVERY_ANSWER_EXTENSION = 'x-every-answer';
+
 export function ref(schemaName: string): { $ref: string } {
   return { $ref: `#/components/schemas/${schemaName}` };
 }
@@ -40,6 +49,9 @@ export function searchBody(resource: CompiledResource): object {
   );
 }
 
+/** A header that names a record by id: a UUID, or empty (a header sent empty is read as not sent). */
+const uuidOrEmpty = { anyOf: [{ type: 'string', format: 'uuid' }, { type: 'string', maxLength: 0 }] };
+
 /** The header (Organization-Id for Ever Gauzy clients) that may name a new record's organization, if the resource has one. */
 export function organizationHeaderParameters(resource: CompiledResource): object[] {
   const name = resource.organizationRoot?.definition.organizationRoot?.header;
@@ -48,8 +60,8 @@ export function organizationHeaderParameters(resource: CompiledResource): object
     name,
     in: 'header',
     required: false,
-    description: "Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one)",
-    schema: { type: 'string', format: 'uuid' },
+    description: "Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one). Any value but a UUID is a 400; an empty one counts as none.",
+    schema: uuidOrEmpty,
   }];
 }
 
@@ -63,19 +75,25 @@ export const TENANT_HEADER_COMPONENT = {
   name: 'Tenant-Id',
   in: 'header',
   required: false,
-  description: "Optional. The token's tenant already scopes every request; a Tenant-Id naming another tenant is a 403.",
-  schema: { type: 'string', format: 'uuid' },
+  description: "Optional. The token's tenant already scopes every request; a Tenant-Id naming another tenant is a 403. An empty one counts as none.",
+  schema: uuidOrEmpty,
 };
 
 export function idParameter(): object {
   return { name: 'id', in: 'path', required: true, description: 'Record id', schema: { type: 'string', format: 'uuid' } };
 }
 
-/** The relations[] items a resource accepts; none when it has no relations (any value is a 400). */
+/** The schema of a date or date-time parameter: the one every date field has (schema-conversion.ts). */
+export const dateSchema = (description?: string) => toOpenApiSchema({ type: 'string', format: 'iso-date', ...(description ? { description } : {}) });
+
+/**
+ * The relations[] items a resource accepts; none when it has no relations (any value is a 400).
+ * A name repeated counts once. At most MAX_NAMES names.
+ */
 export function relationsSchema(resource: CompiledResource): object {
   const paths = [...resource.relationPaths];
   return paths.length
-    ? { type: 'array', items: { type: 'string', enum: paths }, uniqueItems: true }
+    ? { type: 'array', items: { type: 'string', enum: paths }, maxItems: MAX_NAMES }
     : { type: 'array', items: { type: 'string' }, maxItems: 0 };
 }
 
@@ -89,21 +107,29 @@ export function relationsParameter(resource: CompiledResource): object {
     explode: true,
     description: paths.length
       ? `Related records to load (dot notation for nested ones, at most ${MAX_RELATION_DEPTH} levels). ` +
-        'Also accepted as relations[0]=… or relations=a,b. Any other value is a 400.'
-      : `${resource.name} has no relations: any value is a 400.`,
+        'Also accepted as relations[0]=… or comma-separated, relations=a,b (blanks around a name and empty names are ignored). Any other value is a 400.'
+      : `${resource.name} has no relations: any name is a 400 (an empty value, relations=, names none).`,
     schema: relationsSchema(resource),
   };
 }
 
-/** A filter's value type, from the field it filters. */
+/** What a filter takes, from the field it filters (the server's own rule: engine/resource/fields.ts filterSchema). */
 function filterValueSchema(resource: CompiledResource, name: string): object {
   const field = resource.fields.get(name);
-  return field ? toOpenApiSchema(valueSchema(field.definition, false)) : { type: 'string' };
+  return field ? toOpenApiSchema(filterSchema(field.definition)) : { type: 'string' };
 }
+
+const WHERE_TENANT = {
+  type: 'string',
+  format: 'uuid',
+  description: "The caller's tenant, which every list is limited to anyway; another tenant is a 403.",
+};
 
 /** where[field]=value: the resource's filters, plus where[relation][field] on related filters. */
 export function whereSchema(resource: CompiledResource): object {
   const properties: Record<string, object> = {};
+  // engine/resource/list-query.ts takes where[tenantId] on every resource.
+  properties.tenantId = WHERE_TENANT;
   for (const name of resource.filters.keys()) properties[name] = filterValueSchema(resource, name);
   for (const relation of resource.relations.values()) {
     const nested = Object.fromEntries([...relation.target.filters.keys()].map((name) => [name, filterValueSchema(relation.target, name)]));
@@ -113,15 +139,18 @@ export function whereSchema(resource: CompiledResource): object {
 }
 
 export function orderSchema(resource: CompiledResource): object {
-  const properties = Object.fromEntries([...resource.sortable].map((name) => [name, { type: 'string', enum: ['ASC', 'DESC'] }]));
+  const properties = Object.fromEntries([...resource.sortable].map((name) => [name, { type: 'string', enum: [...ORDER_DIRECTIONS] }]));
   return { type: 'object', additionalProperties: false, properties };
 }
 
 /** What "Try it out" starts from: the defaults, not a value for every filter. */
-export const listExample = (resource: CompiledResource) => ({ take: defaultTake(resource), skip: 0, order: { createdAt: 'DESC' }, where: {} });
+export const listExample = (resource: CompiledResource) => ({ take: defaultTake(resource), skip: 0, order: { createdAt: 'DESC' } });
 
 export const takeDescription = (resource: CompiledResource) =>
   `Page size: default ${defaultTake(resource)}, at most ${resource.maxTake} (larger values are clamped to ${resource.maxTake}).`;
+
+/** The search parameter's (and search body property's) schema. */
+export const searchSchema = () => ({ type: 'string', maxLength: MAX_SEARCH_LENGTH });
 
 /** The take parameter's (and search body property's) schema. */
 export const takeSchema = (resource: CompiledResource) => ({ type: 'integer', minimum: 1, default: defaultTake(resource) });
@@ -156,18 +185,17 @@ export function listParameters(resource: CompiledResource): object[] {
         (nested.length ? ` On related records: where[relation][field]=value for ${nested.join(', ')} (their id and filterable fields).` : ''),
       schema: whereSchema(resource),
       // Without an example Swagger UI pre-fills every filter, which matches nothing.
-      example: listExample(resource).where,
+      example: {},
     },
     relationsParameter(resource),
   ];
   if (supported.has('search')) {
-    parameters.push({ name: 'search', in: 'query', required: false, description: `Case-insensitive match over ${resource.search.join(', ')}.`, schema: { type: 'string' } });
+    parameters.push({ name: 'search', in: 'query', required: false, description: `Case-insensitive match over ${resource.search.join(', ')}.`, schema: searchSchema() });
   }
   if (supported.has('startDate')) {
-    const dateSchema = toOpenApiSchema({ type: 'string', format: 'iso-date' });
     parameters.push(
-      { name: 'startDate', in: 'query', required: false, description: `Earliest ${resource.dateRange} (inclusive).`, schema: dateSchema },
-      { name: 'endDate', in: 'query', required: false, description: `Latest ${resource.dateRange}; a date-only value includes that whole day.`, schema: dateSchema },
+      { name: 'startDate', in: 'query', required: false, description: `Earliest ${resource.dateRange} (inclusive).`, schema: dateSchema() },
+      { name: 'endDate', in: 'query', required: false, description: `Latest ${resource.dateRange}; a date-only value includes that whole day.`, schema: dateSchema() },
     );
   }
   if (supported.has('tags')) {
@@ -177,8 +205,8 @@ export function listParameters(resource: CompiledResource): object[] {
       required: false,
       style: 'form',
       explode: true,
-      description: `Tag ids: records linked to any of them through ${resource.tagRelation!.name}.`,
-      schema: { type: 'array', items: { type: 'string', format: 'uuid' } },
+      description: `Tag ids: records linked to any of them through ${resource.tagRelation!.name}. Also accepted as tags[0]=… or tags=…; at most ${MAX_QUERY_VALUES}.`,
+      schema: { type: 'array', items: { type: 'string', format: 'uuid' }, maxItems: MAX_QUERY_VALUES },
     });
   }
   return parameters;

@@ -1,6 +1,7 @@
 // The JSON Schemas that Ajv enforces (draft-07) → OpenAPI 3.0 schema objects, so the document is
 // derived from exactly what the server checks. OpenAPI 3.0 has no type arrays (nullable instead),
 // boolean exclusiveMinimum/Maximum, no const, and knows nothing of our 'iso-date' format.
+import { DATE_STRING_PATTERN } from '../resource/fields.js';
 
 type Json = Record<string, unknown>;
 
@@ -15,7 +16,8 @@ const KEPT = new Set([
 const SUBSCHEMA = new Set(['items', 'not']);
 const SUBSCHEMA_LISTS = new Set(['allOf', 'anyOf', 'oneOf']);
 
-const ISO_DATE_HINT = 'ISO 8601 date (2026-01-05, midnight UTC) or date-time with a time zone (2026-01-05T09:30:00Z)';
+const ISO_DATE_HINT =
+  'ISO 8601 date (2026-01-05, midnight UTC) or date-time with a time zone (2026-01-05T09:30:00Z); a real calendar day of the years 1000 to 9999';
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -70,7 +72,9 @@ export function toOpenApiSchema(schema: unknown): Json {
   convertBounds(schema, out);
   if (out.format === 'iso-date') {
     // Neither OpenAPI format fits: 'date' rejects date-times and 'date-time' rejects plain dates.
+    // The pattern is the server's own (engine/resource/fields.ts): every date schema of the document is this one.
     delete out.format;
+    out.pattern = DATE_STRING_PATTERN;
     out.description = out.description ? `${out.description}. ${ISO_DATE_HINT}` : ISO_DATE_HINT;
     if (out.example === undefined) out.example = '2026-01-05';
   }

@@ -27,12 +27,15 @@ export interface ListQuery {
   tags?: string[];
 }
 
-const MAX_SEARCH_LENGTH = 200;
+export const MAX_SEARCH_LENGTH = 200;
 const MAX_SKIP = 1_000_000_000;
 const DAY_MS = 86_400_000;
 
 /** More names or keys than any resource has: refused before each is looked at. */
-const MAX_NAMES = 50;
+export const MAX_NAMES = 50;
+
+/** The sort directions order[field] takes (TypeORM's spellings; the OpenAPI enum is this list). */
+export const ORDER_DIRECTIONS = ['ASC', 'DESC', 'asc', 'desc'] as const;
 
 /** The parameters a resource accepts (compiled at start-up). */
 export const supportedParameters = (resource: CompiledResource): string[] => [...resource.listParameters];
@@ -47,7 +50,7 @@ function relationNames(raw: unknown, problems: string[]): string[] {
     problems.push('relations must be an array of strings');
     return [];
   }
-  const names = new Set<string>();
+  const names: string[] = [];
   for (const value of values) {
     if (typeof value !== 'string') {
       problems.push('relations must be an array of strings');
@@ -55,14 +58,15 @@ function relationNames(raw: unknown, problems: string[]): string[] {
     }
     for (const part of value.split(',')) {
       const name = part.trim();
-      if (name) names.add(name);
+      if (name) names.push(name);
     }
-    if (names.size > MAX_NAMES) {
+    // Every name counts, repeated or not: the document's maxItems.
+    if (names.length > MAX_NAMES) {
       problems.push(`relations must not name more than ${MAX_NAMES} relations`);
       return [];
     }
   }
-  return [...names];
+  return [...new Set(names)];
 }
 
 /** The relation names that make an accepted path after a known one ('' is the resource itself). */
@@ -133,9 +137,8 @@ function parseOrder(resource: CompiledResource, raw: unknown, problems: string[]
       problems.push(`order: '${field}' is not sortable; sortable: ${[...resource.sortable].join(', ')}`);
       continue;
     }
-    const upper = typeof direction === 'string' ? direction.toUpperCase() : '';
-    if (upper !== 'ASC' && upper !== 'DESC') problems.push(`order.${field} must be one of the following values: ASC, DESC`);
-    else order.push([field, upper]);
+    if (!(ORDER_DIRECTIONS as readonly unknown[]).includes(direction)) problems.push(`order.${field} must be one of the following values: ASC, DESC`);
+    else order.push([field, (direction as string).toUpperCase() as Direction]);
   }
   return order;
 }

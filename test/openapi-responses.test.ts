@@ -6,6 +6,7 @@
 // same checker on every generated request (test/helpers/fuzz/oracle.ts). The rate limits are on
 // here (scaled up so none is used up), so their headers are checked too; a used-up limit's 429
 // is checked on an app of its own.
+import request from 'supertest';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTestApp, type TestApp } from './helpers/app.js';
@@ -13,7 +14,8 @@ import { send } from './helpers/fuzz/requests.js';
 import { buildWorld, type World } from './helpers/fuzz/world.js';
 import { login } from './helpers/accounts.js';
 import { Fixtures } from './helpers/openapi-fixtures.js';
-import { OpenApiChecker } from './helpers/openapi-checker.js';
+import { OpenApiChecker, supertestAnswer } from './helpers/openapi-checker.js';
+import { operationsOf } from './helpers/openapi.js';
 
 /** Rate limits on, scaled so that none is used up: their headers are on every answer. */
 const LIMITS_ON = { RATE_LIMITS: 'on', RATE_LIMIT_SCALE: '1000' };
@@ -46,8 +48,10 @@ test('every operation answers its fixtures as the document describes', async () 
   const fixtures = new Fixtures(w);
   const problems: string[] = [];
   const statuses = new Map<string, number[]>();
-  // Deletes last: the records they remove are the ones the other operations read.
-  const operations = w.operations.filter((op) => op.documented && !op.opaque).sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'));
+  // Writes first (a record a create or an upload makes is what the reads after it name), deletes
+  // last (the records they remove are the ones the other operations read).
+  const rank = (method: string) => (method === 'POST' ? 0 : method === 'DELETE' ? 2 : 1);
+  const operations = w.operations.filter((op) => op.documented && !op.opaque).sort((a, b) => rank(a.method) - rank(b.method));
   // One session, renewed when an operation has ended it (a password change, a logout): an answer
   // of 401 to a request that sent it is then sent again with a new one.
   let token = w.acme.token;
@@ -76,6 +80,70 @@ test('every operation answers its fixtures as the document describes', async () 
   const failing = [...statuses].filter(([, list]) => !list.some((s) => s < 300)).map(([id, list]) => `${id} ${list.join(',')}`);
   console.log(`fixtures without a 2xx (${failing.length} of ${statuses.size}):\n  ${failing.join('\n  ')}`);
   assert.equal(problems, [], `\n  ${problems.join('\n  ')}`);
+});
+
+/** Every `example` of the document, with the pointer of the schema it illustrates. */
+function examples(doc: Record<string, any>): Array<{ at: string; schemaAt: string; value: unknown }> {
+  const found: Array<{ at: string; schemaAt: string; value: unknown }> = [];
+  const escape = (s: string) => encodeURIComponent(s.replace(/~/g, '~0').replace(/\//g, '~1'));
+  const walk = (node: unknown, at: string, key: string) => {
+    if (node === null || typeof node !== 'object') return;
+    const object = node as Record<string, any>;
+    // A property named "example" of a schema's properties is a property, not an example.
+    if (!Array.isArray(node) && key !== 'properties' && 'example' in object) {
+      // A parameter's or a media type's example illustrates its schema; a schema's, itself.
+      const owner = typeof object.in === 'string' || (object.schema && !object.type) ? `${at}/schema` : at;
+      found.push({ at, schemaAt: owner, value: object.example });
+    }
+    for (const [k, v] of Object.entries(object)) if (k !== 'example' && k !== 'examples') walk(v, `${at}/${escape(k)}`, k);
+  };
+  walk({ paths: doc.paths, components: doc.components }, '#', '');
+  return found;
+}
+
+test('every example in the document fits the schema it illustrates', () => {
+  const doc = t.openapi as Record<string, any>;
+  const all = examples(doc);
+  assert.ok(all.length > 100, `${all.length} examples`);
+  const wrong = all.flatMap(({ at, schemaAt, value }) => {
+    const problem = checker.fits(schemaAt, value);
+    return problem ? [`${at}: ${JSON.stringify(value).slice(0, 120)}: ${problem}`] : [];
+  });
+  assert.equal(wrong, [], wrong.join('\n'));
+});
+
+test('HEAD operations declare no body, on any of their answers', () => {
+  const doc = t.openapi as Record<string, any>;
+  const heads = Object.entries<Record<string, any>>(doc.paths).filter(([, item]) => item.head);
+  assert.ok(heads.length > 0);
+  for (const [path, item] of heads) {
+    for (const [status, response] of Object.entries<Record<string, any>>(item.head.responses)) {
+      const resolved = response.$ref ? doc.components.responses[response.$ref.split('/').pop()] : response;
+      assert.is(resolved.content, undefined, `HEAD ${path} ${status}`);
+    }
+  }
+});
+
+test('a used-up rate limit: every operation answers its 429 as the document describes', async () => {
+  // Every limit scaled down to one request a window: after the first, each anonymous request is refused.
+  const limited = await createTestApp({ env: { RATE_LIMITS: 'on', RATE_LIMIT_SCALE: '0.001' } });
+  try {
+    const http = request(limited.koa.callback());
+    const doc = limited.openapi as Record<string, any>;
+    const judge = new OpenApiChecker(doc);
+    const problems: string[] = [];
+    let refused = 0;
+    for (const { path, method } of operationsOf(doc)) {
+      const url = path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
+      const res = await http[method as 'get'](url);
+      if (res.status === 429) refused++;
+      problems.push(...judge.checkResponse(supertestAnswer(method, url, res)));
+    }
+    assert.ok(refused > operationsOf(doc).length / 2, `${refused} answers were 429`);
+    assert.equal(problems, [], problems.join('\n'));
+  } finally {
+    await limited.close();
+  }
 });
 
 test.run();

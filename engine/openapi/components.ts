@@ -108,7 +108,8 @@ function findInputSchema(resource: CompiledResource): Json {
     skip: { type: 'integer', minimum: 0, default: 0 },
     order: orderSchema(resource),
     where: whereSchema(resource),
-    relations: relationsSchema(resource),
+    // As in the query string, the names may come as one comma-separated string.
+    relations: { anyOf: [relationsSchema(resource), { type: 'string', description: 'The same names, comma-separated' }] },
   };
   if (supported.has('search')) properties.search = { ...searchSchema(), description: `Case-insensitive match over ${resource.search.join(', ')}` };
   if (supported.has('startDate')) {

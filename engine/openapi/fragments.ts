@@ -4,7 +4,7 @@ import { defaultTake, MAX_RELATION_DEPTH, type CompiledResource } from '../resou
 
 export { defaultTake };
 import { filterSchema } from '../resource/fields.js';
-import { MAX_NAMES, MAX_SEARCH_LENGTH, ORDER_DIRECTIONS, supportedParameters } from '../resource/list-query.js';
+import { MAX_SEARCH_LENGTH, ORDER_DIRECTIONS, supportedParameters } from '../resource/list-query.js';
 import { MAX_QUERY_VALUES } from '../http/context.js';
 
 export { MAX_QUERY_VALUES };
@@ -88,12 +88,13 @@ export const dateSchema = (description?: string) => toOpenApiSchema({ type: 'str
 
 /**
  * The relations[] items a resource accepts; none when it has no relations (any value is a 400).
- * A name repeated counts once. At most MAX_NAMES names.
+ * A name repeated counts once (so a resource's enum bounds the distinct names below MAX_NAMES);
+ * `maxItems` is the cap of the query string's lists where that applies.
  */
-export function relationsSchema(resource: CompiledResource): object {
+export function relationsSchema(resource: CompiledResource, maxItems?: number): object {
   const paths = [...resource.relationPaths];
   return paths.length
-    ? { type: 'array', items: { type: 'string', enum: paths }, maxItems: MAX_NAMES }
+    ? { type: 'array', items: { type: 'string', enum: paths }, ...(maxItems === undefined ? {} : { maxItems }) }
     : { type: 'array', items: { type: 'string' }, maxItems: 0 };
 }
 
@@ -107,9 +108,9 @@ export function relationsParameter(resource: CompiledResource): object {
     explode: true,
     description: paths.length
       ? `Related records to load (dot notation for nested ones, at most ${MAX_RELATION_DEPTH} levels). ` +
-        'Also accepted as relations[0]=… or comma-separated, relations=a,b (blanks around a name and empty names are ignored). Any other value is a 400.'
+        'Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400.'
       : `${resource.name} has no relations: any name is a 400 (an empty value, relations=, names none).`,
-    schema: relationsSchema(resource),
+    schema: relationsSchema(resource, MAX_QUERY_VALUES),
   };
 }
 

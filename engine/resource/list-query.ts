@@ -40,33 +40,31 @@ export const ORDER_DIRECTIONS = ['ASC', 'DESC', 'asc', 'desc'] as const;
 /** The parameters a resource accepts (compiled at start-up). */
 export const supportedParameters = (resource: CompiledResource): string[] => [...resource.listParameters];
 
-/** relations[]=a, relations[0]=a, relations=a,b and a JSON array all become ['a', 'b']. */
+/**
+ * relations[]=a, relations[0]=a, a JSON array and the comma-separated relations=a,b all become
+ * ['a', 'b']; relations= names none. A name is taken as written: a blank one, or one with blanks
+ * around it, is not a relation (the document's enum says the same).
+ */
 function relationNames(raw: unknown, problems: string[]): string[] {
   let values: unknown[];
-  if (typeof raw === 'string') values = raw.split(',');
+  if (typeof raw === 'string') values = raw === '' ? [] : raw.split(',');
   else if (Array.isArray(raw)) values = raw;
   else if (isPlainObject(raw)) values = Object.values(raw);
   else {
     problems.push('relations must be an array of strings');
     return [];
   }
-  const names: string[] = [];
-  for (const value of values) {
-    if (typeof value !== 'string') {
-      problems.push('relations must be an array of strings');
-      return [];
-    }
-    for (const part of value.split(',')) {
-      const name = part.trim();
-      if (name) names.push(name);
-    }
-    // Every name counts, repeated or not: the document's maxItems.
-    if (names.length > MAX_NAMES) {
-      problems.push(`relations must not name more than ${MAX_NAMES} relations`);
-      return [];
-    }
+  if (!values.every((value) => typeof value === 'string')) {
+    problems.push('relations must be an array of strings');
+    return [];
   }
-  return [...new Set(names)];
+  // Repeats of one name count once (a query string holds at most MAX_QUERY_VALUES values anyway).
+  const names = [...new Set(values as string[])];
+  if (names.length > MAX_NAMES) {
+    problems.push(`relations must not name more than ${MAX_NAMES} relations`);
+    return [];
+  }
+  return names;
 }
 
 /** The relation names that make an accepted path after a known one ('' is the resource itself). */

@@ -7,7 +7,8 @@
 // own, given to Ajv after the few OpenAPI 3.0 rules Ajv reads otherwise are spelled its way.
 // A request the server accepted (2xx): each query parameter, path parameter, header parameter
 // and JSON body fits what the document declares, so the document never refuses what the server
-// takes (a value may be sent as the text a query string carries: "5", "true").
+// takes (a value may be sent as the text a query string carries: "5", "true"). An operation that
+// declares no query parameter does not read the query string, as the document says.
 // Used by test/openapi-responses.test.ts (every operation's fixtures) and by the fuzz oracle
 // (every generated request).
 import { Ajv, type ValidateFunction } from 'ajv';
@@ -121,7 +122,7 @@ export class OpenApiChecker {
     this.ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
     addFormats.default(this.ajv);
     this.ajv.addSchema(source);
-    this.textAjv = new Ajv({ strict: false, allErrors: true, validateSchema: false, coerceTypes: 'array' });
+    this.textAjv = new Ajv({ strict: false, allErrors: true, validateSchema: false, coerceTypes: true });
     addFormats.default(this.textAjv);
     this.textAjv.addSchema(source);
     for (const template of Object.keys(doc.paths ?? {})) {
@@ -153,6 +154,16 @@ export class OpenApiChecker {
       current = { node: this.at(current.node.$ref), at: current.node.$ref };
     }
     return current;
+  }
+
+  /**
+   * Whether a value fits the schema at a pointer of the document (#/components/schemas/Tag,
+   * #/paths/…/schema); the problems if not.
+   */
+  fits(at: string, value: unknown): string | undefined {
+    const validate = this.compiled(this.validators, this.ajv, at);
+    if (typeof validate === 'string') return validate;
+    return validate(structuredClone(value)) ? undefined : OpenApiChecker.errorsOf(validate);
   }
 
   /** The path template a request path falls under: a concrete path before a templated one, as OpenAPI matches. */
@@ -244,7 +255,9 @@ export class OpenApiChecker {
     } catch {
       // The server would have refused it: a 2xx with such a query is the status check's to report.
     }
-    for (const [name, value] of Object.entries(query)) {
+    // An operation that declares no query parameter does not read the query string (the document says so).
+    const readsQuery = [...parameters.keys()].some((key) => key.startsWith('query '));
+    for (const [name, value] of readsQuery ? Object.entries(query) : []) {
       const declared = parameters.get(`query ${name}`) ?? parameters.get(`query ${name}[]`);
       if (!declared) problems.push(`${where} the query parameter ${name}, which the document does not declare`);
       else fits(`the query parameter ${name}`, value, declared);
@@ -264,7 +277,8 @@ export class OpenApiChecker {
     });
     for (const [name, value] of sent.headers) {
       const declared = parameters.get(`header ${name.toLowerCase()}`);
-      if (declared) fits(`the header ${name}`, value, declared);
+      // The blanks around a field value are not part of it (RFC 9110, 5.5): the server never sees them.
+      if (declared) fits(`the header ${name}`, value.trim(), declared);
     }
     const requestBody = this.follow(found.op.requestBody, pointer([...base, found.method, 'requestBody']));
     const type = sent.headers.find(([name]) => name.toLowerCase() === 'content-type')?.[1]?.split(';')[0].trim().toLowerCase() ?? '';
@@ -339,9 +353,13 @@ export class OpenApiChecker {
   }
 }
 
-/** Values of an array parameter in the spellings its description names besides the canonical one: a=x,y and a[0]=x. */
+/**
+ * Values of an array parameter in the spellings a description may name besides the canonical
+ * one: comma-separated (a=x,y; a= for none) and indexed (a[0]=x). Whether the server takes them is
+ * the server's; what matters here is that the items are ones the schema takes.
+ */
 function arrayCandidates(value: unknown): unknown[] {
-  if (typeof value === 'string') return [value, value.split(',')];
+  if (typeof value === 'string') return [value, value === '' ? [] : value.split(',')];
   if (value && typeof value === 'object' && !Array.isArray(value)) return [Object.values(value)];
   return [value];
 }

@@ -89,32 +89,55 @@ export class Fixtures {
     return this.w.ids.get(named)?.[0] ?? this.w.allIds[0];
   }
 
-  /**
-   * The values a path parameter is tried with: every value of an enum; the record the path names
-   * (one nothing refers to, for a delete); else the value of the field of that name on the first
-   * record of the resource the path lies under (a tag's name), or a sample.
-   */
-  private async pathValues(op: Operation, name: string, schema: Json): Promise<string[]> {
-    if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum.slice(0, MAX_PATH_VALUES).map(String);
+  /** The newest record of a resource in the tenant: the one a create fixture just made, if any. */
+  private async newest(op: Operation): Promise<Json | undefined> {
     const resource = op.resource;
-    if (name === 'id' || schema.format === 'uuid') {
-      const ids = resource ? (op.kind === 'delete' ? this.w.victims.get(resource.name) : this.w.ids.get(resource.name)) : undefined;
-      return [ids?.[0] ?? this.w.allIds[0]];
-    }
-    const id = resource && this.w.ids.get(resource.name)?.[0];
-    const record = id ? await this.w.t.db(resource.table).where({ id }).first() : undefined;
-    return [record && typeof record[name] === 'string' ? record[name] : String(this.sample(schema, name))];
+    if (!resource) return undefined;
+    return this.w.t.db(resource.table).where({ tenantId: this.w.acme.tenantId }).orderBy([{ column: 'createdAt', order: 'desc' }, { column: 'id' }]).first();
   }
 
-  private query(op: Operation, operation: Json): string {
+  /**
+   * The value of a parameter that names something: the record the path names (one nothing refers
+   * to, for a delete; else the newest, which a create fixture may just have made); a field of
+   * that name of the newest record (a tag's name); an id of the tenant for a header named after
+   * a resource (Organization-Id); else a sample.
+   */
+  private async valueFor(op: Operation, name: string, schema: Json): Promise<string> {
+    const newest = await this.newest(op);
+    if (name === 'id' && op.resource) return (op.kind === 'delete' ? this.w.victims.get(op.resource.name)?.[0] : newest?.id) ?? this.w.allIds[0];
+    if (newest && typeof newest[name] === 'string') return newest[name];
+    const camel = name.replace(/-([A-Za-z])/g, (_, c: string) => c.toUpperCase()).replace(/^[A-Z]/, (c) => c.toLowerCase());
+    return String(this.sample(schema, camel));
+  }
+
+  /** The values a path parameter is tried with: every value of an enum, else the one it names. */
+  private async pathValues(op: Operation, name: string, schema: Json): Promise<string[]> {
+    if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum.slice(0, MAX_PATH_VALUES).map(String);
+    return [await this.valueFor(op, name, schema)];
+  }
+
+  private parameters(op: Operation, operation: Json): Json[] {
+    return [...(this.doc.paths[op.path].parameters ?? []), ...(operation.parameters ?? [])].map((raw) => resolve(this.doc, raw)).filter(Boolean);
+  }
+
+  /** The query string: each parameter's example, and a value for each required one. */
+  private async query(op: Operation, operation: Json): Promise<string> {
     const out: Array<[string, string]> = [];
-    for (const raw of [...(this.doc.paths[op.path].parameters ?? []), ...(operation.parameters ?? [])]) {
-      const p = resolve(this.doc, raw);
-      if (p?.in !== 'query') continue;
-      const value = p.example !== undefined ? p.example : p.required ? this.sample(p.schema, p.name) : undefined;
+    for (const p of this.parameters(op, operation)) {
+      if (p.in !== 'query') continue;
+      const value = p.example !== undefined ? p.example : p.required ? await this.valueFor(op, p.name, resolve(this.doc, p.schema) ?? {}) : undefined;
       pairs(p.name, value, out);
     }
     return out.map(([k, v]) => `${encode(k)}=${encodeURIComponent(v)}`).join('&');
+  }
+
+  /** Every header parameter the operation declares, with the value it names (the caller's tenant, its organization). */
+  private async headers(op: Operation, operation: Json): Promise<Array<[string, string]>> {
+    const out: Array<[string, string]> = [];
+    for (const p of this.parameters(op, operation)) {
+      if (p.in === 'header') out.push([p.name, p.example !== undefined ? String(p.example) : await this.valueFor(op, p.name, resolve(this.doc, p.schema) ?? {})]);
+    }
+    return out;
   }
 
   private async body(op: Operation, operation: Json): Promise<{ body?: FuzzBody; contentType?: string }> {
@@ -163,11 +186,11 @@ export class Fixtures {
       const values = await this.pathValues(op, p.name, p.schema);
       paths = paths.flatMap((path) => values.map((value) => path.replace(`{${p.name}}`, encodeURIComponent(value))));
     }
-    const query = this.query(op, operation);
+    const query = await this.query(op, operation);
     const requests: FuzzRequest[] = [];
     for (const path of paths) {
       const { body, contentType } = ['POST', 'PUT', 'PATCH'].includes(op.method) ? await this.body(op, operation) : {};
-      const headers: Array<[string, string]> = [];
+      const headers = await this.headers(op, operation);
       if (token) headers.push(['Authorization', `Bearer ${token}`]);
       if (contentType) headers.push(['Content-Type', contentType]);
       requests.push({ method: op.method, path: query ? `${path}?${query}` : path, headers, body });

@@ -13,6 +13,21 @@ import { changePasswordSchema, profileSchema, resetRequestSchema, resetWithToken
 
 const ok = jsonResponse('Done', okSchema);
 
+/**
+ * The reset request as the route reads it: the email is trimmed before its format is checked (a
+ * pasted address often carries a space), so blanks around it are taken.
+ */
+const resetRequest = (() => {
+  const schema = toOpenApiSchema(resetRequestSchema) as Record<string, any>;
+  const email = {
+    type: 'string',
+    pattern: '^\\s*[^\\s@]+@[^\\s@]+\\s*$',
+    description: 'An email address of at most 254 characters; blanks around it are ignored',
+    example: 'ann.lee@example.com',
+  };
+  return { ...schema, properties: { ...schema.properties, email } };
+})();
+
 /** A body schema with the new-password rules (checked by the route after validation) on the named properties. */
 function withPasswordRules(schema: Record<string, any>, names: string[]): Record<string, any> {
   const converted = toOpenApiSchema(schema) as Record<string, any>;
@@ -56,7 +71,7 @@ export function passwordOpenApi(): OpenApiPaths {
           `the token is spent and every refresh token of the user is revoked. A wrong, expired or spent token is a 400 ("${INVALID_TOKEN}").`,
         ].join(' '),
         security: [],
-        requestBody: jsonBody({ oneOf: [toOpenApiSchema(resetRequestSchema), withPasswordRules(resetWithTokenSchema, ['password', 'confirmPassword'])] }),
+        requestBody: jsonBody({ oneOf: [resetRequest, withPasswordRules(resetWithTokenSchema, ['password', 'confirmPassword'])] }),
         responses: { '200': ok, ...errorResponses(400, 413, 415, 500, 503) },
       },
     },
@@ -67,7 +82,7 @@ export function passwordOpenApi(): OpenApiPaths {
         summary: 'Request a password reset by email (alias)',
         description: `Alias of POST /api/auth/reset-password with {email}, kept for Ever Gauzy clients. ${requestDescription}`,
         security: [],
-        requestBody: jsonBody(toOpenApiSchema(resetRequestSchema)),
+        requestBody: jsonBody(resetRequest),
         responses: { '200': ok, ...errorResponses(400, 413, 415, 500, 503) },
       },
     },

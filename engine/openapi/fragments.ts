@@ -75,8 +75,10 @@ export const TENANT_HEADER_COMPONENT = {
   name: 'Tenant-Id',
   in: 'header',
   required: false,
-  description: "Optional. The token's tenant already scopes every request; a Tenant-Id naming another tenant is a 403. An empty one counts as none.",
-  schema: uuidOrEmpty,
+  description:
+    "Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; " +
+    'without one (where the token is optional) the header is not read. An empty one counts as none.',
+  schema: { type: 'string', example: '0b6f3c5e-8a0d-4a3e-9c57-2f1d9e7b4c21' },
 };
 
 export function idParameter(): object {

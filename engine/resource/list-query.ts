@@ -47,9 +47,9 @@ export const supportedParameters = (resource: CompiledResource): string[] => [..
  */
 function relationNames(raw: unknown, problems: string[]): string[] {
   let values: unknown[];
+  // relations[0]=a reaches here as an array; a named key (relations[x]=a, or an object in a body) is not a list.
   if (typeof raw === 'string') values = raw === '' ? [] : raw.split(',');
   else if (Array.isArray(raw)) values = raw;
-  else if (isPlainObject(raw)) values = Object.values(raw);
   else {
     problems.push('relations must be an array of strings');
     return [];
@@ -229,7 +229,8 @@ function endBound(end: string): ListQuery['endDate'] {
 }
 
 function parseTags(raw: unknown, problems: string[]): string[] {
-  const values = typeof raw === 'string' ? [raw] : Array.isArray(raw) ? raw : isPlainObject(raw) ? Object.values(raw) : [raw];
+  // tags[0]=… reaches here as an array; a named key (tags[x]=…) is not a list, and its value no tag id.
+  const values = typeof raw === 'string' ? [raw] : Array.isArray(raw) ? raw : [raw];
   const ids: string[] = [];
   values.forEach((v, i) => {
     if (typeof v === 'string' && UUID_PATTERN.test(v)) ids.push(v.toLowerCase());

@@ -354,13 +354,12 @@ export class OpenApiChecker {
 }
 
 /**
- * Values of an array parameter in the spellings a description may name besides the canonical
- * one: comma-separated (a=x,y; a= for none) and indexed (a[0]=x). Whether the server takes them is
- * the server's; what matters here is that the items are ones the schema takes.
+ * Values of an array parameter in the spelling a description may name besides the canonical one
+ * (a[]=x, a[0]=x and a=x&a=y all parse as arrays): comma-separated, a=x,y (a= for none). Whether
+ * the server takes it is the server's; what matters here is that the items are ones the schema takes.
  */
 function arrayCandidates(value: unknown): unknown[] {
   if (typeof value === 'string') return [value, value === '' ? [] : value.split(',')];
-  if (value && typeof value === 'object' && !Array.isArray(value)) return [Object.values(value)];
   return [value];
 }
 

@@ -1,7 +1,7 @@
 // The OpenAPI document is the service's truth: every operation of it is sent its fixtures (valid
 // requests built from the document's examples and the fuzz world's sample records, and each of
 // them as a HEAD where GET answers) and every answer is checked against the document by
-// test/helpers/openapi-responses.ts: a declared status, declared headers with fitting values, a
+// test/helpers/openapi-checker.ts: a declared status, declared headers with fitting values, a
 // body valid against the declared schema (none on HEAD, 204 and 304). The fuzz suite runs the
 // same checker on every generated request (test/helpers/fuzz/oracle.ts). The rate limits are on
 // here (scaled up so none is used up), so their headers are checked too; a used-up limit's 429
@@ -77,9 +77,12 @@ test('every operation answers its fixtures as the document describes', async () 
       problems.push(...found.map((p: string) => `${p}\n      request: ${request.method} ${request.path} ${request.body ? JSON.stringify(request.body).slice(0, 300) : ''}`));
     }
   }
-  const failing = [...statuses].filter(([, list]) => !list.some((s) => s < 300)).map(([id, list]) => `${id} ${list.join(',')}`);
-  console.log(`fixtures without a 2xx (${failing.length} of ${statuses.size}):\n  ${failing.join('\n  ')}`);
   assert.equal(problems, [], `\n  ${problems.join('\n  ')}`);
+  // The fixtures reach the success answers, not only the errors: all but those that need what no
+  // document example can hold (a real password, an emailed code, a provider's callback, a stored
+  // file) and the deletes of an alias whose record the canonical path deleted.
+  const failing = [...statuses].filter(([, list]) => !list.some((s) => s < 400)).map(([id, list]) => `${id} ${list.join(',')}`);
+  assert.ok(failing.length <= statuses.size * 0.1, `${failing.length} of ${statuses.size} operations answered their fixtures with errors only:\n  ${failing.join('\n  ')}`);
 });
 
 /** Every `example` of the document, with the pointer of the schema it illustrates. */

@@ -6,8 +6,6 @@ export { defaultTake };
 import { filterSchema } from '../resource/fields.js';
 import { MAX_SEARCH_LENGTH, ORDER_DIRECTIONS, supportedParameters } from '../resource/list-query.js';
 import { MAX_QUERY_VALUES } from '../http/context.js';
-
-export { MAX_QUERY_VALUES };
 import { toOpenApiSchema } from './schema-conversion.js';
 
 export type SchemaKind = 'record' | 'create' | 'replace' | 'patch' | 'list';
@@ -187,7 +185,8 @@ export function listParameters(resource: CompiledResource): object[] {
         `where[field]=value, exact match with the value coerced to the field's type. Filterable: ${filters.join(', ')}.` +
         (nested.length ? ` On related records: where[relation][field]=value for ${nested.join(', ')} (their id and filterable fields).` : ''),
       schema: whereSchema(resource),
-      // Without an example Swagger UI pre-fills every filter, which matches nothing.
+      // Without an example Swagger UI pre-fills every filter (a list that matches nothing, or a 403
+      // for its made-up tenantId); with this one "Try it out" sends no where at all.
       example: {},
     },
     relationsParameter(resource),

@@ -8,7 +8,8 @@ export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0
  * The shape of a date string the API accepts: a date, or a date and time with a zone (Z or an
  * offset). isDateString() adds what a pattern cannot say (a real calendar day, years 1000 to
  * 9999). The OpenAPI document's pattern for every date field and parameter is this very text
- * (engine/openapi/schema-conversion.ts), so a change here changes both.
+ * (engine/openapi/schema-conversion.ts), so a change here changes both; hence no flags ([Tt ],
+ * [Zz] rather than /i), which an OpenAPI pattern cannot carry.
  */
 export const DATE_STRING_PATTERN =
   '^(\\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])(?:[Tt ]([01]\\d|2[0-3]):([0-5]\\d)(?::([0-5]\\d)(?:\\.\\d{1,9})?)?([Zz]|[+-]\\d{2}(?::?\\d{2})?))?$';
@@ -28,7 +29,6 @@ const TRUE_TEXTS = ['true', '1'];
 const FALSE_TEXTS = ['false', '0'];
 
 /** integer fields are PostgreSQL integers (int4): a wider value would fail in the database. */
-
 export const INT4_MIN = -2147483648;
 export const INT4_MAX = 2147483647;
 

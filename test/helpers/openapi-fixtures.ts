@@ -106,7 +106,9 @@ export class Fixtures {
     const newest = await this.newest(op);
     if (name === 'id' && op.resource) return (op.kind === 'delete' ? this.w.victims.get(op.resource.name)?.[0] : newest?.id) ?? this.w.allIds[0];
     if (newest && typeof newest[name] === 'string') return newest[name];
+    // Tenant-Id → tenantId: an id of the caller's own records, whatever the schema's example says.
     const camel = name.replace(/-([A-Za-z])/g, (_, c: string) => c.toUpperCase()).replace(/^[A-Z]/, (c) => c.toLowerCase());
+    if (/Id$/.test(camel)) return this.idFor(camel);
     return String(this.sample(schema, camel));
   }
 

@@ -4,6 +4,7 @@ import type { OpenApiPaths } from '../engine/module.js';
 import { BEARER_SCHEME } from '../engine/openapi/components.js';
 import { errorResponses, jsonBody, jsonResponse } from '../engine/openapi/fragments.js';
 import { toOpenApiSchema } from '../engine/openapi/schema-conversion.js';
+import { newPasswordSchema } from './password.js';
 import { loginSchema, NEVER_ASSIGNED, registerSchema } from './routes.js';
 
 const uuid = { type: 'string', format: 'uuid' };
@@ -32,20 +33,33 @@ export const authUser = {
   },
 };
 
+/** The server-owned fields as a body may carry them: dropped unread, whatever their value (no type to break). */
+export const ignoredProperties = () =>
+  Object.fromEntries(Object.entries(NEVER_ASSIGNED).map(([key, value]) => [key, { readOnly: true, description: `Ignored, whatever its value${'description' in value ? ` (${String(value.description)})` : ''}` }]));
+
 /**
  * What registration ignores, at the top level and inside user (the mass-assignment guard drops
  * them before validation): documented as readOnly properties, which in OpenAPI 3.0 means a value
  * sent is ignored, rather than left to read as unknown (a 400).
  */
 function withIgnored(schema: Record<string, any>): Record<string, any> {
-  const ignored = Object.fromEntries(Object.entries(NEVER_ASSIGNED).map(([key, value]) => [key, { ...value, readOnly: true }]));
+  const ignored = ignoredProperties();
   return { ...schema, properties: { ...schema.properties, ...ignored } };
 }
 
-/** The register body the route validates, plus the server-owned fields it accepts and ignores. */
+/**
+ * The register body the route validates, plus the server-owned fields it accepts and ignores, the
+ * password rules the route checks after validation (auth/password.ts), and the rule that a
+ * password is sent at the top level, inside user, or both.
+ */
 function registerRequest() {
   const schema = withIgnored(toOpenApiSchema(registerSchema));
   schema.properties.user = withIgnored(schema.properties.user);
+  schema.properties.password = newPasswordSchema;
+  schema.properties.confirmPassword = { ...newPasswordSchema, description: 'When sent, equal to the password' };
+  schema.properties.user.properties.password = { ...newPasswordSchema, description: `${newPasswordSchema.description}; equal to password when both are sent` };
+  schema.anyOf = [{ required: ['password'] }, { required: ['user'], properties: { user: { required: ['password'] } } }];
+  schema.example = { user: { firstName: 'Ann', lastName: 'Lee', email: 'ann.lee@example.com' }, password: 'Str0ng!Passw0rd', confirmPassword: 'Str0ng!Passw0rd' };
   return schema;
 }
 

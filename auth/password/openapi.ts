@@ -4,8 +4,8 @@ import { okSchema } from '../answers.js';
 import type { OpenApiPaths } from '../../engine/module.js';
 import { errorResponses, jsonBody, jsonResponse, tenantHeaderParameter } from '../../engine/openapi/fragments.js';
 import { toOpenApiSchema } from '../../engine/openapi/schema-conversion.js';
-import { authUser } from '../openapi.js';
-import { NEVER_ASSIGNED } from '../routes.js';
+import { authUser, ignoredProperties } from '../openapi.js';
+import { newPasswordSchema, PASSWORD_RULES_IN_WORDS as PASSWORD_RULES } from '../password.js';
 import { EMAIL_CHANGE_ELSEWHERE, LAST_SUPER_ADMIN } from './account-routes.js';
 import { WRONG_CURRENT } from './change-route.js';
 import { INVALID_TOKEN } from './reset-routes.js';
@@ -13,7 +13,27 @@ import { changePasswordSchema, profileSchema, resetRequestSchema, resetWithToken
 
 const ok = jsonResponse('Done', okSchema);
 
-const PASSWORD_RULES = 'at least 8 characters with an upper-case letter, a lower-case letter, a digit and a special character';
+/**
+ * The reset request as the route reads it: the email is trimmed before its format is checked (a
+ * pasted address often carries a space), so blanks around it are taken.
+ */
+const resetRequest = (() => {
+  const schema = toOpenApiSchema(resetRequestSchema) as Record<string, any>;
+  const email = {
+    type: 'string',
+    pattern: '^\\s*[^\\s@]+@[^\\s@]+\\s*$',
+    description: 'An email address of at most 254 characters; blanks around it are ignored',
+    example: 'ann.lee@example.com',
+  };
+  return { ...schema, properties: { ...schema.properties, email } };
+})();
+
+/** A body schema with the new-password rules (checked by the route after validation) on the named properties. */
+function withPasswordRules(schema: Record<string, any>, names: string[]): Record<string, any> {
+  const converted = toOpenApiSchema(schema) as Record<string, any>;
+  for (const name of names) converted.properties[name] = { ...newPasswordSchema, ...(name === 'confirmPassword' ? { description: 'Equal to the new password' } : {}) };
+  return converted;
+}
 
 const requestDescription = [
   'Emails a reset token, valid 1 hour and usable once, to the account with this email, if there is one (an inactive account gets none).',
@@ -24,8 +44,7 @@ const requestDescription = [
 const profileRequest = (() => {
   const schema = toOpenApiSchema(profileSchema) as { properties: Record<string, object> };
   // Server-owned fields are dropped before validation: documented as readOnly (sent, they are ignored).
-  const ignored = Object.fromEntries(Object.entries(NEVER_ASSIGNED).map(([key, value]) => [key, { ...value, readOnly: true }]));
-  return { ...schema, properties: { ...schema.properties, ...ignored } };
+  return { ...schema, properties: { ...schema.properties, ...ignoredProperties() } };
 })();
 
 const tenantAnswer = {
@@ -52,7 +71,7 @@ export function passwordOpenApi(): OpenApiPaths {
           `the token is spent and every refresh token of the user is revoked. A wrong, expired or spent token is a 400 ("${INVALID_TOKEN}").`,
         ].join(' '),
         security: [],
-        requestBody: jsonBody({ oneOf: [toOpenApiSchema(resetRequestSchema), toOpenApiSchema(resetWithTokenSchema)] }),
+        requestBody: jsonBody({ oneOf: [resetRequest, withPasswordRules(resetWithTokenSchema, ['password', 'confirmPassword'])] }),
         responses: { '200': ok, ...errorResponses(400, 413, 415, 500, 503) },
       },
     },
@@ -63,7 +82,7 @@ export function passwordOpenApi(): OpenApiPaths {
         summary: 'Request a password reset by email (alias)',
         description: `Alias of POST /api/auth/reset-password with {email}, kept for Ever Gauzy clients. ${requestDescription}`,
         security: [],
-        requestBody: jsonBody(toOpenApiSchema(resetRequestSchema)),
+        requestBody: jsonBody(resetRequest),
         responses: { '200': ok, ...errorResponses(400, 413, 415, 500, 503) },
       },
     },
@@ -77,7 +96,7 @@ export function passwordOpenApi(): OpenApiPaths {
           'the current one, and confirmPassword equal to it. Every refresh token of the user is revoked except those of the session the access token belongs to.',
         ].join(' '),
         parameters: [tenantHeaderParameter],
-        requestBody: jsonBody(toOpenApiSchema(changePasswordSchema)),
+        requestBody: jsonBody(withPasswordRules(changePasswordSchema, ['newPassword', 'confirmPassword'])),
         responses: { '200': ok, ...errorResponses(400, 401, 403, 413, 415, 500, 503) },
       },
     },

@@ -2,12 +2,17 @@
 import type { OpenApiPaths } from '../../engine/module.js';
 import { SOCIAL_PROVIDERS, type SocialProvider } from '../../engine/config.js';
 import { errorResponses } from '../../engine/openapi/fragments.js';
+import { COOKIE } from './routes.js';
 
 const LABEL: Record<SocialProvider, string> = { google: 'Google', github: 'GitHub', microsoft: 'Microsoft', facebook: 'Facebook' };
 
-const location = (description: string) => ({
+/** A redirect, without a body, setting (start) or clearing (callback) the cookie that binds the state to the browser. */
+const redirect = (description: string, cookie: string) => ({
   description,
-  headers: { Location: { description: 'Where the browser goes next', schema: { type: 'string', format: 'uri' } } },
+  headers: {
+    Location: { description: 'Where the browser goes next', schema: { type: 'string', format: 'uri' } },
+    'Set-Cookie': { description: cookie, schema: { type: 'string' } },
+  },
 });
 
 const queryParameter = (name: string, description: string) => ({ name, in: 'query', required: false, description, schema: { type: 'string' } });
@@ -26,7 +31,7 @@ function providerPaths(provider: SocialProvider): OpenApiPaths {
         ].join(' '),
         security: [],
         responses: {
-          '302': location(`${label}'s authorization page`),
+          '302': redirect(`${label}'s authorization page`, `${COOKIE}=<nonce>: binds the state to this browser (HttpOnly, SameSite=Lax, this provider's callback path, 10 minutes)`),
           ...errorResponses(404, 500, 503),
         },
       },
@@ -52,7 +57,7 @@ function providerPaths(provider: SocialProvider): OpenApiPaths {
           queryParameter('error_description', "The provider's explanation of the error"),
         ],
         responses: {
-          '302': location('The client: its sign-in success page with the tokens, or its sign-in page with ?error='),
+          '302': redirect('The client: its sign-in success page with the tokens, or its sign-in page with ?error=', `Clears ${COOKIE}: the state is spent`),
           ...errorResponses(400, 404, 500, 503),
         },
       },

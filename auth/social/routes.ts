@@ -16,7 +16,7 @@ import { PROVIDER_RULES } from './providers.js';
 import { checkState, codeVerifier, newState, spendState, STATE_SECONDS, stateKey, type StateKey } from './state.js';
 
 /** Binds a state to the browser that started the sign-in, so a callback URL sent to someone else (login CSRF) fails. */
-const COOKIE = 'social_login_state';
+export const COOKIE = 'social_login_state';
 
 const disabled = (provider: SocialProvider) => new HttpError(404, `Sign-in with ${provider} is not enabled`);
 
@@ -28,6 +28,8 @@ function redirect(ctx: Context, url: string) {
   ctx.set('Cache-Control', 'no-store');
   ctx.set('Referrer-Policy', 'no-referrer');
   ctx.redirect(url);
+  // Koa writes "Redirecting to …" as a body; a redirect here says all in Location (and the document declares no body).
+  ctx.body = '';
 }
 
 /**

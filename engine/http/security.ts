@@ -78,8 +78,15 @@ const API_ONLY = {
 /** The security headers of an /api answer (its Cache-Control aside): also on the errors the HTTP server writes itself (server.ts). */
 export const API_SECURITY_HEADERS: ReadonlyArray<[string, string]> = helmetHeaders({ ...HELMET_SETTINGS, ...API_ONLY });
 
+/**
+ * Every /api answer's headers set here, with their values: the security headers and Cache-Control
+ * (a route may set its own Cache-Control, as the image file route does). The OpenAPI document
+ * declares these once, as headers on every answer (engine/openapi/every-answer-headers.ts).
+ */
+export const API_ANSWER_HEADERS: ReadonlyArray<[string, string]> = [...API_SECURITY_HEADERS, ['Cache-Control', 'no-store']];
+
 export function securityHeaders(): Middleware {
-  const forApi: ReadonlyArray<[string, string]> = [...API_SECURITY_HEADERS, ['Cache-Control', 'no-store']];
+  const forApi = API_ANSWER_HEADERS;
   const forPages = helmetHeaders(HELMET_SETTINGS);
   return function secured(ctx: Context, next: Next) {
     const headers = ctx.path.startsWith('/api') ? forApi : forPages;

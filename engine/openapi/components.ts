@@ -7,11 +7,13 @@ import { supportedParameters } from '../resource/list-query.js';
 import {
   ERROR_RESPONSES,
   findInputName,
+  dateSchema,
   listExample,
   orderSchema,
   ref,
   relationsSchema,
   schemaName,
+  searchSchema,
   takeDescription,
   takeSchema,
   TENANT_HEADER_COMPONENT,
@@ -67,8 +69,10 @@ function ignoredProperties(resource: CompiledResource): Json {
   const record = toOpenApiSchema(resource.schemas.record).properties as Json;
   const properties: Json = {};
   for (const name of resource.readOnlyFields) {
-    properties[name] = { ...record[name], readOnly: true };
-    if (name === 'tenantId') properties[name].description = TENANT_ID_IN_BODY;
+    // Any value is dropped unread (no type to break), except a tenantId: only the caller's passes.
+    properties[name] = name === 'tenantId'
+      ? { ...record[name], readOnly: true, description: TENANT_ID_IN_BODY }
+      : { readOnly: true, description: `Ignored, whatever its value (the record's ${name} is the server's to set)` };
   }
   return properties;
 }
@@ -106,12 +110,13 @@ function findInputSchema(resource: CompiledResource): Json {
     skip: { type: 'integer', minimum: 0, default: 0 },
     order: orderSchema(resource),
     where: whereSchema(resource),
-    relations: relationsSchema(resource),
+    // As in the query string, the names may come as one comma-separated string.
+    relations: { anyOf: [relationsSchema(resource), { type: 'string', description: 'The same names, comma-separated' }] },
   };
-  if (supported.has('search')) properties.search = { type: 'string', description: `Case-insensitive match over ${resource.search.join(', ')}` };
+  if (supported.has('search')) properties.search = { ...searchSchema(), description: `Case-insensitive match over ${resource.search.join(', ')}` };
   if (supported.has('startDate')) {
-    properties.startDate = toOpenApiSchema({ type: 'string', format: 'iso-date', description: `Earliest ${resource.dateRange}` });
-    properties.endDate = toOpenApiSchema({ type: 'string', format: 'iso-date', description: `Latest ${resource.dateRange}; a date-only value includes that whole day` });
+    properties.startDate = dateSchema(`Earliest ${resource.dateRange}`);
+    properties.endDate = dateSchema(`Latest ${resource.dateRange}; a date-only value includes that whole day`);
   }
   if (supported.has('tags')) properties.tags = { type: 'array', items: { type: 'string', format: 'uuid' }, description: 'Tag ids' };
   return {
@@ -148,18 +153,21 @@ const errorSchema = {
   },
 };
 
+/** The shared error response of a status (components/responses), as an object a module may copy and extend. */
+export function errorResponse(status: number): Json {
+  const known = ERROR_RESPONSES[status];
+  if (!known) throw new Error(`no error response component for status ${status}`);
+  const { description, example } = known;
+  const response: Json = {
+    description,
+    content: { 'application/json': { schema: ref(ERROR_SCHEMA), example: { statusCode: status, message: example, error: STATUS_CODES[status] ?? 'Error' } } },
+  };
+  if (status === 401) response.headers = { 'WWW-Authenticate': { description: 'Bearer', schema: { type: 'string' } } };
+  return response;
+}
+
 function errorResponseComponents(): Record<string, Json> {
-  const responses: Record<string, Json> = {};
-  for (const [status, { name, description, example }] of Object.entries(ERROR_RESPONSES)) {
-    const phrase = STATUS_CODES[Number(status)] ?? 'Error';
-    const response: Json = {
-      description,
-      content: { 'application/json': { schema: ref(ERROR_SCHEMA), example: { statusCode: Number(status), message: example, error: phrase } } },
-    };
-    if (status === '401') response.headers = { 'WWW-Authenticate': { description: 'Bearer', schema: { type: 'string' } } };
-    responses[name] = response;
-  }
-  return responses;
+  return Object.fromEntries(Object.entries(ERROR_RESPONSES).map(([status, { name }]) => [name, errorResponse(Number(status))]));
 }
 
 export function buildComponents(registry: Registry): Json {

@@ -5,6 +5,7 @@ import type { LimitTable } from '../ratelimit/policy.js';
 import pkg from '../../package.json' with { type: 'json' };
 import type { Engine, Module, OpenApiPaths } from '../module.js';
 import { BEARER_SCHEME, buildComponents } from './components.js';
+import { everyAnswerHeaders, everyAnswerHeadersInWords } from './every-answer-headers.js';
 import { errorResponses, OPERATION_METHODS as METHODS, tenantHeaderParameter, tenantQueryParameter } from './fragments.js';
 import { healthPaths } from './health-paths.js';
 import { exemptionsInWords, withRateLimits } from './rate-limit-fragments.js';
@@ -22,8 +23,10 @@ const DESCRIPTION = [
   "- Lists take `take` (default 10, or the resource's maximum page size when that is lower), `skip`,",
   '  `order[field]=ASC|DESC`, `where[field]=value`, `relations[]` and, where a resource supports them,',
   '  `search`, `startDate`/`endDate` and `tags[]`; they answer `{items, total}`.',
-  '  `POST /api/{resource}/search` takes the same parameters as a JSON body; `GET /api/{resource}/pagination` is the',
-  '  list under its other name, `GET /api/{resource}/count` answers `{total}` under the same parameters.',
+  '  `POST /api/{resource}/search` takes the same parameters as a JSON body (a number or boolean there may also be',
+  '  the text the query string would carry); `GET /api/{resource}/pagination` is the list under its other name,',
+  '  `GET /api/{resource}/count` answers `{total}` under the same parameters. An operation that lists no query',
+  '  parameters does not read the query string.',
   '- A method a path does not have (OPTIONS outside a CORS preflight, and methods such as TRACE, included) is a 405',
   '  with an `Allow` header naming exactly the methods listed here for that path (HEAD with GET). A fixed path',
   '  (`/search`, `/count`, `/upload`…) is never read as an `{id}`.',
@@ -35,6 +38,8 @@ const DESCRIPTION = [
   '- Every answer carries `X-Request-Id`: the one the request sent (letters, digits, `._:@-`, up to 128), else a',
   "  new UUID; the server's log lines about the request carry it too. Browser pages may call the API only from",
   '  the origins the deployment allows (CORS).',
+  '- Every answer also carries the headers that components/headers marks `x-every-answer`, declared there once rather',
+  `  than on each response: ${everyAnswerHeadersInWords()}. A response that declares one of them itself overrides it.`,
   '',
   '**Rate limits.** Requests are counted per caller: the user of a valid access token of a live session, else the',
   'client IP (X-Forwarded-For is believed only from trusted proxies); limits marked "per client address" count',
@@ -129,6 +134,24 @@ function withRequestIdHeader(paths: OpenApiPaths, components: Record<string, any
   }
 }
 
+/**
+ * A HEAD answer has no body (Node drops whatever a route writes): each response of a HEAD
+ * operation is declared without content, the shared ones as copies without theirs.
+ */
+function withoutBodiesOnHead(paths: OpenApiPaths, components: Record<string, any>) {
+  for (const item of Object.values(paths)) {
+    const head = item.head as Record<string, any> | undefined;
+    if (!head?.responses) continue;
+    head.responses = Object.fromEntries(
+      Object.entries<Record<string, any>>(head.responses).map(([status, response]) => {
+        const shared = response.$ref ? components.responses?.[String(response.$ref).split('/').pop()!] : undefined;
+        const { content: _body, ...rest } = structuredClone(shared ?? response);
+        return [status, rest];
+      }),
+    );
+  }
+}
+
 function checkOperationIds(paths: OpenApiPaths) {
   const seen = new Set<string>();
   for (const op of operations(paths)) {
@@ -177,6 +200,8 @@ export function buildOpenApiDocument(engine: Engine, modules: Module[], limits: 
   withBadRequest(paths);
   const limited = withRateLimits(withTenantHeader(paths), withModuleSchemas(buildComponents(engine.registry), engine, modules), limits);
   withRequestIdHeader(limited.paths, limited.components);
+  limited.components.headers = { ...limited.components.headers, ...everyAnswerHeaders() };
+  withoutBodiesOnHead(limited.paths, limited.components);
   return {
     openapi: '3.0.3',
     info: { title: 'Workforce Management API', version: pkg.version, description: `${DESCRIPTION} ${exemptionsInWords(limits)}` },

@@ -3,8 +3,9 @@
 import { defaultTake, MAX_RELATION_DEPTH, type CompiledResource } from '../resource/compiled.js';
 
 export { defaultTake };
-import { valueSchema } from '../resource/fields.js';
-import { supportedParameters } from '../resource/list-query.js';
+import { filterSchema } from '../resource/fields.js';
+import { MAX_SEARCH_LENGTH, ORDER_DIRECTIONS, supportedParameters } from '../resource/list-query.js';
+import { MAX_QUERY_VALUES } from '../http/context.js';
 import { toOpenApiSchema } from './schema-conversion.js';
 
 export type SchemaKind = 'record' | 'create' | 'replace' | 'patch' | 'list';
@@ -23,6 +24,12 @@ export function schemaName(resource: CompiledResource, kind: SchemaKind): string
 /** The keys of a path item that are operations (the others are its parameters, summary…). */
 export const OPERATION_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
 
+/**
+ * The extension that marks a header of components/headers as sent on every /api answer, whatever
+ * the operation and status: declared once there rather than on each of a thousand responses.
+ */
+export const EVERY_ANSWER_EXTENSION = 'x-every-answer';
+
 export function ref(schemaName: string): { $ref: string } {
   return { $ref: `#/components/schemas/${schemaName}` };
 }
@@ -40,6 +47,9 @@ export function searchBody(resource: CompiledResource): object {
   );
 }
 
+/** A header that names a record by id: a UUID, or empty (a header sent empty is read as not sent). */
+const uuidOrEmpty = { anyOf: [{ type: 'string', format: 'uuid' }, { type: 'string', maxLength: 0 }] };
+
 /** The header (Organization-Id for Ever Gauzy clients) that may name a new record's organization, if the resource has one. */
 export function organizationHeaderParameters(resource: CompiledResource): object[] {
   const name = resource.organizationRoot?.definition.organizationRoot?.header;
@@ -48,10 +58,12 @@ export function organizationHeaderParameters(resource: CompiledResource): object
     name,
     in: 'header',
     required: false,
-    description: resource.organizationOptional
-      ? "Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant)"
-      : "Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400)",
-    schema: { type: 'string', format: 'uuid' },
+    description:
+      (resource.organizationOptional
+        ? "Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant)."
+        : "Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400).") +
+      ' Any value but a UUID is a 400; an empty one counts as none.',
+    schema: uuidOrEmpty,
   }];
 }
 
@@ -65,8 +77,10 @@ export const TENANT_HEADER_COMPONENT = {
   name: 'Tenant-Id',
   in: 'header',
   required: false,
-  description: "Optional. The token's tenant already scopes every request; a Tenant-Id naming another tenant is a 403.",
-  schema: { type: 'string', format: 'uuid' },
+  description:
+    "Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; " +
+    'without one (where the token is optional) the header is not read. An empty one counts as none.',
+  schema: { type: 'string', example: '0b6f3c5e-8a0d-4a3e-9c57-2f1d9e7b4c21' },
 };
 
 /** components/parameters name of the tenantId query parameter, checked with the header (engine/http/tenant-named.ts). */
@@ -87,11 +101,18 @@ export function idParameter(): object {
   return { name: 'id', in: 'path', required: true, description: 'Record id', schema: { type: 'string', format: 'uuid' } };
 }
 
-/** The relations[] items a resource accepts; none when it has no relations (any value is a 400). */
-export function relationsSchema(resource: CompiledResource): object {
+/** The schema of a date or date-time parameter: the one every date field has (schema-conversion.ts). */
+export const dateSchema = (description?: string) => toOpenApiSchema({ type: 'string', format: 'iso-date', ...(description ? { description } : {}) });
+
+/**
+ * The relations[] items a resource accepts; none when it has no relations (any value is a 400).
+ * A name repeated counts once (so a resource's enum bounds the distinct names below MAX_NAMES);
+ * `maxItems` is the cap of the query string's lists where that applies.
+ */
+export function relationsSchema(resource: CompiledResource, maxItems?: number): object {
   const paths = [...resource.relationPaths];
   return paths.length
-    ? { type: 'array', items: { type: 'string', enum: paths }, uniqueItems: true }
+    ? { type: 'array', items: { type: 'string', enum: paths }, ...(maxItems === undefined ? {} : { maxItems }) }
     : { type: 'array', items: { type: 'string' }, maxItems: 0 };
 }
 
@@ -105,23 +126,39 @@ export function relationsParameter(resource: CompiledResource): object {
     explode: true,
     description: paths.length
       ? `Related records to load (dot notation for nested ones, at most ${MAX_RELATION_DEPTH} levels). ` +
-        'Also accepted as relations[0]=… or relations=a,b. Any other value is a 400.'
-      : `${resource.name} has no relations: any value is a 400.`,
-    schema: relationsSchema(resource),
+        'Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400.'
+      : `${resource.name} has no relations: any name is a 400 (an empty value, relations=, names none).`,
+    schema: relationsSchema(resource, MAX_QUERY_VALUES),
   };
 }
 
-/** A filter's value type, from the field it filters (organizationId may be null where records may have none). */
+/**
+ * What a filter takes, from the field it filters (the server's own rule: engine/resource/fields.ts
+ * filterSchema); organizationId may also be null where records may have none.
+ */
 function filterValueSchema(resource: CompiledResource, name: string): object {
   const field = resource.fields.get(name);
   if (!field) return { type: 'string' };
-  if (!field.nullableBase) return toOpenApiSchema(valueSchema(field.definition, false));
-  return { ...toOpenApiSchema(valueSchema(field.definition, true)), description: 'An organization id, or null (in a query string: the word null) for the records of no organization' };
+  const schema = toOpenApiSchema(filterSchema(field.definition));
+  if (!field.nullableBase) return schema;
+  return {
+    anyOf: [schema, { type: 'string', enum: ['null'] }],
+    nullable: true,
+    description: 'An organization id, or null (in a query string: the word null) for the records of no organization',
+  };
 }
+
+const WHERE_TENANT = {
+  type: 'string',
+  format: 'uuid',
+  description: "The caller's tenant, which every list is limited to anyway; another tenant is a 403.",
+};
 
 /** where[field]=value: the resource's filters, plus where[relation][field] on related filters. */
 export function whereSchema(resource: CompiledResource): object {
   const properties: Record<string, object> = {};
+  // engine/resource/list-query.ts takes where[tenantId] on every resource.
+  properties.tenantId = WHERE_TENANT;
   for (const name of resource.filters.keys()) properties[name] = filterValueSchema(resource, name);
   for (const relation of resource.relations.values()) {
     const nested = Object.fromEntries([...relation.target.filters.keys()].map((name) => [name, filterValueSchema(relation.target, name)]));
@@ -131,15 +168,18 @@ export function whereSchema(resource: CompiledResource): object {
 }
 
 export function orderSchema(resource: CompiledResource): object {
-  const properties = Object.fromEntries([...resource.sortable].map((name) => [name, { type: 'string', enum: ['ASC', 'DESC'] }]));
+  const properties = Object.fromEntries([...resource.sortable].map((name) => [name, { type: 'string', enum: [...ORDER_DIRECTIONS] }]));
   return { type: 'object', additionalProperties: false, properties };
 }
 
 /** What "Try it out" starts from: the defaults, not a value for every filter. */
-export const listExample = (resource: CompiledResource) => ({ take: defaultTake(resource), skip: 0, order: { createdAt: 'DESC' }, where: {} });
+export const listExample = (resource: CompiledResource) => ({ take: defaultTake(resource), skip: 0, order: { createdAt: 'DESC' } });
 
 export const takeDescription = (resource: CompiledResource) =>
   `Page size: default ${defaultTake(resource)}, at most ${resource.maxTake} (larger values are clamped to ${resource.maxTake}).`;
+
+/** The search parameter's (and search body property's) schema. */
+export const searchSchema = () => ({ type: 'string', maxLength: MAX_SEARCH_LENGTH });
 
 /** The take parameter's (and search body property's) schema. */
 export const takeSchema = (resource: CompiledResource) => ({ type: 'integer', minimum: 1, default: defaultTake(resource) });
@@ -174,19 +214,19 @@ export function listParameters(resource: CompiledResource): object[] {
         (resource.organizationOptional ? ' where[organizationId]=null lists the records of no organization (records of the whole tenant).' : '') +
         (nested.length ? ` On related records: where[relation][field]=value for ${nested.join(', ')} (their id and filterable fields).` : ''),
       schema: whereSchema(resource),
-      // Without an example Swagger UI pre-fills every filter, which matches nothing.
-      example: listExample(resource).where,
+      // Without an example Swagger UI pre-fills every filter (a list that matches nothing, or a 403
+      // for its made-up tenantId); with this one "Try it out" sends no where at all.
+      example: {},
     },
     relationsParameter(resource),
   ];
   if (supported.has('search')) {
-    parameters.push({ name: 'search', in: 'query', required: false, description: `Case-insensitive match over ${resource.search.join(', ')}.`, schema: { type: 'string' } });
+    parameters.push({ name: 'search', in: 'query', required: false, description: `Case-insensitive match over ${resource.search.join(', ')}.`, schema: searchSchema() });
   }
   if (supported.has('startDate')) {
-    const dateSchema = toOpenApiSchema({ type: 'string', format: 'iso-date' });
     parameters.push(
-      { name: 'startDate', in: 'query', required: false, description: `Earliest ${resource.dateRange} (inclusive).`, schema: dateSchema },
-      { name: 'endDate', in: 'query', required: false, description: `Latest ${resource.dateRange}; a date-only value includes that whole day.`, schema: dateSchema },
+      { name: 'startDate', in: 'query', required: false, description: `Earliest ${resource.dateRange} (inclusive).`, schema: dateSchema() },
+      { name: 'endDate', in: 'query', required: false, description: `Latest ${resource.dateRange}; a date-only value includes that whole day.`, schema: dateSchema() },
     );
   }
   if (supported.has('tags')) {
@@ -196,8 +236,8 @@ export function listParameters(resource: CompiledResource): object[] {
       required: false,
       style: 'form',
       explode: true,
-      description: `Tag ids: records linked to any of them through ${resource.tagRelation!.name}.`,
-      schema: { type: 'array', items: { type: 'string', format: 'uuid' } },
+      description: `Tag ids: records linked to any of them through ${resource.tagRelation!.name}. Also accepted as tags[0]=… or tags=…; at most ${MAX_QUERY_VALUES}.`,
+      schema: { type: 'array', items: { type: 'string', format: 'uuid' }, maxItems: MAX_QUERY_VALUES },
     });
   }
   return parameters;

@@ -1,7 +1,6 @@
 // The JSON Schemas that Ajv enforces (draft-07) → OpenAPI 3.0 schema objects, so the document is
 // derived from exactly what the server checks. OpenAPI 3.0 has no type arrays (nullable instead),
 // boolean exclusiveMinimum/Maximum, no const, and knows nothing of our 'iso-date' format.
-
 import { DATE_STRING_PATTERN } from '../resource/fields.js';
 
 type Json = Record<string, unknown>;
@@ -74,6 +73,7 @@ export function toOpenApiSchema(schema: unknown): Json {
   convertBounds(schema, out);
   if (out.format === 'iso-date') {
     // Neither OpenAPI format fits: 'date' rejects date-times and 'date-time' rejects plain dates.
+    // The pattern is the server's own (engine/resource/fields.ts): every date schema of the document is this one.
     delete out.format;
     out.pattern = DATE_STRING_PATTERN;
     out.description = out.description ? `${out.description}. ${ISO_DATE_HINT}` : ISO_DATE_HINT;

@@ -4,24 +4,33 @@ import type { FieldDefinition, FieldType } from './types.js';
 
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const DATE_PATTERN = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
+/**
+ * The shape of a date string the API accepts: a date, or a date and time with or without a zone
+ * (Z or an offset; none means UTC). isDateString() adds what a pattern cannot say (a real calendar
+ * day, years 1000 to 9999). The OpenAPI document's pattern for every date field and parameter is this very text
+ * (engine/openapi/schema-conversion.ts), so a change here changes both; hence no flags ([Tt ],
+ * [Zz] rather than /i), which an OpenAPI pattern cannot carry.
+ */
+export const DATE_STRING_PATTERN =
+  '^(\\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])(?:[Tt ]([01]\\d|2[0-3]):([0-5]\\d)(?::([0-5]\\d)(?:\\.\\d{1,9})?)?([Zz]|[+-]\\d{2}(?::?\\d{2})?)?)?$';
+const DATE_PATTERN = new RegExp(DATE_STRING_PATTERN);
 
 // Years 1000 to 9999: the PostgreSQL drivers read years below 100 back as 19xx, and a
 // workforce date before 1000 is a typo, not a record.
 const EARLIEST_INSTANT = Date.parse('1000-01-01T00:00:00.000Z');
 export const LATEST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
 
-/** integer fields are PostgreSQL integers (int4): a wider value would fail in the database. */
+/** A number filter's text: decimal only (Number() would also read '0x10', '0b11' and '1e3'). */
 const DECIMAL = /^-?\d+(\.\d+)?$/;
+/** An integer filter's text (the int4 range is checked after). */
+const INTEGER_TEXT = /^-?\d{1,15}$/;
+/** A boolean filter's texts. */
+const TRUE_TEXTS = ['true', '1'];
+const FALSE_TEXTS = ['false', '0'];
 
+/** integer fields are PostgreSQL integers (int4): a wider value would fail in the database. */
 export const INT4_MIN = -2147483648;
 export const INT4_MAX = 2147483647;
-
-/**
- * What the date fields and startDate/endDate accept, for the OpenAPI document (the same shape as
- * DATE_PATTERN; isDateString also checks that the day and time exist).
- */
-export const DATE_STRING_PATTERN = '^\\d{4}-\\d{2}-\\d{2}([Tt ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?([Zz]|[+-]\\d{2}(:?\\d{2})?)?)?$';
 
 /**
  * A calendar date (2026-01-05) or a date-time, with a zone or without one (then UTC, as a
@@ -143,26 +152,51 @@ function typedCoercer(field: FieldDefinition, label: string): (raw: unknown) => 
       return (raw) => (typeof raw === 'string' && UUID_PATTERN.test(raw) ? { ok: true, value: raw.toLowerCase() } : typeFail());
     case 'integer':
       return (raw) => {
-        const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^-?\d{1,15}$/.test(raw) ? Number(raw) : NaN;
+        const n = typeof raw === 'number' ? raw : typeof raw === 'string' && INTEGER_TEXT.test(raw) ? Number(raw) : NaN;
         if (!Number.isInteger(n)) return typeFail();
         if (n < INT4_MIN || n > INT4_MAX) return fail(`must not be less than ${INT4_MIN} or greater than ${INT4_MAX}`);
         return { ok: true, value: n };
       };
     case 'number':
       return (raw) => {
-        // Decimal only: Number() would also read '0x10', '0b11' and '1e3'.
         const n = typeof raw === 'number' ? raw : typeof raw === 'string' && DECIMAL.test(raw) ? Number(raw) : NaN;
         return Number.isFinite(n) ? { ok: true, value: n } : typeFail();
       };
     case 'boolean':
       return (raw) => {
-        if (raw === true || raw === 'true' || raw === '1') return { ok: true, value: true };
-        if (raw === false || raw === 'false' || raw === '0') return { ok: true, value: false };
+        if (raw === true || TRUE_TEXTS.includes(raw as string)) return { ok: true, value: true };
+        if (raw === false || FALSE_TEXTS.includes(raw as string)) return { ok: true, value: false };
         return typeFail();
       };
     case 'date':
     case 'timestamp':
       return (raw) => (typeof raw === 'string' && isDateString(raw) ? { ok: true, value: toTimestamp(raw) } : typeFail());
+  }
+}
+
+/**
+ * The JSON Schema of exactly what coercer() takes for a field: a typed value (a search body) or
+ * the text a query string carries. The OpenAPI document's where[field] schemas are these, so
+ * the document accepts what the server does (a filter value has no length or range rules of
+ * the field's own: a value no record can have matches nothing).
+ */
+export function filterSchema(field: FieldDefinition): Record<string, unknown> {
+  const text = (pattern: RegExp) => ({ type: 'string', pattern: pattern.source, description: 'as the query string carries it' });
+  switch (field.type) {
+    case 'string':
+    case 'text':
+      return field.enum ? { type: 'string', enum: [...field.enum] } : { type: 'string' };
+    case 'uuid':
+      return { type: 'string', format: 'uuid' };
+    case 'integer':
+      return { anyOf: [{ type: 'integer', minimum: INT4_MIN, maximum: INT4_MAX }, text(INTEGER_TEXT)] };
+    case 'number':
+      return { anyOf: [{ type: 'number' }, text(DECIMAL)] };
+    case 'boolean':
+      return { anyOf: [{ type: 'boolean' }, { type: 'string', enum: [...TRUE_TEXTS, ...FALSE_TEXTS], description: 'as the query string carries it' }] };
+    case 'date':
+    case 'timestamp':
+      return { type: 'string', format: 'iso-date' };
   }
 }
 

@@ -30,45 +30,46 @@ export interface ListQuery {
   tags?: string[];
 }
 
-const MAX_SEARCH_LENGTH = 200;
+export const MAX_SEARCH_LENGTH = 200;
 const MAX_SKIP = 1_000_000_000;
 const DAY_MS = 86_400_000;
 
 /** More names or keys than any resource has: refused before each is looked at. */
-const MAX_NAMES = 50;
+export const MAX_NAMES = 50;
+
+/** The sort directions order[field] takes (TypeORM's spellings; the OpenAPI enum is this list). */
+export const ORDER_DIRECTIONS = ['ASC', 'DESC', 'asc', 'desc'] as const;
 
 /** The parameters a resource accepts (compiled at start-up). */
 export const supportedParameters = (resource: CompiledResource): string[] => [...resource.listParameters];
 
 /**
- * relations[]=a, relations[0]=a, relations=a,b and a JSON array all become ['a', 'b']. Exported
- * for modules with a relation whitelist of their own, so that they take the same spellings.
+/**
+ * relations[]=a, relations[0]=a, a JSON array and the comma-separated relations=a,b all become
+ * ['a', 'b']; relations= names none. A name is taken as written: a blank one, or one with blanks
+ * around it, is not a relation (the document's enum says the same). Exported for modules with a
+ * relation whitelist of their own, so that they take the same spellings.
  */
 export function relationNames(raw: unknown, problems: string[]): string[] {
   let values: unknown[];
-  if (typeof raw === 'string') values = raw.split(',');
+  // relations[0]=a reaches here as an array; a named key (relations[x]=a, or an object in a body) is not a list.
+  if (typeof raw === 'string') values = raw === '' ? [] : raw.split(',');
   else if (Array.isArray(raw)) values = raw;
-  else if (isPlainObject(raw)) values = Object.values(raw);
   else {
     problems.push('relations must be an array of strings');
     return [];
   }
-  const names = new Set<string>();
-  for (const value of values) {
-    if (typeof value !== 'string') {
-      problems.push('relations must be an array of strings');
-      return [];
-    }
-    for (const part of value.split(',')) {
-      const name = part.trim();
-      if (name) names.add(name);
-    }
-    if (names.size > MAX_NAMES) {
-      problems.push(`relations must not name more than ${MAX_NAMES} relations`);
-      return [];
-    }
+  if (!values.every((value) => typeof value === 'string')) {
+    problems.push('relations must be an array of strings');
+    return [];
   }
-  return [...names];
+  // Repeats of one name count once (a query string holds at most MAX_QUERY_VALUES values anyway).
+  const names = [...new Set(values as string[])];
+  if (names.length > MAX_NAMES) {
+    problems.push(`relations must not name more than ${MAX_NAMES} relations`);
+    return [];
+  }
+  return names;
 }
 
 /** The relation names that make an accepted path after a known one ('' is the resource itself). */
@@ -139,9 +140,8 @@ function parseOrder(resource: CompiledResource, raw: unknown, problems: string[]
       problems.push(`order: '${field}' is not sortable; sortable: ${[...resource.sortable].join(', ')}`);
       continue;
     }
-    const upper = typeof direction === 'string' ? direction.toUpperCase() : '';
-    if (upper !== 'ASC' && upper !== 'DESC') problems.push(`order.${field} must be one of the following values: ASC, DESC`);
-    else order.push([field, upper]);
+    if (!(ORDER_DIRECTIONS as readonly unknown[]).includes(direction)) problems.push(`order.${field} must be one of the following values: ASC, DESC`);
+    else order.push([field, (direction as string).toUpperCase() as Direction]);
   }
   return order;
 }
@@ -234,7 +234,8 @@ function endBound(end: string): ListQuery['endDate'] {
 }
 
 function parseTags(raw: unknown, problems: string[]): string[] {
-  const values = typeof raw === 'string' ? [raw] : Array.isArray(raw) ? raw : isPlainObject(raw) ? Object.values(raw) : [raw];
+  // tags[0]=… reaches here as an array; a named key (tags[x]=…) is not a list, and its value no tag id.
+  const values = typeof raw === 'string' ? [raw] : Array.isArray(raw) ? raw : [raw];
   const ids: string[] = [];
   values.forEach((v, i) => {
     if (typeof v === 'string' && UUID_PATTERN.test(v)) ids.push(v.toLowerCase());

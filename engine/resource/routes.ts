@@ -6,6 +6,7 @@ import type { Context, Middleware } from 'koa';
 import { badRequest } from '../errors.js';
 import { authorize, parseQueryString, readParameters, searchInput } from '../http/context.js';
 import type { CompiledResource } from './compiled.js';
+import { UUID_PATTERN } from './fields.js';
 import { parseListQuery, parseRelations } from './list-query.js';
 import type { ListResult, ResourceService } from './service.js';
 
@@ -28,10 +29,16 @@ export function relationsOf(resource: CompiledResource, ctx: Context): string[] 
   return relations;
 }
 
-/** The organization header (Organization-Id for Ever Gauzy clients) may name a new record's organization. */
-export const writeContext = (ctx: Context, resource: CompiledResource) => ({
-  organizationHeader: (resource.organizationHeader && ctx.get(resource.organizationHeader)) || undefined,
-});
+/**
+ * The organization header (Organization-Id for Ever Gauzy clients) may name a new record's
+ * organization. Sent, it must be a UUID, also when the body names the organization itself (one
+ * rule, the document's); sent empty, it counts as not sent.
+ */
+export function writeContext(ctx: Context, resource: CompiledResource) {
+  const organizationHeader = (resource.organizationHeader && ctx.get(resource.organizationHeader)) || undefined;
+  if (organizationHeader !== undefined && !UUID_PATTERN.test(organizationHeader)) throw badRequest(`${resource.organizationHeader} header must be a UUID`);
+  return { organizationHeader };
+}
 
 export interface CrudHandlers {
   list: Middleware;

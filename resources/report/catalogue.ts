@@ -8,10 +8,6 @@ import { timeLogWeekly } from './reports/time-log-weekly.js';
 
 export const REPORTS: readonly ReportDefinition[] = [timeLogDaily, timeLogWeekly, amountsOwed, projectBudgets];
 
-const BY_SLUG = new Map(REPORTS.map((report) => [report.slug, report]));
-
-export const reportNamed = (slug: string): ReportDefinition | undefined => BY_SLUG.get(slug);
-
 /** What GET /api/report says about a report. */
 export function describe(report: ReportDefinition, resources: ReportResources) {
   return {

@@ -1,18 +1,17 @@
-// The report routes in the OpenAPI document: the catalogue, and one operation for every report
-// whose answer is a oneOf of the reports' schemas (the `report` field tells them apart).
+// The report routes in the OpenAPI document: the catalogue, one operation per report (its own
+// groupBy values and default, its own answer schema), and the path of any other name (a 404).
 import type { OpenApiPaths } from '../../engine/module.js';
-import { errorResponses, jsonResponse } from '../../engine/openapi/fragments.js';
-import { toOpenApiSchema } from '../../engine/openapi/schema-conversion.js';
+import { dateSchema as dateParameterSchema, errorResponses, jsonResponse, pascalCase } from '../../engine/openapi/fragments.js';
 import { REPORTS } from './catalogue.js';
-import { GROUP_BY, PARAMETERS, type ReportResources } from './definition.js';
+import { GROUP_BY, PARAMETERS, type ReportDefinition, type ReportResources } from './definition.js';
 import { MAX_IDS } from './parameters.js';
 import { MONEY_PERMISSION, requiredPermissions } from './permissions.js';
 import { REPORT_PATH } from './routes.js';
 
 const TAG = 'report';
 
-/** The list parameters' date schema: a date (2026-01-05) or a date-time with a zone. */
-const dateSchema = toOpenApiSchema({ type: 'string', format: 'iso-date' });
+/** The list parameters' date schema (the one of every date in the document). */
+const dateSchema = dateParameterSchema();
 
 function ids(name: string, what: string) {
   return {
@@ -26,23 +25,26 @@ function ids(name: string, what: string) {
   };
 }
 
-const perReport = (resources: ReportResources) =>
-  REPORTS.map((r) => `- \`${r.slug}\` (permissions ${requiredPermissions(r, resources).join(' and ')}; groupBy ${r.groupBy.join(', ')}, default ${r.defaultGroupBy}): ${r.description} ${r.period.description}`).join('\n');
-
 /** The rule in words, with the permission names of this registry. */
 const permissionRule = ({ timeLog, employee, project }: ReportResources) =>
   `Every report sums time logs, so it needs the time-log read permission (${timeLog.permissions.read}); the money reports also need ${MONEY_PERMISSION} and ` +
   `the employee read permission (${employee.permissions.read}: bill rates), and project-budgets the project read permission (${project.permissions.read}: budgets). ` +
   'Employee and project names in the time reports are labels of the logs counted (an EMPLOYEE counts only its own logs).';
 
-const PARAMETER_DOCS = [
-  { name: 'slug', in: 'path', required: true, description: 'The report', schema: { type: 'string', enum: REPORTS.map((r) => r.slug) } },
+/** The query parameters of one report; groupBy takes that report's values only. */
+const parametersOf = (report: ReportDefinition) => [
   { name: 'startDate', in: 'query', required: false, description: 'Start of the range (inclusive). Defaults per report (see the description).', schema: dateSchema },
   { name: 'endDate', in: 'query', required: false, description: 'End of the range (exclusive); a date-only value includes that whole day. Defaults per report.', schema: dateSchema },
   { name: 'organizationId', in: 'query', required: false, description: "Only time logs naming this organization (project-budgets: only its projects, each with every log on it, whatever organization the log names). An unknown id gives an empty report.", schema: { type: 'string', format: 'uuid' } },
   ids('employeeId', "these employees' time logs"),
   ids('projectId', 'time logs on these projects (project-budgets: these projects)'),
-  { name: 'groupBy', in: 'query', required: false, description: 'What the rows are nested by; which values a report takes, and its default, are in its catalogue entry.', schema: { type: 'string', enum: [...GROUP_BY] } },
+  {
+    name: 'groupBy',
+    in: 'query',
+    required: false,
+    description: `What the rows are nested by: ${report.groupBy.join(', ')} (default ${report.defaultGroupBy}); any other value is a 400.`,
+    schema: { type: 'string', enum: [...report.groupBy], default: report.defaultGroupBy },
+  },
 ];
 
 const catalogueItem = {
@@ -60,6 +62,25 @@ const catalogueItem = {
   },
 };
 
+/** GET /api/report/{the report's slug}: its parameters, its answer. */
+function runOperation(report: ReportDefinition, resources: ReportResources) {
+  return {
+    tags: [TAG],
+    operationId: `runReport${pascalCase(report.slug)}`,
+    summary: `Run the ${report.slug} report: ${report.name}`,
+    description:
+      `${report.description} ${report.period.description} Needs the permissions ${requiredPermissions(report, resources).join(' and ')}. ` +
+      "Aggregates time logs of the caller's tenant (an EMPLOYEE counts only its own). Times are UTC; a running log counts nothing; " +
+      'a log is cut to the range and split at day or week boundaries. Every parameter problem is a 400 (an unknown parameter, a bad date or UUID, ' +
+      `startDate after endDate, a range longer than the report allows, a groupBy it does not take); a role lacking any of its permissions a 403. ${permissionRule(resources)}`,
+    parameters: parametersOf(report),
+    responses: {
+      '200': jsonResponse(`The ${report.slug} report`, report.schema),
+      ...errorResponses(400, 401, 403, 500, 503),
+    },
+  };
+}
+
 export function reportOpenApi(resources: ReportResources): OpenApiPaths {
   return {
     [REPORT_PATH]: {
@@ -75,21 +96,15 @@ export function reportOpenApi(resources: ReportResources): OpenApiPaths {
         },
       },
     },
+    ...Object.fromEntries(REPORTS.map((report) => [`${REPORT_PATH}/${report.slug}`, { get: runOperation(report, resources) }])),
     [`${REPORT_PATH}/{slug}`]: {
       get: {
         tags: [TAG],
-        operationId: 'runReport',
-        summary: 'Run a report',
-        description:
-          'Aggregates time logs of the caller\'s tenant (an EMPLOYEE counts only its own). Times are UTC; a running log counts nothing; ' +
-          'a log is cut to the range and split at day or week boundaries. Every parameter problem is a 400 (an unknown parameter, a bad date or UUID, ' +
-          'startDate after endDate, a range longer than the report allows, a groupBy the report does not take); an unknown report is a 404; ' +
-          `a role lacking any of the report's permissions a 403. ${permissionRule(resources)}\n\n${perReport(resources)}`,
-        parameters: PARAMETER_DOCS,
-        responses: {
-          '200': jsonResponse('The report; `report` says which of the shapes it is', { oneOf: REPORTS.map((r) => r.schema) }),
-          ...errorResponses(400, 401, 403, 404, 500, 503),
-        },
+        operationId: 'unknownReport',
+        summary: 'Any other report name',
+        description: `There is no such report: a 404 naming the reports (${REPORTS.map((r) => r.slug).join(', ')}), each of which has a path of its own above.`,
+        parameters: [{ name: 'slug', in: 'path', required: true, description: 'A name that is not a report', schema: { type: 'string' } }],
+        responses: errorResponses(401, 403, 404, 500, 503),
       },
     },
   };

@@ -1,14 +1,15 @@
-// GET /api/report (the catalogue) and GET /api/report/{slug} (one report run). The order of the
-// checks is the answer's: no token 401, unknown report 404, role lacking any of the report's
-// permissions (permissions.ts) 403, then every parameter problem at once as a 400.
+// GET /api/report (the catalogue), GET /api/report/<slug> (a route per report, so that the
+// OpenAPI document gives each its own parameters and answer) and GET /api/report/{any other
+// name} (404). The order of the checks is the answer's: no token 401, role lacking any of the
+// report's permissions (permissions.ts) 403, then every parameter problem at once as a 400.
 import type Router from '@koa/router';
 import type { Knex } from 'knex';
 import type { Context } from 'koa';
 import { ANY_AUTHENTICATED } from '../../engine/caller.js';
 import { badRequest, forbidden, HttpError } from '../../engine/errors.js';
 import { authorize, callerOf, parameterLabel, parseQueryString } from '../../engine/http/context.js';
-import { describe, REPORTS, reportNamed } from './catalogue.js';
-import type { ReportResources } from './definition.js';
+import { describe, REPORTS } from './catalogue.js';
+import type { ReportDefinition, ReportResources } from './definition.js';
 import { parseReportParameters } from './parameters.js';
 import { mayRun, requiredPermissions } from './permissions.js';
 
@@ -27,10 +28,8 @@ function catalogue(ctx: Context, resources: ReportResources) {
   ctx.body = { items, total: items.length };
 }
 
-async function runReport(ctx: Context, resources: RouteResources) {
+async function runReport(ctx: Context, resources: RouteResources, report: ReportDefinition) {
   const caller = callerOf(ctx);
-  const report = reportNamed(ctx.params.slug);
-  if (!report) throw unknownReport();
   if (!mayRun(caller, requiredPermissions(report, resources))) throw forbidden();
   const parameters = parseReportParameters(report, parseQueryString(ctx.querystring), resources.timeLog, caller.tenantId);
   const figures = await report.run({ ...resources, caller, parameters });
@@ -45,5 +44,10 @@ async function runReport(ctx: Context, resources: RouteResources) {
 
 export function registerReportRoutes(router: Router, resources: RouteResources) {
   router.get(REPORT_PATH, (ctx) => catalogue(ctx, resources));
-  router.get(`${REPORT_PATH}/:slug`, (ctx) => runReport(ctx, resources));
+  for (const report of REPORTS) router.get(`${REPORT_PATH}/${report.slug}`, (ctx) => runReport(ctx, resources, report));
+  // Registered after the reports' own paths, so it answers only the names that are not reports.
+  router.get(`${REPORT_PATH}/:slug`, (ctx) => {
+    callerOf(ctx);
+    throw unknownReport();
+  });
 }

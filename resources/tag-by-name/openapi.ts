@@ -1,7 +1,8 @@
 // The deprecated tag lookup in the OpenAPI document: deprecated operations naming their
 // successor, with the headers every answer carries.
 import type { OpenApiPaths } from '../../engine/module.js';
-import { errorResponses, jsonResponse, pascalCase, ref, schemaName } from '../../engine/openapi/fragments.js';
+import { errorResponse } from '../../engine/openapi/components.js';
+import { jsonResponse, pascalCase, ref, schemaName } from '../../engine/openapi/fragments.js';
 import type { CompiledResource } from '../../engine/resource/compiled.js';
 import { BY_NAME_PATH, byNamePaths } from './routes.js';
 
@@ -17,9 +18,16 @@ const DESCRIPTION =
   "Deprecated: use GET /api/tags?where[name]={name}, which lists every tag of the tenant with that name. " +
   "This answers the oldest of them, or 404 when the caller's tenant has none. Any signed-in user of the tenant.";
 
+/** The route sets the headers before anything else it does, so its errors carry them too (a 401 of the route's own, not one refused before it). */
+const ERRORS = [400, 401, 403, 404, 500, 503];
+
 function operation(resource: CompiledResource, operationId: string, parameter: object, path: string) {
   const alias = path === BY_NAME_PATH ? '' : ` Alias of ${BY_NAME_PATH}, kept for Ever Gauzy clients: it behaves the same.`;
   const record = jsonResponse('The tag with this name', ref(schemaName(resource, 'record'))) as Record<string, unknown>;
+  const errors = Object.fromEntries(ERRORS.map((status) => {
+    const shared = errorResponse(status);
+    return [String(status), { ...shared, headers: { ...shared.headers, ...HEADERS } }];
+  }));
   return {
     get: {
       tags: [resource.name],
@@ -28,7 +36,7 @@ function operation(resource: CompiledResource, operationId: string, parameter: o
       description: DESCRIPTION + alias,
       deprecated: true,
       parameters: [parameter],
-      responses: { '200': { ...record, headers: HEADERS }, ...errorResponses(400, 401, 403, 404, 500, 503) },
+      responses: { '200': { ...record, headers: HEADERS }, ...errors },
     },
   };
 }

@@ -19,6 +19,17 @@ function walk(value: unknown, visit: (key: string, inner: unknown, path: string)
   }
 }
 
+/** The request's body as JSON, if it is JSON. */
+function jsonOf(req: FuzzRequest): unknown {
+  if (!req.body || 'base64' in req.body) return undefined;
+  if ('json' in req.body) return req.body.json;
+  try {
+    return JSON.parse(req.body.text);
+  } catch {
+    return undefined;
+  }
+}
+
 const ENVELOPE = ['error', 'message', 'statusCode'];
 
 function envelopeProblems(op: Operation, res: FuzzResponse): string[] {
@@ -48,6 +59,12 @@ export function judge(w: World, op: Operation, req: FuzzRequest, res: FuzzRespon
   else if (op.documented && !op.statuses.has(res.status)) problems.push(`${res.status} is not a status the document lists for ${op.id} (${[...op.statuses].join(', ')})`);
   else if (!op.documented && (res.status < 400 || res.status >= 500)) problems.push(`${res.status} for a method or path that does not exist (a 4xx expected)`);
 
+  // The answer as the document describes it: its headers and body (the status is judged above);
+  // and a request the server accepted is one the document accepts.
+  if (op.documented && op.statuses.has(res.status)) {
+    problems.push(...w.checker.checkResponse({ method: req.method, path: req.path, status: res.status, headers: res.headers, body: res.raw }));
+    problems.push(...w.checker.checkRequest({ method: req.method, path: req.path, headers: req.headers, json: jsonOf(req) }, res.status));
+  }
   if (res.status >= 400 && req.method !== 'HEAD') problems.push(...envelopeProblems(op, res));
   if (res.status === 401 && res.headers['www-authenticate'] !== 'Bearer') problems.push(`401 without WWW-Authenticate: Bearer (${String(res.headers['www-authenticate'])})`);
 

@@ -10,6 +10,7 @@ import { modules } from '../../../resources/modules.js';
 import { newTenant, PASSWORD, userWithRole, type Session } from '../accounts.js';
 import type { TestApp } from '../app.js';
 import { hasCrudRoutes, SampleRecords, type Body, type Tenant } from '../sample-records.js';
+import { OpenApiChecker } from '../openapi-checker.js';
 import { quiet } from './leaks.js';
 import { operationsOf, type Operation } from './operations.js';
 
@@ -18,6 +19,8 @@ export interface World {
   registry: Registry;
   samples: SampleRecords;
   operations: Operation[];
+  /** Judges a request and its answer against the document. */
+  checker: OpenApiChecker;
   /** http://127.0.0.1:port of the app. */
   origin: string;
   acme: Tenant;
@@ -154,6 +157,7 @@ export async function buildWorld(t: TestApp, serverErrors: unknown[] = []): Prom
     registry,
     samples,
     operations: operationsOf(t.openapi as Record<string, any>, registry),
+    checker: new OpenApiChecker(t.openapi as Record<string, any>),
     origin: `http://127.0.0.1:${port}`,
     acme,
     other,

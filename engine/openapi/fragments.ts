@@ -139,11 +139,12 @@ export function relationsParameter(resource: CompiledResource): object {
 function filterValueSchema(resource: CompiledResource, name: string): object {
   const field = resource.fields.get(name);
   if (!field) return { type: 'string' };
-  const schema = toOpenApiSchema(filterSchema(field.definition));
-  if (!field.nullableBase) return schema;
+  if (!field.nullableBase) return toOpenApiSchema(filterSchema(field.definition));
+  // Only organizationId is ever a nullable base field: an organization id, the word null, or JSON null.
   return {
-    anyOf: [schema, { type: 'string', enum: ['null'] }],
+    type: 'string',
     nullable: true,
+    anyOf: [{ format: 'uuid' }, { enum: ['null'] }],
     description: 'An organization id, or null (in a query string: the word null) for the records of no organization',
   };
 }

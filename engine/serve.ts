@@ -68,6 +68,7 @@ async function openApp(config: Config): Promise<OpenApp> {
     databaseUrl: config.databaseUrl,
     schema: config.databaseSchema,
     dataDir: config.databaseUrl ? undefined : config.dataDir,
+    embedded: config.embedded,
     timeoutMs: config.databaseTimeoutMs,
   });
   try {

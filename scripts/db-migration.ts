@@ -76,6 +76,7 @@ async function main(args: string[]): Promise<number> {
     databaseUrl: config.databaseUrl,
     schema: config.databaseSchema,
     dataDir: config.databaseUrl ? undefined : config.dataDir,
+    embedded: config.embedded,
   });
   try {
     if (config.databaseUrl) await ensureSchema(database.knex, config.databaseSchema);

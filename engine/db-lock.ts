@@ -5,7 +5,7 @@
 // crash) is taken over at once, with a line in the log; one from another host, or whose owner
 // cannot be read, only once it has not been refreshed for LOCK_STALE_MS.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import fs, { mkdirSync, readFileSync, readlinkSync, renameSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
@@ -34,27 +34,37 @@ function pidNamespace(): string {
 
 const self = (): Owner => ({ pid: process.pid, host: hostname(), pidNamespace: pidNamespace() });
 
+/** Folders this process holds: a pid of ours in a lock we do not hold is a previous owner's, reused. */
+const held = new Set<string>();
+
 /**
- * Folders this process holds, with their lock's path. A pid of ours in a lock we do not hold is a
- * previous owner's, reused.
+ * The file system proper-lockfile works through: the owner note is written inside the lock folder
+ * as it is made (before proper-lockfile reads the folder's mtime, which the note would change),
+ * and removed whenever proper-lockfile removes the folder (release, stale lock, exit).
  */
-const held = new Map<string, string>();
-
-/** Removes the note and the lock folder of this process's locks. */
-function dropLock(lockPath: string) {
-  try {
-    unlinkSync(path.join(lockPath, OWNER_NAME));
-    rmdirSync(lockPath);
-  } catch {
-    // already gone
-  }
-}
-
-// A process that exits without releasing (the knex CLI, an exit on a fatal error) leaves no lock
-// behind: proper-lockfile's own clean-up at exit cannot remove a folder that holds a note.
-process.on('exit', () => {
-  for (const lockPath of held.values()) dropLock(lockPath);
-});
+const noting = {
+  ...fs,
+  mkdir(dir: string, callback: (err: NodeJS.ErrnoException | null) => void) {
+    fs.mkdir(dir, (err) => {
+      if (err) return callback(err);
+      fs.writeFile(path.join(dir, OWNER_NAME), JSON.stringify(self()), (writeErr) => {
+        if (!writeErr) return callback(null);
+        fs.rm(dir, { recursive: true, force: true }, () => callback(writeErr));
+      });
+    });
+  },
+  rmdir(dir: string, callback: (err: NodeJS.ErrnoException | null) => void) {
+    fs.unlink(path.join(dir, OWNER_NAME), () => fs.rmdir(dir, callback));
+  },
+  rmdirSync(dir: string) {
+    try {
+      fs.unlinkSync(path.join(dir, OWNER_NAME));
+    } catch {
+      // no note
+    }
+    fs.rmdirSync(dir);
+  },
+};
 
 function readOwner(lockPath: string): { text: string; owner?: Owner } | undefined {
   let text: string;
@@ -81,18 +91,10 @@ function isAlive(pid: number): boolean {
 }
 
 /** Why the lock at `lockPath` may be taken over now, or undefined while its owner may be running. */
-function takeOverReason(lockPath: string, dir: string, noted: Owner | undefined, staleSeen: boolean): string | undefined {
+function ownerGone(dir: string, noted: Owner | undefined): boolean {
   const me = self();
-  if (noted && noted.host === me.host && (noted.pidNamespace ?? '') === me.pidNamespace) {
-    const gone = noted.pid === me.pid ? !held.has(dir) : !isAlive(noted.pid);
-    if (gone) return 'its process is gone';
-  }
-  if (staleSeen) return `not refreshed for ${LOCK_STALE_MS / 1000} seconds`;
-  try {
-    return Date.now() - statSync(lockPath).mtimeMs > LOCK_STALE_MS ? `not refreshed for ${LOCK_STALE_MS / 1000} seconds` : undefined;
-  } catch {
-    return undefined;
-  }
+  if (!noted || noted.host !== me.host || (noted.pidNamespace ?? '') !== me.pidNamespace) return false;
+  return noted.pid === me.pid ? !held.has(dir) : !isAlive(noted.pid);
 }
 
 /**
@@ -135,6 +137,7 @@ async function acquire(dir: string, lockPath: string): Promise<() => Promise<voi
     stale: LOCK_STALE_MS,
     retries: 0,
     realpath: false,
+    fs: noting,
     onCompromised: (err) => {
       console.error(JSON.stringify({ level: 'fatal', msg: 'data folder lock lost', error: err.message }));
       process.exit(1);
@@ -153,30 +156,21 @@ export async function lockDataDir(dir: string): Promise<() => Promise<void>> {
   try {
     release = await acquire(dir, lockPath);
   } catch (err: any) {
-    // ELOCKED: held and fresh. ENOTEMPTY: proper-lockfile found it stale but could not remove a
-    // folder that holds an owner note; the decision is ours then.
-    if (err?.code !== 'ELOCKED' && err?.code !== 'ENOTEMPTY') throw err;
+    // Held, and refreshed within LOCK_STALE_MS (proper-lockfile takes over a stale lock itself).
+    if (err?.code !== 'ELOCKED') throw err;
     const seen = readOwner(lockPath);
-    const reason = takeOverReason(lockPath, dir, seen?.owner, err.code === 'ENOTEMPTY');
-    if (!reason || !removeLock(lockPath, seen?.text)) throw new DataDirLockedError(lockedMessage(dir));
+    if (!ownerGone(dir, seen?.owner) || !removeLock(lockPath, seen?.text)) throw new DataDirLockedError(lockedMessage(dir));
     try {
       release = await acquire(dir, lockPath);
     } catch (again: any) {
       if (again?.code === 'ELOCKED') throw new DataDirLockedError(lockedMessage(dir));
       throw again;
     }
-    logEvent('warn', 'data folder lock taken over', { dataDir: dir, previousOwner: seen?.owner ?? null, reason, pid: process.pid });
+    logEvent('warn', 'data folder lock taken over: its process is gone', { dataDir: dir, previousPid: seen!.owner!.pid, pid: process.pid });
   }
-  writeFileSync(path.join(lockPath, OWNER_NAME), JSON.stringify(self()));
-  held.set(dir, lockPath);
+  held.add(dir);
   return async () => {
     held.delete(dir);
-    // proper-lockfile removes the lock with rmdir: the note goes first.
-    try {
-      unlinkSync(path.join(lockPath, OWNER_NAME));
-    } catch {
-      // already gone
-    }
     await release();
   };
 }

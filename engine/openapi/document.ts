@@ -22,7 +22,7 @@ const DESCRIPTION = [
   '  `order[field]=ASC|DESC`, `where[field]=value`, `relations[]` and, where a resource supports them,',
   '  `search`, `startDate`/`endDate` and `tags[]`; they answer `{items, total}`.',
   '  `POST /api/{resource}/search` takes the same parameters as a JSON body.',
-  '- An operation that needs the database answers 503 when it is unavailable.',
+  '- An operation that needs the database answers 503 when it is unavailable; a write also when the server is out of storage space.',
   '- Errors are `{statusCode, message, error}`; on 400 `message` lists every broken rule. A JSON body may be',
   '  nested at most `JSON_MAX_DEPTH` levels, with at most `JSON_MAX_ARRAY` items per array (400 beyond).',
   '- Every answer carries `X-Request-Id`: the one the request sent (letters, digits, `._:@-`, up to 128), else a',

@@ -90,7 +90,7 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** Why the lock at `lockPath` may be taken over now, or undefined while its owner may be running. */
+/** Whether the noted owner was a process of this host (and pid namespace) that has ended. */
 function ownerGone(dir: string, noted: Owner | undefined): boolean {
   const me = self();
   if (!noted || noted.host !== me.host || (noted.pidNamespace ?? '') !== me.pidNamespace) return false;
@@ -152,7 +152,10 @@ async function acquire(dir: string, lockPath: string): Promise<() => Promise<voi
 export async function lockDataDir(dir: string): Promise<() => Promise<void>> {
   mkdirSync(dir, { recursive: true });
   const lockPath = path.join(dir, LOCK_NAME);
+  // The note of a lock left behind, read first: whoever takes it over says whose it was.
+  const left = readOwner(lockPath);
   let release: () => Promise<void>;
+  let reason = `not refreshed for ${LOCK_STALE_MS / 1000} seconds`;
   try {
     release = await acquire(dir, lockPath);
   } catch (err: any) {
@@ -166,8 +169,9 @@ export async function lockDataDir(dir: string): Promise<() => Promise<void>> {
       if (again?.code === 'ELOCKED') throw new DataDirLockedError(lockedMessage(dir));
       throw again;
     }
-    logEvent('warn', 'data folder lock taken over: its process is gone', { dataDir: dir, previousPid: seen!.owner!.pid, pid: process.pid });
+    reason = 'its process is gone';
   }
+  if (left) logEvent('warn', 'data folder lock taken over', { dataDir: dir, previousPid: left.owner?.pid ?? null, reason, pid: process.pid });
   held.add(dir);
   return async () => {
     held.delete(dir);

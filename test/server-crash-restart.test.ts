@@ -28,7 +28,9 @@ test.after(() => {
 
 const ownerOf = (dir: string) => JSON.parse(readFileSync(path.join(dir, 'engine.lock', 'owner.json'), 'utf8'));
 const owner = () => ownerOf(dataDir);
-const isTakeOver = (line: Record<string, any>) => line.msg === 'data folder lock taken over: its process is gone';
+// Taken over at once as its process is gone, or, on a machine so busy that the restart came more
+// than 10 s after the kill, as stale: either way the start is not refused.
+const isTakeOver = (line: Record<string, any>) => line.msg === 'data folder lock taken over';
 
 async function killHard(server: ServerProcess) {
   server.child.kill('SIGKILL');
@@ -49,6 +51,7 @@ test('after kill -9 the next start serves at once, taking the dead process\'s lo
     const line = second.logs.find(isTakeOver);
     assert.ok(line, JSON.stringify(second.logs));
     assert.is(line!.previousPid, first.child.pid);
+    assert.ok(['its process is gone', 'not refreshed for 10 seconds'].includes(line!.reason), line!.reason);
     assert.is(line!.dataDir, dataDir);
     assert.is(owner().pid, second.child.pid);
     assert.is((await request(second.url).get('/api/health')).status, 200);
@@ -70,7 +73,7 @@ test('after kill -9 the next start serves at once, taking the dead process\'s lo
   // The knex CLI takes a dead process's lock over as well, and leaves none behind when it ends.
   const cli = await runNpmScript('db:migrate', [], env);
   assert.is(cli.code, 0, cli.stderr);
-  assert.match(cli.stdout, /data folder lock taken over: its process is gone/);
+  assert.match(cli.stdout, /"msg":"data folder lock taken over"/);
   assert.not.ok(existsSync(lockPath), 'the CLI released the lock');
 
   const fourth = await startServer(env);

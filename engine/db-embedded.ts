@@ -84,7 +84,8 @@ function guardStorage(pglite: PGlite, dir: string, minFreeBytes: number) {
   if (minFreeBytes <= 0) return;
   const check = (sql: unknown) => {
     if (typeof sql === 'string' && READ_ONLY.test(sql)) return;
-    if (freeBytes(dir) < minFreeBytes) throw new StorageFullError();
+    const free = freeBytes(dir);
+    if (free < minFreeBytes) throw new StorageFullError(dir, free, minFreeBytes);
   };
   const query = pglite.query.bind(pglite);
   const exec = pglite.exec.bind(pglite);

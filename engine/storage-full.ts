@@ -9,9 +9,16 @@ export const STORAGE_FULL_MESSAGE = 'The server is out of storage space; try aga
 export class StorageFullError extends Error {
   /** PostgreSQL's disk_full, so that it is mapped like the database's own. */
   readonly code = '53100';
-  constructor() {
-    super('The data folder has too little free space for a write');
+  /** What an operator reads (knex puts the SQL in front of `message`; this stays as it is). */
+  readonly detail: string;
+  constructor(dir: string, freeBytes: number, minFreeBytes: number) {
+    const mib = (bytes: number) => Math.floor(bytes / (1024 * 1024));
+    const detail =
+      `The disk of the data folder ${dir} has ${mib(freeBytes)} MiB free, less than EMBEDDED_MIN_FREE_MB (${mib(minFreeBytes)}): ` +
+      'writes are refused until there is more room (free some space, or lower EMBEDDED_MIN_FREE_MB).';
+    super(detail);
     this.name = 'StorageFullError';
+    this.detail = detail;
   }
 }
 

@@ -72,7 +72,12 @@ function startParams(durability: EmbeddedDurability): string[] {
 }
 
 /** Statements that only read (or end a transaction): never refused on a full disk. */
-const READ_ONLY = /^\s*(select|show|explain|begin|start transaction|commit|end|rollback|release|savepoint|set|reset|deallocate|discard|values|table)\b/i;
+const READ_ONLY = /^[\s(]*(select|show|explain|begin|start transaction|commit|end|rollback|release|savepoint|set|reset|deallocate|discard|values|table)\b/i;
+/** A `with` statement reads unless one of its parts writes. */
+const WITH = /^[\s(]*with\b/i;
+const WRITES = /\b(insert|update|delete|merge)\b/i;
+
+const mayWrite = (sql: string) => !READ_ONLY.test(sql) && !(WITH.test(sql) && !WRITES.test(sql));
 
 function freeBytes(dir: string): number {
   const stats = fs.statfsSync(dir);
@@ -83,7 +88,7 @@ function freeBytes(dir: string): number {
 function guardStorage(pglite: PGlite, dir: string, minFreeBytes: number) {
   if (minFreeBytes <= 0) return;
   const check = (sql: unknown) => {
-    if (typeof sql === 'string' && READ_ONLY.test(sql)) return;
+    if (typeof sql === 'string' && !mayWrite(sql)) return;
     const free = freeBytes(dir);
     if (free < minFreeBytes) throw new StorageFullError(dir, free, minFreeBytes);
   };

@@ -124,6 +124,8 @@ const databaseDisk = usingPostgres() ? undefined : disk(160);
   assert.is(await tagCount(app, owner.organizationId), 1, 'nothing written');
   assert.is((await app.db('tag').first('name')).name, 'Before');
   await readsWork(app, owner);
+  // A read written as a `with` statement (reports, statistics) is a read too.
+  assert.equal((await app.db.raw('with x as (select 1 as n) select n from x')).rows, [{ n: 1 }]);
 
   d.free();
   const res = await newTag(app, owner, 'After');

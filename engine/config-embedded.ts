@@ -1,7 +1,17 @@
 // Settings of the embedded database on its data folder (engine/db-embedded.ts): how durable a
 // commit is (EMBEDDED_DURABILITY) and how much room is kept free (EMBEDDED_MIN_FREE_MB).
+// Kept apart from db-embedded.ts, so that reading the configuration never loads PGlite (a cluster's
+// primary reads it and must stay small).
 import { ConfigError, integer, type Env } from './config-values.js';
-import { EMBEDDED_DURABILITIES, type EmbeddedDurability, type EmbeddedOptions } from './db-embedded.js';
+
+export type EmbeddedDurability = 'full' | 'relaxed';
+export const EMBEDDED_DURABILITIES: readonly EmbeddedDurability[] = ['full', 'relaxed'];
+
+export interface EmbeddedOptions {
+  durability?: EmbeddedDurability;
+  /** Writes are refused while the data folder's file system has less free than this (bytes). */
+  minFreeBytes?: number;
+}
 
 export function embeddedSettings(env: Env): Required<EmbeddedOptions> {
   const raw = env.EMBEDDED_DURABILITY || 'full';

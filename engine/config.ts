@@ -2,8 +2,7 @@
 // naming the variable, so a typo never becomes a surprising default at run time.
 import path from 'node:path';
 import { checkTrustedProxies } from './ratelimit/client-ip.js';
-import type { EmbeddedOptions } from './db-embedded.js';
-import { embeddedSettings } from './config-embedded.js';
+import { embeddedSettings, type EmbeddedOptions } from './config-embedded.js';
 import { secrets } from './config-secrets.js';
 import { socialProviders, type SocialConfig } from './config-social.js';
 import { ConfigError, factor, folders, httpUrl, integer, onOff, serviceUrl, type Env } from './config-values.js';

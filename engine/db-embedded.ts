@@ -16,16 +16,8 @@
 import fs from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
+import type { EmbeddedDurability, EmbeddedOptions } from './config-embedded.js';
 import { StorageFullError } from './storage-full.js';
-
-export type EmbeddedDurability = 'full' | 'relaxed';
-export const EMBEDDED_DURABILITIES: readonly EmbeddedDurability[] = ['full', 'relaxed'];
-
-export interface EmbeddedOptions {
-  durability?: EmbeddedDurability;
-  /** Writes are refused while the data folder's file system has less free than this (bytes). */
-  minFreeBytes?: number;
-}
 
 /** Default room kept free: a few WAL segments (16 MiB each) beyond what one request writes. */
 export const DEFAULT_MIN_FREE_BYTES = 64 * 1024 * 1024;

@@ -6,7 +6,8 @@ import knex, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
 import pg from 'pg';
 import { DatabaseTimeoutError } from './db-errors.js';
-import { embeddedPGlite, type EmbeddedOptions } from './db-embedded.js';
+import type { EmbeddedOptions } from './config-embedded.js';
+import { embeddedPGlite } from './db-embedded.js';
 import { lockDataDir } from './db-lock.js';
 import { logEvent } from './log.js';
 

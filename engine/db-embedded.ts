@@ -16,11 +16,8 @@
 import fs from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
-import type { EmbeddedDurability, EmbeddedOptions } from './config-embedded.js';
+import { DEFAULT_MIN_FREE_BYTES, type EmbeddedDurability, type EmbeddedOptions } from './config-embedded.js';
 import { StorageFullError } from './storage-full.js';
-
-/** Default room kept free: a few WAL segments (16 MiB each) beyond what one request writes. */
-export const DEFAULT_MIN_FREE_BYTES = 64 * 1024 * 1024;
 
 let syncCalls = 0;
 /** How many fsync calls the embedded databases of this process have made (tests read it). */

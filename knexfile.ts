@@ -7,7 +7,7 @@ import { FolderMigrationSource, migrationFolders } from './engine/migrations.js'
 
 export default async function knexfile(): Promise<Knex.Config> {
   const config = loadConfig();
-  const options = { databaseUrl: config.databaseUrl, schema: config.databaseSchema, dataDir: config.databaseUrl ? undefined : config.dataDir };
+  const options = { databaseUrl: config.databaseUrl, schema: config.databaseSchema, dataDir: config.databaseUrl ? undefined : config.dataDir, embedded: config.embedded };
   if (!config.databaseUrl) {
     // The embedded database is one process's: a running server keeps the CLI out (and the other way
     // round). The lock is released when the CLI exits.

@@ -2,6 +2,7 @@
 // figures, and the chart (hand-written SVG: grouped bars, service next to raw server, per size).
 import { writeFileSync } from 'node:fs';
 import type { ExportFigures } from './export-memory.js';
+import type { EmbeddedDurabilityResult } from './embedded-durability.js';
 import type { LoadFigures } from './load.js';
 
 export interface ScenarioResult {
@@ -39,6 +40,8 @@ export interface Results {
   machine: Record<string, unknown>;
   settings: Record<string, unknown>;
   sizes: SizeResult[];
+  /** Creates per second on the embedded database with and without durable commits (bench/embedded-durability.ts). */
+  embeddedDurability?: EmbeddedDurabilityResult;
   seconds: number;
   targets?: Target[];
 }

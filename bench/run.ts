@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { captureScenarios, type Capture } from './capture/capture.js';
 import { describeReplay } from './capture/plan.js';
 import { startCaptureProxy } from './capture/proxy.js';
+import { measureEmbeddedDurability, printEmbeddedDurability } from './embedded-durability.js';
 import { measureExport } from './export-memory.js';
 import { startChild, type Child } from './lib/children.js';
 import { namedConnection, settled } from './lib/pg-activity.js';
@@ -242,9 +243,12 @@ const results: Results = {
     rateLimits: `on, scale ${RATE_LIMIT_SCALE}, ${process.env.REDIS_URL ? 'Redis store' : 'memory store'}`,
   },
   sizes: sizeResults,
+  // The cost of a durable commit on the embedded database (a whole run only).
+  embeddedDurability: only ? undefined : await measureEmbeddedDurability(),
   seconds: Math.round((performance.now() - started) / 1000),
 };
 printResults(results);
+if (results.embeddedDurability) printEmbeddedDurability(results.embeddedDurability);
 writeFileSync(path.join(RESULTS_DIR, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
 writeChart(path.join(RESULTS_DIR, 'results.svg'), results);
 const where = RESULTS_DIR === HERE ? 'bench/' : `${RESULTS_DIR}/ (some scenarios only)`;

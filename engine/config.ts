@@ -2,6 +2,7 @@
 // naming the variable, so a typo never becomes a surprising default at run time.
 import path from 'node:path';
 import { checkTrustedProxies } from './ratelimit/client-ip.js';
+import { embeddedSettings, type EmbeddedOptions } from './config-embedded.js';
 import { secrets } from './config-secrets.js';
 import { socialProviders, type SocialConfig } from './config-social.js';
 import { ConfigError, factor, folders, httpUrl, integer, onOff, serviceUrl, type Env } from './config-values.js';
@@ -24,6 +25,8 @@ export interface Config {
   databaseSchema?: string;
   /** Folder of the embedded database (and, later, uploads). */
   dataDir: string;
+  /** The embedded database's commit durability and the room it keeps free (EMBEDDED_DURABILITY, EMBEDDED_MIN_FREE_MB). */
+  embedded: Required<EmbeddedOptions>;
   jwt: {
     secret: string;
     refreshSecret: string;
@@ -196,6 +199,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: databaseUrl(env),
     databaseSchema: databaseSchema(env, databaseUrl(env)),
     dataDir: path.resolve(env.DATA_DIR || './data'),
+    embedded: embeddedSettings(env),
     jwt: {
       ...secrets(env, production),
       expiresIn: integer(env, 'JWT_EXPIRES_IN', 86_400, 1),

@@ -1,6 +1,7 @@
 // PostgreSQL (and PGlite, which speaks the same error codes) errors → client answers.
 // Only column and table names from the error reach the client, never the SQL or the values.
 import { HttpError } from './errors.js';
+import { storageFull } from './storage-full.js';
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', '57P01', '57P03', '08000', '08001', '08003', '08006']);
 
@@ -72,6 +73,9 @@ export function mapDatabaseError(wrapped: any): HttpError | undefined {
       return new HttpError(400, ['A text value contains a character that cannot be stored, such as \\u0000']);
     case '57014':
       return new HttpError(503, 'The database took too long to answer');
+    // disk_full: the database cannot grow a file (PostgreSQL's own, or the embedded database's guard).
+    case '53100':
+      return storageFull();
   }
   // Class 22, data exception: a value the client sent does not fit its column (wrong type, out of
   // range, too long, a date beyond what the database stores, …). Division by zero is our own

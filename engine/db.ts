@@ -1,14 +1,14 @@
 // The database: embedded PGlite by default (kept under the data folder, one process at a time),
 // PostgreSQL when a connection string is given. Both speak PostgreSQL's SQL and error codes, so
 // nothing above this file knows which one it has.
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import knex, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
 import pg from 'pg';
-import lockfile from 'proper-lockfile';
 import { DatabaseTimeoutError } from './db-errors.js';
+import type { EmbeddedOptions } from './config-embedded.js';
+import { embeddedPGlite } from './db-embedded.js';
+import { lockDataDir } from './db-lock.js';
 import { logEvent } from './log.js';
 
 // count(*) is int8: a string from pg, a number from PGlite. Read it as a number on both.
@@ -39,40 +39,11 @@ export interface DatabaseOptions {
    * database that hangs must not keep it. Unset: no limit (migrations, the knex CLI).
    */
   timeoutMs?: number;
+  /** Embedded database on a data folder: durability and the free space kept (engine/db-embedded.ts). */
+  embedded?: EmbeddedOptions;
 }
 
-export class DataDirLockedError extends Error {}
-
-const LOCK_STALE_MS = 10_000;
-
-/**
- * PGlite has no lock of its own: two processes on one folder silently lose writes. Hold a lock
- * file (refreshed while we run, released on exit) so the second process stops with a clear message.
- */
-export async function lockDataDir(dir: string): Promise<() => Promise<void>> {
-  mkdirSync(dir, { recursive: true });
-  try {
-    return await lockfile.lock(dir, {
-      lockfilePath: path.join(dir, 'engine.lock'),
-      stale: LOCK_STALE_MS,
-      retries: 0,
-      realpath: false,
-      onCompromised: (err) => {
-        console.error(JSON.stringify({ level: 'fatal', msg: 'data folder lock lost', error: err.message }));
-        process.exit(1);
-      },
-    });
-  } catch (err: any) {
-    if (err?.code === 'ELOCKED') {
-      throw new DataDirLockedError(
-        `The data folder ${dir} is in use by another process of this service. ` +
-          `Stop that process, or set DATA_DIR to another folder (or DATABASE_URL to use PostgreSQL). ` +
-          `If the other process died, its lock expires within ${LOCK_STALE_MS / 1000} seconds.`,
-      );
-    }
-    throw err;
-  }
-}
+export { DataDirLockedError, lockDataDir } from './db-lock.js';
 
 /** knex's own warnings (a dropped connection, say) as log lines of ours rather than plain text on stderr. */
 const knexLog: Knex.Config['log'] = {
@@ -101,7 +72,11 @@ export function knexConfig(options: DatabaseOptions): Knex.Config {
   return {
     client: ClientPgLite as unknown as typeof Knex.Client,
     dialect: 'postgres',
-    connection: options.image ? { pglite: new PGlite({ loadDataDir: options.image }) } : options.dataDir ? { filename: options.dataDir } : {},
+    connection: options.image
+      ? { pglite: new PGlite({ loadDataDir: options.image }) }
+      : options.dataDir
+        ? { pglite: embeddedPGlite(options.dataDir, options.embedded) }
+        : {},
   } as Knex.Config;
 }
 

@@ -4,6 +4,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Context, Next } from 'koa';
 import { mapDatabaseError } from './db-errors.js';
+import { isStorageFull, storageFull } from './storage-full.js';
 
 export class HttpError extends Error {
   readonly status: number;
@@ -54,6 +55,8 @@ function fromLibrary(err: any): HttpError | undefined {
 
 export function toHttpError(err: unknown): HttpError {
   if (err instanceof HttpError) return err;
+  // A file the service writes (an upload) on a full disk: a 503 like the database's own disk_full.
+  if (isStorageFull(err)) return storageFull();
   return fromLibrary(err) ?? mapDatabaseError(err) ?? new HttpError(500, 'Internal server error');
 }
 

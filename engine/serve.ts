@@ -20,6 +20,7 @@ import { RESOURCES_DIR } from './paths.js';
 import { createStoppableServer } from './http/server.js';
 import { CLOSE_LIMIT_MS } from './shutdown.js';
 import { DefinitionError } from './resource/load.js';
+import { StorageFullError } from './storage-full.js';
 
 const log = logEvent;
 
@@ -68,6 +69,7 @@ async function openApp(config: Config): Promise<OpenApp> {
     databaseUrl: config.databaseUrl,
     schema: config.databaseSchema,
     dataDir: config.databaseUrl ? undefined : config.dataDir,
+    embedded: config.embedded,
     timeoutMs: config.databaseTimeoutMs,
   });
   try {
@@ -168,6 +170,8 @@ export async function prepareCluster(config: Config): Promise<never> {
 
 /** A start-up failure as a person reads it: the message of one a person can fix, else everything known. */
 function describeFailure(err: unknown): string {
+  // Migrations write (their lock row at least): a start on a full disk says so.
+  if (err instanceof StorageFullError) return err.detail;
   const explained = [ConfigError, DataDirLockedError, DefinitionError, StartupError, MissingMigrationsError].some((kind) => err instanceof kind);
   return explained ? (err as Error).message : inspect(err);
 }

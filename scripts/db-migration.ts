@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../engine/config.js';
 import { DataDirLockedError, ensureSchema, openDatabase } from '../engine/db.js';
+import { StorageFullError } from '../engine/storage-full.js';
 import { migrate, migrationFolders, MissingMigrationsError } from '../engine/migrations.js';
 import { MIGRATIONS_DIR, PROJECT_ROOT, RESOURCES_DIR } from '../engine/paths.js';
 import { DefinitionError } from '../engine/resource/load.js';
@@ -76,6 +77,7 @@ async function main(args: string[]): Promise<number> {
     databaseUrl: config.databaseUrl,
     schema: config.databaseSchema,
     dataDir: config.databaseUrl ? undefined : config.dataDir,
+    embedded: config.embedded,
   });
   try {
     if (config.databaseUrl) await ensureSchema(database.knex, config.databaseSchema);
@@ -104,6 +106,6 @@ try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (err) {
   const known = [UsageError, ConfigError, DataDirLockedError, DefinitionError, MissingMigrationsError].some((kind) => err instanceof kind);
-  console.error(known ? (err as Error).message : err);
+  console.error(err instanceof StorageFullError ? err.detail : known ? (err as Error).message : err);
   process.exitCode = 1;
 }

@@ -30,7 +30,7 @@ const DESCRIPTION = [
   '- A method a path does not have (OPTIONS outside a CORS preflight, and methods such as TRACE, included) is a 405',
   '  with an `Allow` header naming exactly the methods listed here for that path (HEAD with GET). A fixed path',
   '  (`/search`, `/count`, `/upload`…) is never read as an `{id}`.',
-  '- An operation that needs the database answers 503 when it is unavailable.',
+  '- An operation that needs the database answers 503 when it is unavailable; a write also when the server is out of storage space.',
   '- Errors are `{statusCode, message, error}`; on 400 `message` lists every broken rule. A JSON body may be',
   '  nested at most `JSON_MAX_DEPTH` levels, with at most `JSON_MAX_ARRAY` items per array (400 beyond).',
   '- Text is UTF-8: a body, form field, import file or URL escape that is not (or a JSON string with a lone',

@@ -33,6 +33,8 @@ export interface TestAppOptions {
   modules?: Module[];
   env?: Record<string, string>;
   appOptions?: Partial<AppOptions>;
+  /** A database of the test's own (the embedded database on a data folder, say), closed with the app. */
+  database?: Database;
 }
 
 export interface TestApp extends App {
@@ -78,7 +80,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const uploadDir = options.env?.UPLOAD_DIR ? undefined : mkdtempSync(path.join(tmpdir(), 'uploads-'));
   const config = loadConfig({ ...TEST_ENV, ...(uploadDir ? { UPLOAD_DIR: uploadDir } : {}), ...options.env });
   const removeUploads = () => uploadDir && rmSync(uploadDir, { recursive: true, force: true });
-  const { database, dropSchema } = await freshDatabase();
+  const { database, dropSchema } = options.database ? { database: options.database, dropSchema: undefined } : await freshDatabase();
   try {
     await migrate(database.knex, [MIGRATIONS_DIR, ...(options.migrationDirs ?? [])]);
     const app = createApp({

@@ -95,6 +95,9 @@ export const TENANT_QUERY_COMPONENT = {
   required: false,
   description: "Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403.",
   schema: { type: 'string', format: 'uuid' },
+  // Read by every route that takes a token, before the route's own parameters: an operation that
+  // lists only this one reads no other query parameter.
+  'x-every-operation': true,
 };
 
 export function idParameter(): object {

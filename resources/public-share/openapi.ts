@@ -1,5 +1,6 @@
 // The share link routes in the OpenAPI document: the invoice's link routes (bearer token) and the
 // customer's public routes (security: [], relations[] as the enum of customer-view.ts).
+import { MAX_QUERY_VALUES } from '../../engine/http/context.js';
 import type { OpenApiPaths } from '../../engine/module.js';
 import { errorResponses, idParameter, jsonBody, jsonResponse, ref } from '../../engine/openapi/fragments.js';
 import { PUBLIC_RELATIONS } from './customer-view.js';
@@ -30,9 +31,9 @@ const relationsParameter = {
   style: 'form',
   explode: true,
   description:
-    'Related records to load, only these (also accepted as relations[0]=… or relations=a,b; a nested one loads its parent). ' +
+    'Related records to load, only these (also accepted as relations[0]=… or relations=a,b; a nested one loads its parent; a name repeated counts once). ' +
     'Each comes with the fields a customer may see; any other value is a 400.',
-  schema: { type: 'array', items: { type: 'string', enum: [...PUBLIC_RELATIONS] }, uniqueItems: true },
+  schema: { type: 'array', items: { type: 'string', enum: [...PUBLIC_RELATIONS] }, maxItems: MAX_QUERY_VALUES },
 };
 
 const linkIdParameter = { name: 'linkId', in: 'path', required: true, description: 'Share link id', schema: { type: 'string', format: 'uuid' } };

@@ -255,12 +255,14 @@ export class OpenApiChecker {
     } catch {
       // The server would have refused it: a 2xx with such a query is the status check's to report.
     }
-    // An operation that declares no query parameter does not read the query string (the document says so).
-    const readsQuery = [...parameters.keys()].some((key) => key.startsWith('query '));
-    for (const [name, value] of readsQuery ? Object.entries(query) : []) {
+    // An operation that declares no query parameter of its own does not read the query string (the
+    // document says so); a parameter every token route takes (x-every-operation: tenantId) is
+    // checked wherever it is sent, but does not make the operation read the rest.
+    const readsQuery = [...parameters].some(([key, { node }]) => key.startsWith('query ') && node['x-every-operation'] !== true);
+    for (const [name, value] of Object.entries(query)) {
       const declared = parameters.get(`query ${name}`) ?? parameters.get(`query ${name}[]`);
-      if (!declared) problems.push(`${where} the query parameter ${name}, which the document does not declare`);
-      else fits(`the query parameter ${name}`, value, declared);
+      if (declared) fits(`the query parameter ${name}`, value, declared);
+      else if (readsQuery) problems.push(`${where} the query parameter ${name}, which the document does not declare`);
     }
     const names = found.template.match(/\{[^}]+\}/g)?.map((n) => n.slice(1, -1)) ?? [];
     const pattern = new RegExp(`^${found.template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('([^/]+)')}/?$`);

@@ -511,7 +511,7 @@ test('OpenAPI: the catalogue, a path per report with its own groupBy values, and
   const list = doc.paths['/api/report'].get;
   const unknown = doc.paths['/api/report/{slug}'].get;
   assert.ok(list && unknown);
-  assert.equal(Object.keys(unknown.responses).filter((s) => s !== '429').sort(), ['401', '403', '404', '500', '503']);
+  assert.equal(Object.keys(unknown.responses).filter((s) => s !== '429').sort(), ['400', '401', '403', '404', '500', '503']);
   // The permission rule is stated where clients read it, with the registry's permission names.
   assert.match(doc.paths['/api/report/amounts-owed'].get.description, /time-log read permission \(TIME_TRACKER\)/);
   assert.match(doc.paths['/api/report/amounts-owed'].get.description, /Needs the permissions TIME_TRACKER and ORG_EMPLOYEES_VIEW and INVOICES_VIEW\./);

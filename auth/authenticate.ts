@@ -1,7 +1,7 @@
 // Bearer verification with koa-jwt, once per request, then the Caller that handlers use; every
 // route but the public ones needs one. Only HS256 access tokens pass: alg "none", other
-// algorithms, refresh tokens, tokens of an unknown role and tokens whose session has ended (or
-// that name none) are 401; a Tenant-Id header naming another tenant is 403.
+// algorithms, refresh tokens, tokens without an expiry, tokens of an unknown role and tokens whose
+// session has ended (or that name none) are 401; a Tenant-Id header naming another tenant is 403.
 import type { Context, Middleware, Next } from 'koa';
 import koaJwt from 'koa-jwt';
 import type { Caller } from '../engine/caller.js';
@@ -9,7 +9,7 @@ import { forbidden, unauthorized } from '../engine/errors.js';
 import type { RoleTable } from './roles.js';
 import type { SessionCheck } from './session/live.js';
 import { verificationKeys } from './keyring.js';
-import { ALGORITHM, type AccessClaims, type TokenKeys } from './tokens.js';
+import { ALGORITHM, hasExpiry, type AccessClaims, type TokenKeys } from './tokens.js';
 import { bearerTokenOf, VerifiedTokens } from './verified-tokens.js';
 
 /**
@@ -37,6 +37,8 @@ function callerFrom(claims: unknown, roles: RoleTable): LiveCaller {
   }
   // Every token we issue names its session (and its user, a UUID): one that does not cannot be revoked.
   if (typeof c.sid !== 'string' || !UUID.test(c.sid) || !UUID.test(c.sub)) throw unauthorized();
+  // And it expires (tokens.ts, hasExpiry).
+  if (!hasExpiry(c)) throw unauthorized();
   const permissions = roles.grants.get(c.role);
   if (!permissions) throw unauthorized();
   return {

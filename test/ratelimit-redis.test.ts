@@ -144,13 +144,13 @@ async function closedPort(): Promise<number> {
  * An app whose Redis is reached through a TCP proxy the test can cut, stall and restore, with its
  * log collected and its own key prefix; all closed and the keys dropped whatever the test does.
  */
-async function withProxiedApp(run: (t: TestApp, proxy: TcpProxy, book: ReturnType<typeof logBook>) => Promise<void>) {
+async function withProxiedApp(run: (t: TestApp, proxy: TcpProxy, book: ReturnType<typeof logBook>) => Promise<void>, env: Record<string, string> = {}) {
   const prefix = newPrefix();
   const book = logBook();
   const proxy = await proxyToRedis();
   let t: TestApp | undefined;
   try {
-    t = await createTestApp({ env: limitsOn(prefix, proxy.url(REDIS_URL!)), appOptions: { log: book.log } });
+    t = await createTestApp({ env: { ...limitsOn(prefix, proxy.url(REDIS_URL!)), ...env }, appOptions: { log: book.log } });
     await run(t, proxy, book);
   } finally {
     await t?.close();
@@ -251,6 +251,35 @@ redisTest('Redis hangs (connection open, no answer): requests are still answered
   assert.is(book.redis('warn').length, 1, JSON.stringify(book.lines));
   assert.is(book.redis('info').length, 1, JSON.stringify(book.lines));
   });
+});
+
+// The bound is RATE_LIMIT_STORE_TIMEOUT_MS for a request's counts all together. Each Redis
+// command has that timeout too, but the commands of a request that arrives while another's round
+// trip hangs are queued behind it (ioredis's auto-pipelining runs one pipeline at a time) and only
+// then sent: before the bound was per request, such a request waited almost twice the timeout.
+// A 3 s bound here, so that 1.5 s of slack for a loaded machine still tells one wait from two.
+redisTest('Redis hangs: a request waits at most RATE_LIMIT_STORE_TIMEOUT_MS, also one that arrives while another waits', async () => {
+  const BOUND_MS = 3000;
+  const SLACK_MS = 1500;
+  await withProxiedApp(async (t, proxy, book) => {
+    assertCountedLogin(await failedLogin(t.http), 4);
+    proxy.stall();
+    const timed = async () => {
+      const began = Date.now();
+      const res = await failedLogin(t.http);
+      return { res, ms: Date.now() - began };
+    };
+    const first = timed();
+    // The second comes while the first one's counts hang (sent long before its bound ends).
+    await sleep(BOUND_MS / 3);
+    const second = await timed();
+    const answers = [await first, second];
+    for (const { res, ms } of answers) {
+      assertUncounted(res);
+      assert.ok(ms < BOUND_MS + SLACK_MS, `answered after ${ms} ms; the bound is ${BOUND_MS} ms`);
+    }
+    assert.is(book.redis('warn').length, 1, JSON.stringify(book.lines));
+  }, { RATE_LIMIT_STORE_TIMEOUT_MS: String(BOUND_MS) });
 });
 
 redisTest('Redis absent at start: the app starts anyway and answers uncounted, one warning', async () => {

@@ -4,6 +4,7 @@
 // policy and its own answers (fractional reset, plain-text 429) are not this API's.
 import type { Context, Middleware, Next } from 'koa';
 import ratelimit from 'koa-ratelimit';
+import { within } from '../time-limit.js';
 import type { ClientAddress } from './client-ip.js';
 import { byRestriction, rateLimitHeaders, tooManyRequests, type Count } from './headers.js';
 import { PolicyMatcher, type LimitPolicy, type LimitTable } from './policy.js';
@@ -100,6 +101,25 @@ async function count(probe: Probe, key: string): Promise<Count | { error: unknow
   return { policy: probe.policy, remaining: figures.remaining, resetAt: figures.reset + probe.resetLag, limit: figures.total, refused: !passed };
 }
 
+type Counted = Array<Count | { error: unknown }>;
+
+/**
+ * The counts of a request, waited for at most `timeoutMs` all together: one bound per request,
+ * whatever the store does underneath. Each Redis command has its own timeout, but with
+ * auto-pipelining the commands of a request that arrives while a round trip is under way wait
+ * for that one to end before they are even sent: against a hung Redis, up to twice the timeout.
+ * The cluster primary's store may likewise wait for a lease another request asked for, then ask.
+ * Counts that answer late are not waited for (they may still count).
+ */
+async function countedWithin(counting: Promise<Counted>, timeoutMs: number | undefined): Promise<Counted> {
+  if (timeoutMs === undefined) return counting;
+  try {
+    return await within(counting, timeoutMs, 'the rate-limit store');
+  } catch (error) {
+    return [{ error }];
+  }
+}
+
 export function rateLimits(options: RateLimitOptions): Middleware {
   const matcher = new PolicyMatcher(options.table);
   const byPolicy = probes(options);
@@ -111,7 +131,8 @@ export function rateLimits(options: RateLimitOptions): Middleware {
     const address = `ip:${options.clientAddress(ctx.req)}`;
     const caller = holder ? `sub:${holder.userId}` : address;
     const policies = [matcher.tierOf(holder?.role), ...matcher.endpointPolicies(ctx.method, ctx.path)];
-    const counted = await Promise.all(policies.map((policy) => count(byPolicy.get(policy)!, policy.per === 'address' ? address : caller)));
+    const counting = Promise.all(policies.map((policy) => count(byPolicy.get(policy)!, policy.per === 'address' ? address : caller)));
+    const counted = await countedWithin(counting, options.store.timeoutMs);
     // A count the store could not take is skipped (fail-open). The store hears once per request,
     // so an outage that begins between two counts of one request is still one outage in the log.
     const failure = counted.find((c): c is { error: unknown } => 'error' in c);

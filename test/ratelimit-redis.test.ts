@@ -42,6 +42,11 @@ const RATE_LIMIT_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-rat
 
 const newPrefix = () => `rltest:${randomBytes(6).toString('hex')}`;
 const limitsOn = (prefix: string, redisUrl: string) => ({ RATE_LIMITS: 'on', REDIS_URL: redisUrl, RATE_LIMIT_PREFIX: prefix });
+/**
+ * For the tests that count exactly against a Redis that answers: a test process slowed by a
+ * loaded machine must not turn a count into a (logged) failure within the default 500 ms.
+ */
+const PATIENT = { RATE_LIMIT_STORE_TIMEOUT_MS: '5000' };
 
 /** A wrong password for nobody: 401, counted by the login limit like any attempt. */
 const failedLogin = (http: Http): Promise<Response> =>
@@ -163,7 +168,7 @@ redisTest('two instances on one Redis share one count: 3 logins on A and 2 on B 
   const prefix = newPrefix();
   const bookA = logBook();
   const bookB = logBook();
-  const a = await createTestApp({ env: limitsOn(prefix, REDIS_URL!), appOptions: { log: bookA.log } });
+  const a = await createTestApp({ env: { ...limitsOn(prefix, REDIS_URL!), ...PATIENT }, appOptions: { log: bookA.log } });
   let appB: App | undefined;
   try {
     // B is a second instance of the service: same configuration, same database, its own Redis connection.
@@ -350,7 +355,7 @@ redisTest('Retry-After is never early: sleeping exactly that long, the next atte
   // RATE_LIMIT_SCALE=0.2: one sign-in per window; RATE_LIMIT_WINDOW_SCALE=0.035: a 2.1 s window,
   // so the wait left at the refusal is a little over 2 s, where a Retry-After rounded the wrong
   // way (down to 2) would send the client back before the window ends.
-  const env = { ...limitsOn(prefix, REDIS_URL!), RATE_LIMIT_SCALE: '0.2', RATE_LIMIT_WINDOW_SCALE: '0.035' };
+  const env = { ...limitsOn(prefix, REDIS_URL!), ...PATIENT, RATE_LIMIT_SCALE: '0.2', RATE_LIMIT_WINDOW_SCALE: '0.035' };
   const t = await createTestApp({ env, appOptions: { log: book.log } });
   const assertResetAhead = (res: Response) => {
     const reset = Number(res.headers['x-ratelimit-reset']);
@@ -386,7 +391,7 @@ redisTest('Retry-After is never early: sleeping exactly that long, the next atte
 redisTest('windows scaled below a millisecond (RATE_LIMIT_WINDOW_SCALE=0.000001) still count on Redis, which takes no 0 ms window', async () => {
   const prefix = newPrefix();
   const book = logBook();
-  const t = await createTestApp({ env: { ...limitsOn(prefix, REDIS_URL!), RATE_LIMIT_WINDOW_SCALE: '0.000001' }, appOptions: { log: book.log } });
+  const t = await createTestApp({ env: { ...limitsOn(prefix, REDIS_URL!), ...PATIENT, RATE_LIMIT_WINDOW_SCALE: '0.000001' }, appOptions: { log: book.log } });
   try {
     for (let i = 0; i < LOGIN.requests + 2; i++) {
       const res = await failedLogin(t.http);

@@ -4,7 +4,6 @@
 // policy and its own answers (fractional reset, plain-text 429) are not this API's.
 import type { Context, Middleware, Next } from 'koa';
 import ratelimit from 'koa-ratelimit';
-import { within } from '../time-limit.js';
 import type { ClientAddress } from './client-ip.js';
 import { byRestriction, rateLimitHeaders, tooManyRequests, type Count } from './headers.js';
 import { PolicyMatcher, type LimitPolicy, type LimitTable } from './policy.js';
@@ -101,7 +100,7 @@ async function count(probe: Probe, key: string): Promise<Count | { error: unknow
   return { policy: probe.policy, remaining: figures.remaining, resetAt: figures.reset + probe.resetLag, limit: figures.total, refused: !passed };
 }
 
-type Counted = Array<Count | { error: unknown }>;
+type Counted = Count | { error: unknown };
 
 /**
  * The counts of a request, waited for at most `timeoutMs` all together: one bound per request,
@@ -109,14 +108,19 @@ type Counted = Array<Count | { error: unknown }>;
  * auto-pipelining the commands of a request that arrives while a round trip is under way wait
  * for that one to end before they are even sent: against a hung Redis, up to twice the timeout.
  * The cluster primary's store may likewise wait for a lease another request asked for, then ask.
- * Counts that answer late are not waited for (they may still count).
+ * A count not taken by then is a failed one (it may still be made late); the others stand (a
+ * window the cluster worker knows is used up still refuses).
  */
-async function countedWithin(counting: Promise<Counted>, timeoutMs: number | undefined): Promise<Counted> {
-  if (timeoutMs === undefined) return counting;
+async function countedWithin(counting: Array<Promise<Counted>>, timeoutMs: number | undefined): Promise<Counted[]> {
+  if (timeoutMs === undefined) return Promise.all(counting);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<Counted>((resolve) => {
+    timer = setTimeout(() => resolve({ error: new Error(`the rate-limit store did not answer within ${timeoutMs} ms`) }), timeoutMs);
+  });
   try {
-    return await within(counting, timeoutMs, 'the rate-limit store');
-  } catch (error) {
-    return [{ error }];
+    return await Promise.all(counting.map((count) => Promise.race([count, late])));
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -131,7 +135,7 @@ export function rateLimits(options: RateLimitOptions): Middleware {
     const address = `ip:${options.clientAddress(ctx.req)}`;
     const caller = holder ? `sub:${holder.userId}` : address;
     const policies = [matcher.tierOf(holder?.role), ...matcher.endpointPolicies(ctx.method, ctx.path)];
-    const counting = Promise.all(policies.map((policy) => count(byPolicy.get(policy)!, policy.per === 'address' ? address : caller)));
+    const counting = policies.map((policy) => count(byPolicy.get(policy)!, policy.per === 'address' ? address : caller));
     const counted = await countedWithin(counting, options.store.timeoutMs);
     // A count the store could not take is skipped (fail-open). The store hears once per request,
     // so an outage that begins between two counts of one request is still one outage in the log.

@@ -104,7 +104,7 @@ for (const method of ['post', 'get'] as const) {
   });
 }
 
-test('logout without a token, or with one the API refuses, is a 401 that ends nothing', async () => {
+test('logout without a token, or with one the API refuses, is a 401 that ends nothing; HEAD ends nothing either', async () => {
   const user = await userWithRole(t, owner, 'VIEWER');
   const key = t.engine.keys.access.current.key;
   const { iat: _iat, exp: _exp, ...claims } = jwt.decode(user.token) as jwt.JwtPayload;
@@ -119,6 +119,10 @@ test('logout without a token, or with one the API refuses, is a 401 that ends no
     assertUnauthorized(await t.http.get('/api/auth/logout').set(headers));
   }
   assert.is((await t.db('user_session').where({ id: sid(user.token) }).first()).revokedAt, null, 'nothing was ended');
+  await assertAccepted(user.token);
+  // HEAD asks what a GET would answer, and ends nothing (a safe method).
+  const head = await t.http.head('/api/auth/logout').set(user.auth);
+  assert.is(head.status, 200);
   await assertAccepted(user.token);
   // A Tenant-Id header naming another tenant is the usual 403, and ends nothing either.
   assertError(await t.http.post('/api/auth/logout').set({ ...user.auth, 'Tenant-Id': randomUUID() }), 403, 'Forbidden resource');

@@ -47,7 +47,8 @@ export function registerSessionRoutes(router: Router, engine: Engine) {
     const { userId, sessionId } = callerOf(ctx);
     // Authentication admits only tokens naming a live session: a caller without one is not ours.
     if (!sessionId) throw unauthorized();
-    await revokeSession(engine.db, userId, sessionId);
+    // HEAD (served by the GET route) asks what a GET would answer; it is a safe method and ends nothing.
+    if (ctx.method !== 'HEAD') await revokeSession(engine.db, userId, sessionId);
     ctx.body = OK;
   };
   router.post(LOGOUT_PATH, logout);

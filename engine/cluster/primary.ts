@@ -51,7 +51,7 @@ interface Slot {
 }
 
 /** The wait before a slot's next worker: none after a long-serving one, else the back-off. */
-export function replacementDelayMs(quickDeaths: number): number {
+function replacementDelayMs(quickDeaths: number): number {
   return quickDeaths === 0 ? 0 : Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (quickDeaths - 1));
 }
 

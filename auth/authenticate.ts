@@ -1,8 +1,8 @@
 // Bearer verification with koa-jwt, once per request, then the Caller that handlers use; every
 // route but the public ones needs one. Only HS256 access tokens pass: alg "none", other
-// algorithms, refresh tokens, tokens of an unknown role and tokens whose session has ended (or
-// that name none) are 401; a Tenant-Id header or tenantId query parameter naming another tenant
-// is 403 (engine/http/tenant-named.ts).
+// algorithms, refresh tokens, tokens without an expiry, tokens of an unknown role and tokens whose
+// session has ended (or that name none) are 401; a Tenant-Id header or tenantId query parameter
+// naming another tenant is 403 (engine/http/tenant-named.ts).
 import type { Context, Middleware, Next } from 'koa';
 import koaJwt from 'koa-jwt';
 import type { Caller } from '../engine/caller.js';
@@ -11,7 +11,7 @@ import { checkNamedTenant } from '../engine/http/tenant-named.js';
 import type { RoleTable } from './roles.js';
 import type { SessionCheck } from './session/live.js';
 import { verificationKeys } from './keyring.js';
-import { ALGORITHM, type AccessClaims, type TokenKeys } from './tokens.js';
+import { ALGORITHM, hasExpiry, type AccessClaims, type TokenKeys } from './tokens.js';
 import { bearerTokenOf, VerifiedTokens } from './verified-tokens.js';
 
 /**
@@ -42,6 +42,8 @@ function callerFrom(claims: unknown, roles: RoleTable): LiveCaller {
   }
   // Every token we issue names its session (and its user, a UUID): one that does not cannot be revoked.
   if (typeof c.sid !== 'string' || !UUID.test(c.sid) || !UUID.test(c.sub)) throw unauthorized();
+  // And it expires (tokens.ts, hasExpiry).
+  if (!hasExpiry(c)) throw unauthorized();
   const permissions = roles.grants.get(c.role);
   if (!permissions) throw unauthorized();
   return {

@@ -68,8 +68,18 @@ export function signRefreshToken(keys: TokenKeys, userId: string, tenantId: stri
 }
 
 /**
+ * Whether verified claims carry a numeric `exp`. jsonwebtoken refuses a token whose exp has
+ * passed but accepts one without any; every token we sign has one, and a token that never
+ * expires (signed with a leaked secret, say) must not outlive the secret's rotation.
+ */
+export function hasExpiry(claims: object): boolean {
+  const { exp } = claims as { exp?: unknown };
+  return typeof exp === 'number' && Number.isFinite(exp);
+}
+
+/**
  * The claims of a refresh token signed by us with HS256 and unexpired; anything else (alg none,
- * another algorithm or key, an access token, missing claims) is the same 401.
+ * another algorithm or key, an access token, missing claims, no exp) is the same 401.
  */
 export function verifyRefreshToken(keys: TokenKeys, token: string): RefreshClaims {
   let claims: Partial<RefreshClaims> | undefined;
@@ -81,7 +91,7 @@ export function verifyRefreshToken(keys: TokenKeys, token: string): RefreshClaim
       // the next key, if the token names none (issued before key ids)
     }
   }
-  if (claims?.typ !== 'refresh' || typeof claims.sub !== 'string' || typeof claims.tenantId !== 'string' || typeof claims.jti !== 'string') {
+  if (!claims || !hasExpiry(claims) || claims.typ !== 'refresh' || typeof claims.sub !== 'string' || typeof claims.tenantId !== 'string' || typeof claims.jti !== 'string') {
     throw unauthorized();
   }
   return claims as RefreshClaims;

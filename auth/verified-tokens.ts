@@ -32,7 +32,7 @@ export class VerifiedTokens {
     return undefined;
   }
 
-  /** Keeps the claims koa-jwt verified; a token without an expiry is never kept (it is verified each time). */
+  /** Keeps the claims koa-jwt verified; a token without an expiry is never kept (verified each time, then refused: authenticate.ts). */
   remember(token: string, claims: unknown): void {
     const exp = (claims as { exp?: unknown } | undefined)?.exp;
     if (typeof exp !== 'number' || !Number.isFinite(exp)) return;

@@ -116,6 +116,8 @@ export interface Config {
     maxKeys: number;
     /** Start of every Redis key, so that several deployments can share one Redis. */
     prefix: string;
+    /** The longest a request waits for its counts from Redis or a cluster's primary before going on uncounted. */
+    storeTimeoutMs: number;
   };
 }
 
@@ -231,6 +233,7 @@ export function loadConfig(env: Env = process.env): Config {
       windowScale: factor(env, 'RATE_LIMIT_WINDOW_SCALE', 1),
       maxKeys: integer(env, 'RATE_LIMIT_MAX_KEYS', 250_000, 1000),
       prefix: keyPrefix(env),
+      storeTimeoutMs: integer(env, 'RATE_LIMIT_STORE_TIMEOUT_MS', 500, 10, 60_000),
     },
   };
 }

@@ -45,10 +45,17 @@ export interface DatabaseOptions {
 
 export { DataDirLockedError, lockDataDir } from './db-lock.js';
 
+/**
+ * What knex says, without the stack frames it appends to some of it ("Acquire connection error:
+ * <stack>"): a log line says what happened; where in knex's code is no use to its reader.
+ */
+const withoutStack = (message: unknown) =>
+  String(message).split('\n').filter((line) => !/^\s+at /.test(line)).join('\n').trim();
+
 /** knex's own warnings (a dropped connection, say) as log lines of ours rather than plain text on stderr. */
 const knexLog: Knex.Config['log'] = {
-  warn: (message: unknown) => logEvent('warn', 'database', { detail: String(message) }),
-  error: (message: unknown) => logEvent('error', 'database', { detail: String(message) }),
+  warn: (message: unknown) => logEvent('warn', 'database', { detail: withoutStack(message) }),
+  error: (message: unknown) => logEvent('error', 'database', { detail: withoutStack(message) }),
   deprecate: (method: string, alternative: string) => logEvent('warn', 'database', { detail: `${method} is deprecated: use ${alternative}` }),
   debug: () => {},
 };

@@ -4,7 +4,8 @@
 // listen, and close everything on SIGTERM/SIGINT. Loaded only by processes that do this: a
 // cluster's primary never loads the app.
 // Every start-up failure a person can fix (configuration, a locked data folder, a bad definition,
-// a busy port, an unreachable database) ends the process with exit code 1 and one clear message.
+// a busy port, an unreachable or silent database) ends the process with exit code 1 and one clear
+// message: one JSON log line and the same text on stderr (startup-failure.ts).
 import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import { inspect } from 'node:util';
@@ -13,7 +14,9 @@ import { createApp, type App } from './app.js';
 import { portClosed, reportServing, reportStartupFailure } from './cluster/worker.js';
 import { ConfigError, type Config } from './config.js';
 import { DataDirLockedError, ensureSchema, openDatabase, type Database } from './db.js';
-import { logEvent, rssMiB } from './log.js';
+import { DatabaseTimeoutError } from './db-errors.js';
+import { logEvent, rootLogger, rssMiB } from './log.js';
+import { exitWithStartupFailure, unexpectedFailure } from './startup-failure.js';
 import { within } from './time-limit.js';
 import { migrate, migrationFolders, MissingMigrationsError } from './migrations.js';
 import { RESOURCES_DIR } from './paths.js';
@@ -27,12 +30,17 @@ const log = logEvent;
 /** A start-up failure whose message says all there is to say (no stack needed). */
 class StartupError extends Error {}
 
+/** DATABASE_URL as a message may show it: without its password. */
+function shownDatabaseUrl(config: Config): string {
+  const url = new URL(config.databaseUrl!);
+  if (url.password) url.password = '***';
+  return url.href;
+}
+
 /** Connection failures name the setting to check; the URL is shown without its password. */
 function databaseProblem(err: any, config: Config): StartupError | undefined {
   const code = err?.code;
   if (!config.databaseUrl || typeof code !== 'string') return undefined;
-  const url = new URL(config.databaseUrl);
-  if (url.password) url.password = '***';
   const reasons: Record<string, string> = {
     ECONNREFUSED: 'nothing accepts connections there',
     ENOTFOUND: 'the host name does not resolve',
@@ -42,7 +50,35 @@ function databaseProblem(err: any, config: Config): StartupError | undefined {
     '3D000': 'the database does not exist',
   };
   const reason = reasons[code];
-  return reason ? new StartupError(`Cannot use the PostgreSQL database of DATABASE_URL (${url.href}): ${reason}.`) : undefined;
+  return reason ? new StartupError(`Cannot use the PostgreSQL database of DATABASE_URL (${shownDatabaseUrl(config)}): ${reason}.`) : undefined;
+}
+
+/** Whether an error says the database (or the wait for a connection to it) ran out of time. */
+const isTimeout = (err: any) =>
+  err instanceof DatabaseTimeoutError || err?.name === 'KnexTimeoutError' || /time(d)? ?out/i.test(String(err?.message ?? ''));
+
+/**
+ * The first thing start-up asks of PostgreSQL, within DATABASE_TIMEOUT_MS: a database that
+ * accepts connections but never answers (hung, or behind a network that drops packets) stops
+ * start-up with a message saying so, instead of a migration waiting on it without a limit.
+ */
+async function databaseAnswers(database: Database, config: Config): Promise<void> {
+  if (database.kind !== 'postgres') return;
+  const limitMs = config.databaseTimeoutMs;
+  try {
+    // The pool's own limits end the wait at limitMs; the extra second only guards against a wait they miss.
+    await within(database.knex.raw('select 1'), limitMs + 1000, 'the first query');
+  } catch (err) {
+    const known = databaseProblem(err, config);
+    if (known) throw known;
+    const shown = shownDatabaseUrl(config);
+    if (isTimeout(err)) {
+      throw new StartupError(
+        `The PostgreSQL database of DATABASE_URL (${shown}) did not answer within ${limitMs} ms at start-up (DATABASE_TIMEOUT_MS): check that it is running and reachable.`,
+      );
+    }
+    throw new StartupError(`Cannot use the PostgreSQL database of DATABASE_URL (${shown}): ${String((err as Error)?.message ?? err).split('\n')[0]}.`);
+  }
 }
 
 async function listen(server: Server, config: Config): Promise<void> {
@@ -94,6 +130,7 @@ async function openApp(config: Config): Promise<OpenApp> {
 }
 
 async function migrateDatabase(database: Database, config: Config): Promise<void> {
+  await databaseAnswers(database, config);
   // A migration may take longer than a request may wait for the database (an index on a large
   // table): on PostgreSQL it runs on connections of its own, without DATABASE_TIMEOUT_MS.
   const untimed = database.kind === 'postgres' ? await openDatabase({ databaseUrl: config.databaseUrl, schema: config.databaseSchema }) : database;
@@ -131,7 +168,12 @@ async function start(config: Config, options: StartOptions = {}): Promise<{ serv
       ...(cluster.isWorker ? { worker: cluster.worker!.id } : {}),
       rssMiB: rssMiB(),
     });
-    if (cluster.isWorker) reportServing(port);
+    // The primary logs `cluster started` once every worker has said it serves: this worker's
+    // `listening` line goes out first (lines are otherwise held to the end of the turn).
+    if (cluster.isWorker) {
+      rootLogger.flush();
+      reportServing(port);
+    }
     const stop = async () => {
       const began = Date.now();
       // Requests in flight get SHUTDOWN_GRACE_MS to finish (see http/server.ts); the rest are cut.
@@ -144,9 +186,14 @@ async function start(config: Config, options: StartOptions = {}): Promise<{ serv
     };
     return { server, database, stop };
   } catch (err) {
-    await opened?.close();
+    await closeAfterFailure(opened);
     throw databaseProblem(err, config) ?? err;
   }
+}
+
+/** What a failed start opened is closed, for as long as that takes within CLOSE_LIMIT_MS (a silent database may never let go). */
+async function closeAfterFailure(opened: OpenApp | undefined): Promise<void> {
+  if (opened) await within(opened.close(), CLOSE_LIMIT_MS, 'Closing after a failed start').catch(() => {});
 }
 
 /**
@@ -161,24 +208,27 @@ export async function prepareCluster(config: Config): Promise<never> {
     opened = await openApp({ ...config, rateLimits: { ...config.rateLimits, enabled: false } });
     await migrateDatabase(opened.database, config);
   } catch (err) {
-    await opened?.close().catch(() => {});
+    await closeAfterFailure(opened);
     return fail(databaseProblem(err, config) ?? err);
   }
   await opened.close();
   process.exit(0);
 }
 
-/** A start-up failure as a person reads it: the message of one a person can fix, else everything known. */
+/** Whether the error's message says all a person needs (no stack). */
+const isExplained = (err: unknown) =>
+  [ConfigError, DataDirLockedError, DefinitionError, StartupError, MissingMigrationsError, StorageFullError].some((kind) => err instanceof kind);
+
+/** A start-up failure as a person reads it: the message of one a person can fix, else the first line of what is known. */
 function describeFailure(err: unknown): string {
   // Migrations write (their lock row at least): a start on a full disk says so.
   if (err instanceof StorageFullError) return err.detail;
-  const explained = [ConfigError, DataDirLockedError, DefinitionError, StartupError, MissingMigrationsError].some((kind) => err instanceof kind);
-  return explained ? (err as Error).message : inspect(err);
+  return isExplained(err) ? (err as Error).message : unexpectedFailure(err);
 }
 
+/** Exits 1 saying why; a failure nobody foresaw keeps its stack, inside the log line. */
 function fail(err: unknown): never {
-  console.error(describeFailure(err));
-  process.exit(1);
+  return exitWithStartupFailure(describeFailure(err), isExplained(err) ? undefined : err);
 }
 
 /** Serves until SIGTERM/SIGINT, then stops gracefully (a worker's primary forwards them). */
@@ -210,4 +260,9 @@ async function serve(config: Config, options: StartOptions, onFailure: (err: unk
 export const serveAlone = (config: Config) => serve(config, {}, fail);
 
 /** A cluster's worker: the cluster was migrated before it; a failure to start is told to the primary, which says it once for all. */
-export const serveWorker = (config: Config) => serve(config, { migrate: false }, (err) => reportStartupFailure(describeFailure(err)));
+export const serveWorker = (config: Config) =>
+  serve(config, { migrate: false }, (err) => {
+    // The primary prints the message; the stack of a failure nobody foresaw is this worker's to log.
+    if (!isExplained(err)) log('error', describeFailure(err), { err });
+    reportStartupFailure(describeFailure(err));
+  });

@@ -10,6 +10,7 @@ import { availableParallelism } from 'node:os';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { logEvent as log, rssMiB, setLogLevel } from './log.js';
 import { STOP_MARGIN_MS } from './shutdown.js';
+import { exitWithStartupFailure, unexpectedFailure } from './startup-failure.js';
 
 /** Set in the environment of the child that prepares a cluster. */
 const PREPARE_ENV = 'CLUSTER_PREPARE';
@@ -18,8 +19,8 @@ function readConfig(): Config {
   try {
     return loadConfig();
   } catch (err) {
-    console.error(err instanceof ConfigError ? err.message : err);
-    process.exit(1);
+    if (err instanceof ConfigError) exitWithStartupFailure(err.message);
+    exitWithStartupFailure(unexpectedFailure(err), err);
   }
 }
 
@@ -39,19 +40,17 @@ function processCount(config: Config): number {
  * (exit code 0): nothing was serving yet, and a migration cut short is rolled back.
  */
 function prepareInChild(): Promise<number> {
-  const child = fork(process.argv[1], process.argv.slice(2), { execArgv: process.execArgv, env: { ...process.env, [PREPARE_ENV]: '1' } });
   let stoppedBy: NodeJS.Signals | undefined;
   const forward = (signal: NodeJS.Signals) => {
     if (!stoppedBy) log('info', 'shutting down', { signal, pid: process.pid, while: 'preparing the cluster' });
     stoppedBy = signal;
     child.kill(signal);
   };
+  // Listening before the child exists: whoever sees the child may signal this process at once.
   process.on('SIGTERM', forward).on('SIGINT', forward);
+  const child = fork(process.argv[1], process.argv.slice(2), { execArgv: process.execArgv, env: { ...process.env, [PREPARE_ENV]: '1' } });
   return new Promise((resolve) => {
-    child.once('error', (err) => {
-      console.error(`Could not start the process that prepares the cluster: ${err.message}`);
-      process.exit(1);
-    });
+    child.once('error', (err) => exitWithStartupFailure(`Could not start the process that prepares the cluster: ${err.message}`));
     child.once('exit', (code) => {
       process.off('SIGTERM', forward).off('SIGINT', forward);
       if (stoppedBy) process.exit(0);

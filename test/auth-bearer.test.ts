@@ -72,6 +72,15 @@ test('an expired token, or one not valid yet, is a 401', async () => {
   await assertRefused(bearer(sign({ ...claims(), nbf: now() + 3600 })));
 });
 
+test('a token without exp is a 401, however well signed, and stays refused when sent again', async () => {
+  const lasting = bearer(sign(claims()));
+  assert.is((jwt.decode(lasting.Authorization.slice(7)) as jwt.JwtPayload).exp, undefined);
+  await assertRefused(lasting);
+  await assertRefused(lasting);
+  await assertRefused(bearer(sign({ ...claims(), iat: now() })));
+  assert.is((await t.http.get('/api/auth/authenticated').set(lasting)).text, 'false');
+});
+
 test('alg "none" is a 401', async () => {
   const payload = base64url({ ...claims(), iat: now(), exp: now() + 3600 });
   for (const alg of ['none', 'None', 'NONE']) {

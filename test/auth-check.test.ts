@@ -37,6 +37,7 @@ function refusedTokens(): Array<Record<string, string>> {
     { Authorization: owner.token },
     bearer(refreshToken),
     bearer(sign({ ...claims(), exp: now() - 1 })),
+    bearer(sign(claims())),
     bearer(sign(claims(), { algorithm: 'HS512' })),
     bearer(jwt.sign(claims(), privateKey, { algorithm: 'RS256' })),
     bearer(`${base64url({ alg: 'none', typ: 'JWT' })}.${payload}.`),
@@ -94,10 +95,12 @@ test('check: the token of the latest refresh, with the role read at that refresh
   assert.is((await check(bearer(next.body.token))).body.role, 'DATA_ENTRY');
 });
 
-test('check: a token signed without exp is accepted with expiresAt null, never a 500', async () => {
-  const res = await check(bearer(sign(claims())));
-  assert.is(res.status, 200, JSON.stringify(res.body));
-  assert.is(res.body.expiresAt, null);
+test('check: a token signed with the secret but without exp is a 401 (and the same claims with one pass)', async () => {
+  assertUnauthorized(await check(bearer(sign(claims()))));
+  assertUnauthorized(await check(bearer(sign({ ...claims(), iat: now() }))));
+  const lasting = await check(bearer(sign(claims(), { expiresIn: 60 })));
+  assert.is(lasting.status, 200, JSON.stringify(lasting.body));
+  assert.type(lasting.body.expiresAt, 'string');
 });
 
 test('check: 401 for every token the API refuses; 403 for a Tenant-Id of another tenant', async () => {

@@ -186,6 +186,21 @@ test('expired: a JWT past its exp, even with an active row; an active row past i
   assert.is((await row(pair.refresh_token)).status, 'active', 'not spent');
 });
 
+test('without exp: a refresh token signed with the refresh secret and stored as active is still a 401', async () => {
+  const lasting = signRefresh(refreshClaims(), { expiresIn: undefined });
+  assert.is(decode(lasting).exp, undefined);
+  const [{ id }] = await t.db('refresh_token').insert({
+    tenantId: owner.tenantId, userId: owner.userId, sessionId: randomUUID(), tokenHash: sha256(lasting), status: 'active', expiresAt: new Date(Date.now() + 3600_000),
+  }).returning('id');
+  await t.db('user_session').insert({ id, tenantId: owner.tenantId, userId: owner.userId });
+  await t.db('refresh_token').where({ id }).update({ sessionId: id });
+  await assertRefusedUnchanged({ refresh_token: lasting });
+  // The control: the same row with a token that has an exp is exchanged.
+  const expiring = signRefresh(refreshClaims());
+  await t.db('refresh_token').where({ id }).update({ tokenHash: sha256(expiring) });
+  await refreshed(expiring);
+});
+
 test('forged, alg none, another algorithm, wrong type, unknown jti: 401, nothing spent or stored', async () => {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const pair = await signIn(owner.email);

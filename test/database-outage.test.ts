@@ -24,6 +24,7 @@ import { assertError } from './helpers/error-envelope.js';
 import { LOAD_COLOR, newOwner, send, sleep, writeLoad, type Answer, type Owner, type WriteLoad } from './helpers/http-client.js';
 import { killServers, startServer, type ServerProcess, dropSchema } from './helpers/server-process.js';
 import { startTcpProxy, type TcpProxy } from './helpers/tcp-proxy.js';
+import { waitFor } from './helpers/wait.js';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const pgTest = DATABASE_URL ? test : test.skip;
@@ -31,10 +32,13 @@ if (!DATABASE_URL) console.log('database-outage.test.ts: SKIPPED, DATABASE_URL i
 
 const TIMEOUT_MS = 1000;
 const HEALTH_TIMEOUT_MS = 500;
-/** What an answer may take beyond its time limit on a loaded machine. */
-const SLACK_MS = 1500;
-/** A healthy service answers within this. */
-const RECOVERY_LIMIT_MS = 5000;
+/**
+ * What an answer may take beyond its time limit on a loaded machine: generous, for what these
+ * checks catch is a request that waits with no limit at all (the clients give up after 30 s).
+ */
+const SLACK_MS = 3000;
+/** A guard: the service recovers by itself; how soon is printed, not asserted. */
+const RECOVERY_LIMIT_MS = 30_000;
 
 const schema = `outage_test_${randomBytes(4).toString('hex')}`;
 const cwd = mkdtempSync(path.join(tmpdir(), 'outage-test-'));
@@ -101,6 +105,10 @@ async function recovery(): Promise<number> {
   return Date.now() - began;
 }
 
+/** The load has answers to requests it sent since `from` that `matches` (waited for). */
+const loadSaw = (from: number, matches: (status: number) => boolean, what: string) =>
+  waitFor(() => load.outcomes.some((o) => o.sentAt >= from && o.answer !== undefined && matches(o.answer.status)), what);
+
 /** The outage as the load's clients saw it: every request answered, the 503s within the limit. */
 function assertLoadDuring(from: number, to: number, limitMs: number, what: string) {
   const during = load.outcomes.filter((o) => o.sentAt >= from && o.sentAt < to);
@@ -116,7 +124,7 @@ function assertLoadDuring(from: number, to: number, limitMs: number, what: strin
 }
 
 pgTest('the database cut (connections reset, new ones refused): 503 at once, health 503; restored: it recovers without a restart', async () => {
-  await sleep(500);
+  await loadSaw(0, (status) => status === 201, 'the load creates tags');
   assert.is((await health()).status, 200);
   const from = Date.now();
   await proxy.cut();
@@ -125,7 +133,8 @@ pgTest('the database cut (connections reset, new ones refused): 503 at once, hea
   const create = await timed(() => createTag('during-cut'));
   assertError(create.result as any, 503, 'The database is not available');
   assert.ok(create.ms <= TIMEOUT_MS + SLACK_MS, `503 after ${create.ms} ms`);
-  await sleep(1000);
+  // The outage lasts until the load's clients have met it too.
+  await loadSaw(from, (status) => status === 503, 'the load meets the cut');
   await proxy.restore();
   const to = Date.now();
   const recoveredMs = await recovery();
@@ -134,7 +143,8 @@ pgTest('the database cut (connections reset, new ones refused): 503 at once, hea
 });
 
 pgTest('the database stalled (connections open, no answer): 503 within DATABASE_TIMEOUT_MS, health 503 within HEALTH_TIMEOUT_MS; restored: it recovers', async () => {
-  await sleep(500);
+  // Served again since the cut: the stall starts on a service that works.
+  await loadSaw(Date.now(), (status) => status === 201, 'the load creates tags again');
   const from = Date.now();
   proxy.stall();
   const down = await timed(health);
@@ -150,7 +160,7 @@ pgTest('the database stalled (connections open, no answer): 503 within DATABASE_
   const stalledMs = Date.now() - from;
   assert.ok(stalledMs >= TIMEOUT_MS * 0.9, `no 503 before the limit: the create answered ${stalledMs} ms into the stall`);
   assert.ok(create.ms <= TIMEOUT_MS + SLACK_MS, `503 after ${create.ms} ms`);
-  await sleep(2000);
+  await loadSaw(from, (status) => status === 503, 'the load meets the stall');
   await proxy.restore();
   const to = Date.now();
   const recoveredMs = await recovery();
@@ -167,20 +177,23 @@ pgTest('a write waiting on a lock longer than DATABASE_TIMEOUT_MS: 503, and neve
     const trx = await admin.transaction();
     try {
       await trx('tag').where({ id: created.body.id }).forUpdate().select('id');
+      const { rows } = await trx.raw('select pg_backend_pid() as pid');
       const patch = await timed(() => send(tagUrl, { method: 'PATCH', headers: owner.auth, body: { name: 'renamed' } }));
       assertError(patch.result as any, 503, 'The database took too long to answer');
       assert.ok(patch.ms <= TIMEOUT_MS + SLACK_MS, `503 after ${patch.ms} ms`);
-      // The lock is still held: reads do not wait for it, nor for the connection the write had.
+      // The lock is still held: reads are answered (a read waiting for it, or for the connection
+      // the write had, would be a 503 after DATABASE_TIMEOUT_MS).
       for (let i = 0; i < 5; i++) {
-        const read = await timed(() => send(tagUrl, { headers: owner.auth }));
-        assert.is(read.result.status, 200, JSON.stringify(read.result.body));
-        assert.ok(read.ms < TIMEOUT_MS / 2, `a read took ${read.ms} ms`);
+        const read = await send(tagUrl, { headers: owner.auth });
+        assert.is(read.status, 200, JSON.stringify(read.body));
       }
       figures.push(`lock: the blocked write answered 503 after ${patch.ms} ms`);
+      // The database has given the write up too (statement_timeout): nothing waits on the lock any more.
+      const waiting = async () => (await trx.raw('select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [rows[0].pid])).rows[0].n;
+      await waitFor(async () => (await waiting()) === 0, 'the blocked UPDATE is cancelled');
     } finally {
       await trx.rollback();
     }
-    await sleep(300);
     const row = await admin('tag').where({ id: created.body.id }).first('name');
     assert.is(row.name, created.body.name, 'the write answered 503 was not applied once the lock was released');
   } finally {
@@ -213,10 +226,19 @@ pgTest('what the driver says when a connection is lost under a query, or cannot 
   const own = await startTcpProxy(target.hostname, Number(target.port || 5432));
   const database = await openDatabase({ databaseUrl: own.url(DATABASE_URL!), timeoutMs: 500, poolMax: 1 });
   try {
-    // A query under way when the connection is cut.
-    const running = database.knex.raw('select pg_sleep(2)').then(() => undefined, (e: unknown) => e);
-    await sleep(200);
-    await own.cut();
+    // A query under way when the connection is cut: seen running by the server, then cut.
+    const marker = `lost_${randomBytes(4).toString('hex')}`;
+    const running = database.knex.raw(`select pg_sleep(20) as ${marker}`).then(() => undefined, (e: unknown) => e);
+    const admin = knex({ client: 'pg', connection: DATABASE_URL, pool: { min: 0, max: 1 } });
+    const underWay = `select pid from pg_stat_activity where state = 'active' and query like '%as ${marker}'`;
+    try {
+      await waitFor(async () => (await admin.raw(underWay)).rows.length > 0, 'the query runs');
+      await own.cut();
+    } finally {
+      // The server would sleep on for a client that is gone.
+      await admin.raw(`select pg_terminate_backend(pid) from (${underWay}) as q`).catch(() => {});
+      await admin.destroy();
+    }
     const lost = toHttpError(await running);
     assert.is(lost.status, 503, String(await running));
     assert.is(lost.messages, 'The database is not available');

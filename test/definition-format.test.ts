@@ -16,7 +16,7 @@ import { compileDefinitions } from '../engine/resource/compile.js';
 import { DefinitionError, loadDefinitionDir, loadDefinitionFile, parseDefinition } from '../engine/resource/load.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { newTenant, userWithRole, type Session } from './helpers/accounts.js';
-import { killServers, runServerToExit } from './helpers/server-process.js';
+import { killServers, runServerToExit, startupFailure } from './helpers/server-process.js';
 
 const BAD = fileURLToPath(new URL('./fixtures/definitions/', import.meta.url));
 const WIDGET_DIR = fileURLToPath(new URL('./fixtures/widget/', import.meta.url));
@@ -374,6 +374,8 @@ test('start-up refuses: the server prints every problem and exits 1 before liste
     assert.is(exit.code, 1, exit.stderr);
     assert.not.match(exit.stdout, /"listening"/);
     assert.ok(exit.stderr.startsWith('Invalid resource definition:\n'), exit.stderr);
+    // The same message in one log line, the last, at level fatal.
+    assert.is(startupFailure(exit).msg, exit.stderr.trim());
     // The server runs in the project folder, so it prints the same relative names as this test.
     for (const line of [
       `${shown('unknown-top-level-key.yaml')}:7:1 filter: is not a known property`,

@@ -11,6 +11,7 @@ import * as assert from 'uvu/assert';
 import { newTenant, type Session } from './helpers/accounts.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { assertError, assertNoLeak } from './helpers/error-envelope.js';
+import { waitFor } from './helpers/wait.js';
 
 let t: TestApp;
 let server: Server;
@@ -88,8 +89,7 @@ async function assertCutOff(path: string, contentType: string) {
     await rename('tag_gone', 'tag');
   }
   // The error reached the app's error event (what the server logs), with its database cause.
-  for (let i = 0; i < 100 && !reported.length; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  assert.ok(reported.length > 0, 'the failure was not reported');
+  await waitFor(() => reported.length > 0, 'the failure to be reported');
   assert.match(String((reported[0] as Error).message), /tag/);
 }
 

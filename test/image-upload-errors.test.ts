@@ -201,7 +201,7 @@ test('a client that goes away mid-upload leaves no file and no record', async ()
 });
 
 /** Waits for something the server does in the background, failing after a generous while. */
-async function until(condition: () => boolean, what: string, timeoutMs = 10_000) {
+async function until(condition: () => boolean, what: string, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) assert.unreachable(`timed out waiting for ${what}`);

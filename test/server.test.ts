@@ -1,7 +1,8 @@
 // The real server process (`npm start` runs engine/server.ts): start-up on the embedded database
 // under ./data (one process, whatever WEB_CONCURRENCY says), the data-folder lock, graceful
 // SIGTERM, data surviving a restart, PostgreSQL when DATABASE_URL is set, and start-up failures
-// that name what to fix. The cluster of processes on PostgreSQL: server-cluster.test.ts.
+// that name what to fix: one JSON log line at level fatal (the last on stdout, no stack) and its
+// message on stderr, exit code 1. The cluster of processes on PostgreSQL: server-cluster.test.ts.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -14,7 +15,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MIGRATIONS_DIR } from '../engine/paths.js';
 import { PASSWORD, uniqueEmail } from './helpers/accounts.js';
-import { killServers, runNpmScript, runServerToExit, startServer, type ServerProcess } from './helpers/server-process.js';
+import { dropSchema, killServers, runNpmScript, runServerToExit, startServer, startupFailure, type ServerProcess } from './helpers/server-process.js';
+import { startTcpProxy } from './helpers/tcp-proxy.js';
 
 const WIDGET_DIR = fileURLToPath(new URL('./fixtures/widget/', import.meta.url));
 const DATABASE_URL = process.env.DATABASE_URL;
@@ -71,6 +73,7 @@ test('embedded: a second process on the same data folder stops with a clear mess
   assert.ok(first, 'the first server runs');
   const second = await runServerToExit({ DATA_DIR: undefined, EXTRA_RESOURCES_DIR: WIDGET_DIR }, cwd);
   assert.is(second.code, 1, second.stderr);
+  startupFailure(second);
   assert.ok(second.stderr.startsWith(`The data folder ${dataDir} is in use by another process of this service.`), second.stderr);
   assert.match(second.stderr, /set DATA_DIR to another folder/);
   assert.not.match(second.stderr, /\n\s+at /, 'a message, not a stack trace');
@@ -124,7 +127,7 @@ test('embedded: a busy port stops start-up with a message naming PORT, and frees
   try {
     const exit = await runServerToExit({ DATA_DIR: dataDir, EXTRA_RESOURCES_DIR: WIDGET_DIR, PORT: String(port) });
     assert.is(exit.code, 1, exit.stderr);
-    assert.is(exit.stderr.trim(), `Port ${port} on 127.0.0.1 is already in use: stop what uses it or set PORT to another port.`);
+    assert.is(startupFailure(exit).msg, `Port ${port} on 127.0.0.1 is already in use: stop what uses it or set PORT to another port.`);
     assert.not.ok(existsSync(path.join(dataDir, 'engine.lock')), 'the lock is released on a failed start');
   } finally {
     await new Promise<void>((resolve) => blocker.close(() => resolve()));
@@ -135,7 +138,7 @@ test('a database migrated with a folder that is no longer configured stops start
   const exit = await runServerToExit({ DATA_DIR: dataDir });
   assert.is(exit.code, 1, exit.stderr);
   assert.is(
-    exit.stderr.trim(),
+    startupFailure(exit).msg,
     'The database has migrations applied that no migration folder provides: 20990101000000_widget. ' +
       'Configure again the folder they came from (resources/migrations/, or the migrations/ of an EXTRA_RESOURCES_DIR folder).',
   );
@@ -154,7 +157,7 @@ test('bad configuration stops start-up with a message naming the variable', asyn
   for (const [env, message] of cases) {
     const exit = await runServerToExit({ DATA_DIR: path.join(cwd, 'unused'), ...env });
     assert.is(exit.code, 1, `${JSON.stringify(env)}: ${exit.stderr}`);
-    assert.is(exit.stderr.trim(), message);
+    assert.is(startupFailure(exit).msg, message);
     assert.not.match(exit.stdout, /"listening"/);
   }
   assert.not.ok(existsSync(path.join(cwd, 'unused', 'PG_VERSION')), 'no database was made on the way');
@@ -191,6 +194,30 @@ if (DATABASE_URL) test('with DATABASE_URL: PostgreSQL, in the schema DATABASE_SC
   } finally {
     await admin.raw('drop schema if exists ?? cascade', [schema]);
     await admin.destroy();
+  }
+});
+
+// A database that accepts connections and never answers (a hung server, a network dropping
+// packets; staged by a TCP proxy that holds every byte) stops start-up within
+// DATABASE_TIMEOUT_MS, saying so in one log line, both as a single process and as a cluster
+// (whose preparing child is the first to ask). Only a network database can hang this way: the
+// embedded one runs inside the process.
+(DATABASE_URL ? test : test.skip)('with DATABASE_URL: a database that never answers stops start-up with one JSON log line naming it, exit code 1', async () => {
+  const url = new URL(DATABASE_URL!);
+  const proxy = await startTcpProxy(url.hostname, Number(url.port || 5432));
+  const schema = `hang_test_${randomBytes(4).toString('hex')}`;
+  try {
+    proxy.stall();
+    for (const processes of ['1', '2']) {
+      const exit = await runServerToExit({ DATABASE_URL: proxy.url(DATABASE_URL!), DATABASE_SCHEMA: schema, DATABASE_TIMEOUT_MS: '1000', WEB_CONCURRENCY: processes });
+      const fatal = startupFailure(exit);
+      assert.match(fatal.msg, /^The PostgreSQL database of DATABASE_URL \(postgres:\/\/[^)]+\) did not answer within 1000 ms at start-up \(DATABASE_TIMEOUT_MS\): check that it is running and reachable\.$/, `WEB_CONCURRENCY=${processes}`);
+      assert.not.match(exit.stdout, /"listening"|"cluster started"/);
+    }
+    assert.ok(proxy.accepted > 0, 'the server did reach the (silent) database');
+  } finally {
+    await proxy.close();
+    await dropSchema(DATABASE_URL!, schema);
   }
 });
 

@@ -18,6 +18,7 @@ import { createTestApp, type TestApp } from './helpers/app.js';
 import { newOwner, NoAnswer, openRequest, send, sleep, writeLoad, type Outcome } from './helpers/http-client.js';
 import { killServers, startServer, type ServerProcess, dropSchema } from './helpers/server-process.js';
 import { startTcpProxy } from './helpers/tcp-proxy.js';
+import { waitFor } from './helpers/wait.js';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const REDIS_URL = process.env.REDIS_URL;
@@ -72,20 +73,21 @@ test('SIGTERM under a steady write load: exit 0, in-flight requests finish with 
   assert.is(idleFirst.headers.connection, 'keep-alive');
   const prefix = `load-${randomBytes(3).toString('hex')}`;
   const load = writeLoad({ url: server.url, owner, clients: 6, prefix, stopOn: ['ECONNREFUSED'] });
-  await sleep(1500);
+  const created = () => load.outcomes.filter((o) => o.answer?.status === 201).length;
+  await waitFor(() => created() >= 30, 'a steady load: 30 creates');
 
   // A request in flight across the signal: its headers and part of its body before, the rest after.
   const slowBody = JSON.stringify({ name: `${prefix}-slow`, color: '#654321', organizationId: owner.organizationId });
   const slow = openRequest(`${server.url}/api/tags`, { headers: owner.auth, contentLength: Buffer.byteLength(slowBody) });
   slow.write(slowBody.slice(0, 10));
-  await slow.sent;
-  await sleep(200);
+  await slow.received;
 
   const signalAt = Date.now();
   server.child.kill('SIGTERM');
   await stopping(server);
-  // (A cluster's workers close connections once their primary says the port is closed: a moment later.)
-  await sleep(300);
+  // The port is closed (a new connection is refused): from then on a cluster's workers may close
+  // connections, and their clients are refused rather than reset when they come back.
+  await waitFor(async () => (await send(`${server.url}/api/health`).then(() => false, (err: NoAnswer) => err.code === 'ECONNREFUSED')), 'the port is closed');
   // The idle client does not know yet: it reuses its connection, as it may at any moment.
   const idleSecond = await send(`${server.url}/api/health`, { agent: idleAgent }).catch((err: NoAnswer) => err);
   idleAgent.destroy();
@@ -141,8 +143,7 @@ test('a request longer than SHUTDOWN_GRACE_MS is cut when it ends; the process s
   // A body that never comes in full: the request stays in flight as long as the server lets it.
   const endless = openRequest(`${server.url}/api/tags`, { headers: owner.auth, contentLength: 1000 });
   endless.write('{"name": "');
-  await endless.sent;
-  await sleep(200);
+  await endless.received;
   const signalAt = Date.now();
   server.child.kill('SIGTERM');
   const code = await server.exited;
@@ -171,12 +172,12 @@ test('a request longer than SHUTDOWN_GRACE_MS is cut when it ends; the process s
     assert.is(proxy.connections, 1, 'connected to Redis through the proxy');
     const closing = t;
     t = undefined;
+    const client = closing.rateLimiting.store!.db as { status: string };
     await closing.close();
-    for (let i = 0; i < 50 && proxy.connections > 0; i++) await sleep(20);
-    assert.is(proxy.connections, 0, 'the connection to Redis is closed');
-    const accepted = proxy.accepted;
-    await sleep(2500);
-    assert.is(proxy.accepted, accepted, 'no reconnection after close');
+    await waitFor(() => proxy.connections === 0, 'the connection to Redis is closed');
+    // Closed for good: ioredis reconnects from no other state (a wait would only guess how long to watch).
+    assert.is(client.status, 'end');
+    assert.is(proxy.accepted, 1, 'no reconnection');
   } finally {
     await t?.close();
     await proxy.close();

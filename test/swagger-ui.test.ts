@@ -107,8 +107,11 @@ if (!executablePath) {
         })),
       );
       for (const o of operations) listed.add(`${o.method} ${o.path?.replace(/\u200b/g, '')}`);
-      await page.mouse.wheel(0, 600);
-      await page.waitForTimeout(50);
+      // One screen down, then two animation frames: the page has drawn what is now on screen.
+      await page.evaluate(() => new Promise((resolve) => {
+        window.scrollBy(0, 600);
+        requestAnimationFrame(() => requestAnimationFrame(resolve));
+      }));
     }
     for (const op of wanted) {
       assert.ok(listed.has(op), `${op} is not listed; listed: ${[...listed].slice(0, 20).join(', ')}`);

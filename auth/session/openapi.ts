@@ -1,9 +1,10 @@
 // The session module's part of the OpenAPI document, with the refresh body its route validates.
 import type { OpenApiPaths } from '../../engine/module.js';
 import { BEARER_SCHEME } from '../../engine/openapi/components.js';
-import { errorResponses, jsonBody, jsonResponse } from '../../engine/openapi/fragments.js';
+import { errorResponses, jsonBody, jsonResponse, tenantHeaderParameter } from '../../engine/openapi/fragments.js';
 import { toOpenApiSchema } from '../../engine/openapi/schema-conversion.js';
-import { refreshSchema } from './routes.js';
+import { okSchema } from '../answers.js';
+import { LOGOUT_PATH, refreshSchema } from './routes.js';
 
 const tokenPair = {
   type: 'object',
@@ -22,9 +23,30 @@ const checkAnswer = {
     userId: { type: 'string', format: 'uuid' },
     tenantId: { type: 'string', format: 'uuid' },
     role: { type: 'string' },
-    expiresAt: { type: 'string', format: 'date-time', nullable: true, description: 'When the access token expires' },
+    expiresAt: { type: 'string', format: 'date-time', description: 'When the access token expires (a token without exp is refused)' },
   },
 };
+
+function logoutOperation(operationId: string, method: 'post' | 'get') {
+  return {
+    tags: ['auth'],
+    operationId,
+    summary: 'Sign out: end the session of the bearer token',
+    description: [
+      'Ends the session the access token belongs to (the sign-in it was issued with, and every refresh since):',
+      'its refresh tokens are refused from then on (401), and so are its access tokens, at once on the instance that',
+      'answered and within SESSION_CHECK_TTL_MS on the others. The caller\'s other sessions (other devices) stay signed in.',
+      'Signing out twice with the same token is a 401: the token ended with its session.',
+      method === 'post' ? 'It takes no body; one sent anyway is read as any JSON body is (400 malformed, 413 too large, 415 not JSON).' : '',
+    ].join(' ').trim(),
+    parameters: [tenantHeaderParameter],
+    responses: {
+      '200': jsonResponse('The session has ended', okSchema),
+      // The JSON body parser runs before the route: a POST's body is refused even here.
+      ...(method === 'post' ? errorResponses(400, 401, 403, 413, 415, 500, 503) : errorResponses(401, 403, 500, 503)),
+    },
+  };
+}
 
 export function sessionOpenApi(): OpenApiPaths {
   return {
@@ -62,6 +84,10 @@ export function sessionOpenApi(): OpenApiPaths {
           ...errorResponses(401, 403, 500, 503),
         },
       },
+    },
+    [LOGOUT_PATH]: {
+      post: logoutOperation('logout', 'post'),
+      get: { ...logoutOperation('logoutGet', 'get'), summary: 'Sign out (the GET Ever Gauzy clients send)' },
     },
     '/api/auth/authenticated': {
       get: {

@@ -4,12 +4,15 @@
 // tells the workers when none of them accepts connections any more (node:cluster has then closed
 // the port), the moment from which their answers may close connections (see http/server.ts).
 //
-// A worker that fails to start is a configuration or environment problem (a bad setting, an
-// unreachable database) that forking again would only repeat: on the first start the cluster
-// stops at once, saying why; a replacement is retried a few times, ever later, then the same.
+// Each worker has a slot. A worker that dies is replaced in its slot: at once when it had served
+// for a while, else after a back-off that doubles with each quick death in a row (1 s up to 30 s),
+// for as long as the cluster runs: one slot failing over and over never stops the others from
+// serving. The cluster gives up (exit code 1, with the worker's message) only when no worker can
+// start: nothing serves, and since anything last served every slot has failed to start.
 import cluster, { type Worker } from 'node:cluster';
 import type { LogEvent } from '../log.js';
 import { isCountsAsked, PrimaryCounts } from '../ratelimit/primary-counts.js';
+import { sayStartupFailure } from '../startup-failure.js';
 import { isServing, isStartupFailed, isStoppedAccepting, type PortClosed } from './messages.js';
 
 export interface PrimaryOptions {
@@ -24,24 +27,39 @@ export interface PrimaryOptions {
   rssMiB(): number;
 }
 
-/** Replacements that fail to start in a row before the primary gives up. */
-const MAX_FAILED_STARTS = 5;
-/** The wait before the first retry of a failed replacement; doubled after each further failure. */
+/** The wait before replacing a worker that died soon after it was forked; doubled after each further such death in its slot. */
 const FIRST_RETRY_MS = 1000;
+/** The longest wait before a replacement; also how long a worker must serve for its death to be replaced at once. */
+const MAX_RETRY_MS = 30_000;
 
 interface Tracked {
   worker: Worker;
-  listening: boolean;
+  slot: Slot;
+  /** Date.now() when it said it serves; undefined until then. */
+  listeningSince?: number;
   /** Why it could not start, when it said so. */
   failure?: string;
+}
+
+/** One of the WEB_CONCURRENCY places a worker serves in, kept across its replacements. */
+interface Slot {
+  /** Quick deaths in a row (see FIRST_RETRY_MS), reset by a worker of the slot that served MAX_RETRY_MS. */
+  quickDeaths: number;
+  /** Whether its last worker failed to start (never listened) since any worker of the cluster last began to serve. */
+  failedStart: boolean;
+  retry?: NodeJS.Timeout;
+}
+
+/** The wait before a slot's next worker: none after a long-serving one, else the back-off. */
+function replacementDelayMs(quickDeaths: number): number {
+  return quickDeaths === 0 ? 0 : Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (quickDeaths - 1));
 }
 
 export function runPrimary(options: PrimaryOptions): void {
   const { log } = options;
   const tracked = new Map<number, Tracked>();
   let phase: 'starting' | 'running' | 'stopping' = 'starting';
-  let failedStarts = 0;
-  let retry: NodeJS.Timeout | undefined;
+  const slots: Slot[] = Array.from({ length: options.workers }, () => ({ quickDeaths: 0, failedStart: false }));
   let exitCode = 0;
   /** Counts for workers without Redis, made on the first question (none come with Redis or limits off). */
   let counts: PrimaryCounts | undefined;
@@ -60,11 +78,12 @@ export function runPrimary(options: PrimaryOptions): void {
     for (const { worker } of tracked.values()) tellPortClosed(worker);
   };
 
-  const fork = () => {
+  const fork = (slot: Slot) => {
+    slot.retry = undefined;
     const worker = cluster.fork(options.env);
     // A send to a worker that just died fails; its end is handled by ended().
     worker.on('error', () => {});
-    tracked.set(worker.id, { worker, listening: false });
+    tracked.set(worker.id, { worker, slot });
     // Its last words (why it could not start) are read before its channel closes: decide after both.
     let exit: [code: number, signal: string] | undefined;
     let disconnected = false;
@@ -87,7 +106,7 @@ export function runPrimary(options: PrimaryOptions): void {
   /** Stops every worker (SIGTERM or the signal received), and exits once they are all gone. */
   const stop = (signal: NodeJS.Signals) => {
     phase = 'stopping';
-    clearTimeout(retry);
+    for (const slot of slots) clearTimeout(slot.retry);
     for (const { worker } of tracked.values()) worker.process.kill(signal);
     setTimeout(() => {
       exitCode = 1;
@@ -100,7 +119,7 @@ export function runPrimary(options: PrimaryOptions): void {
   };
 
   const giveUp = (message: string) => {
-    console.error(message);
+    sayStartupFailure(message);
     exitCode = 1;
     stop('SIGTERM');
   };
@@ -122,12 +141,22 @@ export function runPrimary(options: PrimaryOptions): void {
     }
   });
 
-  const serving = (worker: Worker, port: number) => {
+  const listening = () => [...tracked.values()].filter((t) => t.listeningSince !== undefined);
+
+  let port: number | undefined;
+  const serving = (worker: Worker, workerPort: number) => {
     const entry = tracked.get(worker.id);
     if (!entry) return;
-    entry.listening = true;
-    if (phase === 'running') failedStarts = 0;
-    if (phase !== 'starting' || [...tracked.values()].some((t) => !t.listening)) return;
+    entry.listeningSince = Date.now();
+    port = workerPort;
+    // A worker serves: the slots that failed to start before may yet (see ended()).
+    for (const slot of slots) slot.failedStart = false;
+    startedWhenNoneStarting();
+  };
+
+  /** The cluster has started once a worker serves and none is still starting (a slot that failed to start is retried meanwhile). */
+  const startedWhenNoneStarting = () => {
+    if (phase !== 'starting' || listening().length === 0 || [...tracked.values()].some((t) => t.listeningSince === undefined)) return;
     phase = 'running';
     log('info', 'cluster started', {
       port,
@@ -150,16 +179,29 @@ export function runPrimary(options: PrimaryOptions): void {
     }
     // exitCode, not code: log lines redact a key named code (a verification code's).
     const why = { pid: worker.process.pid, exitCode: code, signal };
-    if (entry.listening) {
-      log('warn', 'a worker died: replacing it', why);
-      return fork();
+    const { slot } = entry;
+    if (entry.listeningSince !== undefined) {
+      // It served: replaced at once if it served long enough, else after the slot's back-off.
+      slot.quickDeaths = Date.now() - entry.listeningSince >= MAX_RETRY_MS ? 0 : slot.quickDeaths + 1;
+      const inMs = replacementDelayMs(slot.quickDeaths);
+      log('warn', 'a worker died: replacing it', { ...why, inMs });
+      return replaceIn(slot, inMs);
     }
     const failure = entry.failure ?? `A worker (pid ${worker.process.pid}) stopped before listening (exit code ${code}${signal ? `, signal ${signal}` : ''}).`;
-    if (phase === 'starting' || ++failedStarts >= MAX_FAILED_STARTS) return giveUp(failure);
-    const waitMs = FIRST_RETRY_MS * 2 ** (failedStarts - 1);
-    log('warn', `a worker failed to start: another is forked in ${waitMs / 1000} s`, { ...why, failedStarts, error: failure });
-    retry = setTimeout(fork, waitMs);
+    slot.quickDeaths += 1;
+    slot.failedStart = true;
+    // No worker can start: none serves, and every slot has failed since one last did.
+    if (listening().length === 0 && slots.every((s) => s.failedStart)) return giveUp(failure);
+    const inMs = replacementDelayMs(slot.quickDeaths);
+    log('warn', `a worker failed to start: another is forked in ${inMs / 1000} s`, { ...why, failedStarts: slot.quickDeaths, inMs, error: failure });
+    replaceIn(slot, inMs);
+    startedWhenNoneStarting();
   }
+
+  const replaceIn = (slot: Slot, inMs: number) => {
+    if (inMs === 0) return fork(slot);
+    slot.retry = setTimeout(() => fork(slot), inMs);
+  };
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {
@@ -169,5 +211,5 @@ export function runPrimary(options: PrimaryOptions): void {
     });
   }
 
-  for (let i = 0; i < options.workers; i++) fork();
+  for (const slot of slots) fork(slot);
 }

@@ -100,6 +100,30 @@ async function count(probe: Probe, key: string): Promise<Count | { error: unknow
   return { policy: probe.policy, remaining: figures.remaining, resetAt: figures.reset + probe.resetLag, limit: figures.total, refused: !passed };
 }
 
+type Counted = Count | { error: unknown };
+
+/**
+ * The counts of a request, waited for at most `timeoutMs` all together: one bound per request,
+ * whatever the store does underneath. Each Redis command has its own timeout, but with
+ * auto-pipelining the commands of a request that arrives while a round trip is under way wait
+ * for that one to end before they are even sent: against a hung Redis, up to twice the timeout.
+ * The cluster primary's store may likewise wait for a lease another request asked for, then ask.
+ * A count not taken by then is a failed one (it may still be made late); the others stand (a
+ * window the cluster worker knows is used up still refuses).
+ */
+async function countedWithin(counting: Array<Promise<Counted>>, timeoutMs: number | undefined): Promise<Counted[]> {
+  if (timeoutMs === undefined) return Promise.all(counting);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<Counted>((resolve) => {
+    timer = setTimeout(() => resolve({ error: new Error(`the rate-limit store did not answer within ${timeoutMs} ms`) }), timeoutMs);
+  });
+  try {
+    return await Promise.all(counting.map((count) => Promise.race([count, late])));
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function rateLimits(options: RateLimitOptions): Middleware {
   const matcher = new PolicyMatcher(options.table);
   const byPolicy = probes(options);
@@ -112,7 +136,8 @@ export function rateLimits(options: RateLimitOptions): Middleware {
     const address = `ip:${options.clientAddress(ctx.req)}`;
     const caller = holder ? `sub:${holder.userId}` : address;
     const policies = [matcher.tierOf(holder?.role), ...matcher.endpointPolicies(ctx.method, ctx.path)];
-    const counted = await Promise.all(policies.map((policy) => count(byPolicy.get(policy)!, policy.per === 'address' ? address : caller)));
+    const counting = policies.map((policy) => count(byPolicy.get(policy)!, policy.per === 'address' ? address : caller));
+    const counted = await countedWithin(counting, options.store.timeoutMs);
     // A count the store could not take is skipped (fail-open). The store hears once per request,
     // so an outage that begins between two counts of one request is still one outage in the log.
     const failure = counted.find((c): c is { error: unknown } => 'error' in c);

@@ -19,7 +19,7 @@ import type { Redis } from 'ioredis';
 import type { LogEvent } from '../log.js';
 import { isCountsAnswered, type CountAnswered, type CountAsked, type CountsAsked } from './primary-counts.js';
 import { ExpiringCounts, SWEEP_MS } from './expiring-counts.js';
-import { COUNT_TIMEOUT_MS, outageTracker, type LimitStore } from './store.js';
+import { outageTracker, type LimitStore } from './store.js';
 
 /** The most requests one lease may hold. */
 const MAX_LEASE = 64;
@@ -60,7 +60,7 @@ interface Sent {
 /** A send that failed (the channel closing) is left to time out like an unanswered one. */
 const ignoreSendError = () => {};
 
-export function primaryStore(log: LogEvent, maxKeys: number, timeoutMs = COUNT_TIMEOUT_MS): LimitStore {
+export function primaryStore(log: LogEvent, maxKeys: number, timeoutMs: number): LimitStore {
   let queued: Waiting[] = [];
   /** In the order they were sent, hence of their deadlines. */
   const sent = new Map<number, Sent>();
@@ -192,6 +192,7 @@ export function primaryStore(log: LogEvent, maxKeys: number, timeoutMs = COUNT_T
     // koa-ratelimit's Redis driver calls nothing else of its client than the two methods above.
     db: client as unknown as Redis,
     ...outageTracker(log, 'the cluster primary process'),
+    timeoutMs,
     async ready() {},
     async close() {
       process.off('message', onMessage);

@@ -43,6 +43,7 @@ export function createRateLimiting({ config, limitsFile, registry, roles, identi
  * primary process (shared by the workers); else this process's memory.
  */
 function chooseStore(config: Config, log: LogEvent): LimitStore {
-  if (config.redisUrl) return redisStore(config.redisUrl, log);
-  return cluster.isWorker ? primaryStore(log, config.rateLimits.maxKeys) : memoryStore(config.rateLimits.maxKeys, log);
+  const { maxKeys, storeTimeoutMs } = config.rateLimits;
+  if (config.redisUrl) return redisStore(config.redisUrl, log, storeTimeoutMs);
+  return cluster.isWorker ? primaryStore(log, maxKeys, storeTimeoutMs) : memoryStore(maxKeys, log);
 }

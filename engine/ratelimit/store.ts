@@ -21,6 +21,11 @@ export interface LimitStore {
   worked(): void;
   /** Resolves once counts can be taken, or after `timeoutMs` (then the outage is logged). */
   ready(timeoutMs: number): Promise<void>;
+  /**
+   * The longest a request waits for its counts, all of them together, before it goes on
+   * uncounted (RATE_LIMIT_STORE_TIMEOUT_MS); none for the in-memory store, which never waits.
+   */
+  timeoutMs?: number;
   close(): Promise<void>;
 }
 
@@ -68,21 +73,20 @@ export function memoryStore(maxKeys: number, log: LogEvent, sweepMs = SWEEP_MS):
   };
 }
 
-/** How long one count may wait for Redis (or a cluster's primary) before the request goes on without it. */
-export const COUNT_TIMEOUT_MS = 500;
-
-export function redisStore(url: string, log: LogEvent): LimitStore {
+export function redisStore(url: string, log: LogEvent, timeoutMs: number): LimitStore {
   const outage = outageTracker(log, 'Redis');
   const failed = outage.failed;
   const db = new Redis(url, {
     // Fail fast instead of queueing while disconnected: the request must not wait for Redis.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
-    commandTimeout: COUNT_TIMEOUT_MS,
+    // Each command settles by then; the request's own bound (middleware.ts) is what a client sees:
+    // with auto-pipelining a command may wait for the round trip before it to end first.
+    commandTimeout: timeoutMs,
     // A Redis that hangs (connection open, no answer) would cost every request the command
     // timeout for as long as it hangs: a connection silent this long with commands waiting is
     // dropped instead, and until a new one is ready counts are skipped at once.
-    socketTimeout: 2 * COUNT_TIMEOUT_MS,
+    socketTimeout: 2 * timeoutMs,
     // Keep reconnecting, at most every 2 s, for as long as the service runs.
     retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
     // Concurrent counts of one request (tier, method, endpoint) travel in one round trip.
@@ -95,6 +99,7 @@ export function redisStore(url: string, log: LogEvent): LimitStore {
     driver: 'redis',
     db,
     ...outage,
+    timeoutMs,
     async ready(timeoutMs) {
       if (db.status === 'ready') return;
       await new Promise<void>((resolve) => {

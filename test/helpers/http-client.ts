@@ -78,6 +78,11 @@ export interface OpenRequest {
   answer: Promise<Answer>;
   /** Resolves when the request's headers have gone out on a connection. */
   sent: Promise<void>;
+  /**
+   * Resolves when the server has read the headers and handed the request to the app: the request
+   * asks `Expect: 100-continue`, and Node's server says `100 Continue` as it dispatches it.
+   */
+  received: Promise<void>;
   write(chunk: string | Buffer): void;
   end(chunk?: string | Buffer): void;
 }
@@ -90,8 +95,9 @@ export function openRequest(url: string, options: { method?: string; headers?: R
   const req = httpRequest(url, {
     method: options.method ?? 'POST',
     agent: options.agent ?? false,
-    headers: { 'Content-Type': 'application/json', 'Content-Length': String(options.contentLength), ...options.headers },
+    headers: { 'Content-Type': 'application/json', 'Content-Length': String(options.contentLength), Expect: '100-continue', ...options.headers },
   });
+  const received = new Promise<void>((resolve) => req.once('continue', () => resolve()));
   const answer = answerOf(req);
   // Handled by whoever awaits it; a test that stops early must not crash on an unhandled rejection.
   answer.catch(() => {});
@@ -101,6 +107,7 @@ export function openRequest(url: string, options: { method?: string; headers?: R
   return {
     answer,
     sent,
+    received,
     write: (chunk) => void (req.destroyed || req.write(chunk)),
     end: (chunk) => void (req.destroyed || req.end(chunk)),
   };

@@ -202,6 +202,8 @@ export const ROUTES_WITHOUT_RECORDS: Record<string, string> = {
   'POST /api/auth/reset-password': ACCOUNT,
   'POST /api/auth/request-password': ACCOUNT,
   'POST /api/auth/change-password': ACCOUNT,
+  'POST /api/auth/logout': ACCOUNT,
+  'GET /api/auth/logout': ACCOUNT,
   'GET /api/user/me': ACCOUNT,
   'PUT /api/user/me': ACCOUNT,
   'POST /api/tenant': "renames the caller's own tenant; takes no id",

@@ -20,6 +20,8 @@ export interface ServerProcess {
   stderr(): string;
   /** The first log line (already written, or to come within `timeoutMs`) that `matches`. */
   waitForLog(matches: (line: Record<string, any>) => boolean, timeoutMs?: number): Promise<Record<string, any>>;
+  /** The first `count` log lines that `matches`, once that many have been written (within `timeoutMs`). */
+  waitForLogs(matches: (line: Record<string, any>) => boolean, count: number, timeoutMs?: number): Promise<Array<Record<string, any>>>;
   /** The exit code once the process has ended. */
   exited: Promise<number | null>;
   /** SIGTERM, then the exit code. */
@@ -58,30 +60,39 @@ function spawnServer(env: Record<string, string | undefined>, cwd?: string): Chi
 /** The line that says the server serves: a single process's "listening", or a cluster's "cluster started" (after all its workers'). */
 const isReady = (line: Record<string, any>) => (line.msg === 'listening' && line.worker === undefined) || line.msg === 'cluster started';
 
-/** Starts a server and resolves once it serves (see isReady); rejects with its stderr if it exits first. */
-export function startServer(env: Record<string, string | undefined>, cwd?: string): Promise<ServerProcess> {
+/**
+ * Starts a server and resolves once it serves (see isReady); rejects with its stderr if it exits
+ * first. `onSpawn` hears the process id at once, before it serves.
+ */
+export function startServer(env: Record<string, string | undefined>, cwd?: string, onSpawn?: (pid: number) => void): Promise<ServerProcess> {
   const child = spawnServer(env, cwd);
+  onSpawn?.(child.pid!);
   const logs: Array<Record<string, any>> = [];
-  const waiting = new Set<{ matches: (line: Record<string, any>) => boolean; found: (line: Record<string, any>) => void }>();
-  const waitForLog = (matches: (line: Record<string, any>) => boolean, timeoutMs = START_LIMIT_MS) => {
-    const seen = logs.find(matches);
-    if (seen) return Promise.resolve(seen);
-    return new Promise<Record<string, any>>((resolve, reject) => {
+  type Matches = (line: Record<string, any>) => boolean;
+  const waiting = new Set<{ matches: Matches; count: number; seen: number; found: () => void }>();
+  const waitForLogs = (matches: Matches, count: number, timeoutMs = START_LIMIT_MS) => {
+    const matching = () => logs.filter(matches).slice(0, count);
+    const seen = logs.filter(matches).length;
+    if (seen >= count) return Promise.resolve(matching());
+    return new Promise<Array<Record<string, any>>>((resolve, reject) => {
       const waiter = {
         matches,
-        found: (line: Record<string, any>) => {
+        count,
+        seen,
+        found: () => {
           clearTimeout(timer);
           waiting.delete(waiter);
-          resolve(line);
+          resolve(matching());
         },
       };
       const timer = setTimeout(() => {
         waiting.delete(waiter);
-        reject(new Error(`no such log line within ${timeoutMs} ms:\n${logs.map((l) => JSON.stringify(l)).join('\n')}\n${stderr}`));
+        reject(new Error(`${count} such log lines not written within ${timeoutMs} ms (${waiter.seen} were):\n${logs.map((l) => JSON.stringify(l)).join('\n')}\n${stderr}`));
       }, timeoutMs);
       waiting.add(waiter);
     });
   };
+  const waitForLog = async (matches: Matches, timeoutMs = START_LIMIT_MS) => (await waitForLogs(matches, 1, timeoutMs))[0];
   let stdout = '';
   let stderr = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -103,7 +114,7 @@ export function startServer(env: Record<string, string | undefined>, cwd?: strin
           continue; // not a log line
         }
         logs.push(entry);
-        for (const waiter of waiting) if (waiter.matches(entry)) waiter.found(entry);
+        for (const waiter of waiting) if (waiter.matches(entry) && ++waiter.seen >= waiter.count) waiter.found();
         if (isReady(entry)) {
           clearTimeout(guard);
           const port = entry.port as number;
@@ -114,6 +125,7 @@ export function startServer(env: Record<string, string | undefined>, cwd?: strin
             logs,
             stderr: () => stderr,
             waitForLog,
+            waitForLogs,
             exited,
             stop: async () => {
               child.kill('SIGTERM');
@@ -148,6 +160,30 @@ export function startServerProcess(env: Record<string, string | undefined>, cwd?
     });
   });
   return { pid: child.pid!, exited };
+}
+
+/**
+ * What a server that could not start said: exit code 1, stdout only JSON log lines without a
+ * stack among them, the last at level fatal, and its message alone on stderr. Returns that line.
+ */
+export function startupFailure(exit: Exit): Record<string, any> {
+  const shown = `exit code ${exit.code}\nstdout:\n${exit.stdout}\nstderr:\n${exit.stderr}`;
+  if (exit.code !== 1) throw new Error(`expected exit code 1: ${shown}`);
+  const lines = exit.stdout.split('\n').filter(Boolean).map((line) => {
+    try {
+      return JSON.parse(line) as Record<string, any>;
+    } catch {
+      throw new Error(`not a JSON log line: ${line}\n${shown}`);
+    }
+  });
+  for (const line of lines) {
+    // In JSON text a line break inside a value is written \n: a stack frame shows as \n    at.
+    if (/\\n\s+at /.test(JSON.stringify(line))) throw new Error(`a stack in a log line: ${JSON.stringify(line)}`);
+  }
+  const fatal = lines.filter((l) => l.level === 'fatal');
+  if (fatal.length !== 1 || lines[lines.length - 1] !== fatal[0]) throw new Error(`expected one fatal line, the last: ${shown}`);
+  if (exit.stderr.trim() !== fatal[0].msg) throw new Error(`stderr is not the fatal line's message: ${shown}`);
+  return fatal[0];
 }
 
 /** Runs a server that is expected to stop by itself (a start-up failure); resolves with its exit. */

@@ -47,7 +47,7 @@ export async function startSmtp(): Promise<SmtpCapture> {
   return {
     url: `smtp://127.0.0.1:${port}`,
     messages,
-    waitFor(predicate, timeoutMs = 5000) {
+    waitFor(predicate, timeoutMs = 30_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
           const found = messages.find(predicate);

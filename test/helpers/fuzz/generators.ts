@@ -560,11 +560,13 @@ function pathValue(w: World, op: Operation, parameter: Parameter): Arb<string> {
 const headerSafe = (s: string) => /^[\x20-\x7e]*$/.test(s);
 
 function headersFor(w: World, op: Operation): Arb<Array<[string, string]>> {
-  const [admin, ...others] = w.tokens;
+  // Signing out ends the session of the token sent: it gets one of its own, never the callers' the other operations use.
+  const signOut = op.path === '/api/auth/logout';
+  const [admin, ...others] = signOut ? [{ token: w.leavingToken }] : w.tokens;
   const rare = <T>(arb: Arb<T>, weight = 12) => fc.oneof({ weight, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: arb });
   const authorization = fc.oneof(
     { weight: 24, arbitrary: fc.constant(`Bearer ${admin.token}`) },
-    { weight: 5, arbitrary: fc.constantFrom(...others.map((o) => `Bearer ${o.token}`)) },
+    ...(others.length ? [{ weight: 5, arbitrary: fc.constantFrom(...others.map((o) => `Bearer ${o.token}`)) }] : []),
     { weight: 1, arbitrary: fc.constant(undefined) },
     { weight: 2, arbitrary: fc.constantFrom(...w.badAuthorizations) },
     { weight: 1, arbitrary: v.text.filter(headerSafe) },

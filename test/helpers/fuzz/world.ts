@@ -32,6 +32,8 @@ export interface World {
   badAuthorizations: string[];
   /** A refresh token of a session of its own (spending or reusing it ends nothing else). */
   refreshToken: string;
+  /** An access token of a session of its own, for sign-out (ending it ends nothing else). */
+  leavingToken: string;
   /**
    * Per resource, the id of a record nothing else refers to: what DELETE aims at, so that the
    * records the sample bodies point at outlive the run.
@@ -72,6 +74,8 @@ function refusedAuthorizations(t: TestApp, token: string, refreshToken: string):
   const hs512 = jwt.sign(claims, secret, { algorithm: 'HS512' });
   const otherKey = jwt.sign(claims, 'another-secret-0123456789abcdef0123456789', { algorithm: 'HS256' });
   const noSession = jwt.sign({ ...claims, sid: undefined }, secret, { algorithm: 'HS256' });
+  const { iat: _iat, exp: _exp, ...lasting } = claims;
+  const noExpiry = jwt.sign(lasting, secret, { algorithm: 'HS256' });
   const tampered = `${token.slice(0, -2)}${token.endsWith('AA') ? 'BB' : 'AA'}`;
   return [
     `Bearer ${expired}`,
@@ -79,6 +83,7 @@ function refusedAuthorizations(t: TestApp, token: string, refreshToken: string):
     `Bearer ${hs512}`,
     `Bearer ${otherKey}`,
     `Bearer ${noSession}`,
+    `Bearer ${noExpiry}`,
     `Bearer ${tampered}`,
     `Bearer ${token.slice(0, 40)}`,
     `Bearer ${refreshToken}`,
@@ -127,6 +132,7 @@ export async function buildWorld(t: TestApp, serverErrors: unknown[] = []): Prom
   const employee = await userWithRole(t, acme, 'EMPLOYEE', true);
   const viewer = await userWithRole(t, acme, 'VIEWER');
   const spare = await signIn(t, acme.email);
+  const leaving = await signIn(t, acme.email);
 
   // One record of every resource in each tenant, and a body for more (sorted: the same world each run).
   const bodies = new Map<string, Body>();
@@ -164,6 +170,7 @@ export async function buildWorld(t: TestApp, serverErrors: unknown[] = []): Prom
     tokens: sessions.map(([role, session]) => ({ role, token: session.token })),
     badAuthorizations: refusedAuthorizations(t, acme.token, spare.refreshToken),
     refreshToken: spare.refreshToken,
+    leavingToken: leaving.token,
     victims,
     ids,
     allIds: [...ids.values()].flat(),

@@ -60,7 +60,10 @@ test('every operation answers its fixtures as the document describes', async () 
   };
   for (const op of operations) {
     const withToken = takesToken(doc, op.path, op.method);
-    for (let request of await fixtures.requestsFor(op, withToken ? token : undefined)) {
+    // Signing out ends the session of the token sent: it gets one of its own, never the one the
+    // world's sample records are made with (the fuzz suite does the same).
+    const own = withToken && op.path === '/api/auth/logout' ? (await login(t, w.acme.email)).token : undefined;
+    for (let request of await fixtures.requestsFor(op, withToken ? own ?? token : undefined)) {
       let res = await send(w.origin, request);
       if (res.status === 401 && withToken) {
         await renew();

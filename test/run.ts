@@ -21,13 +21,17 @@ const TEST_DIR = fileURLToPath(new URL('.', import.meta.url));
 const CHILD_FLAG = '--uvu-child';
 /** How long a finished test process may be kept alive by open handles before it is ended. */
 const LINGER_MS = 10_000;
-/** Suites that start server processes, wait on the clock or bind ports: one lane, one at a time. */
-const TIMED_FILES = /^(server|shutdown|request-timeout|database-outage|ratelimit|swagger|mail|auth-social|auth-logout)/;
+/**
+ * Suites that start server processes, wait on the clock or bind ports: one lane, one at a time.
+ * Matched against the path under test/ (folder/file), with `/` as the separator.
+ */
+const TIMED_FILES =
+  /^(process\/(server|shutdown|request-timeout|database-outage|mail)|ratelimit\/|openapi\/swagger|auth\/auth-(social|logout))/;
 /**
  * The heaviest in-process suites. On the embedded database the cluster and outage suites skip, so
  * the timed lane is the shorter one: it takes these too, to even the lanes.
  */
-const HEAVY_FILES = /^(isolation|fuzz)/;
+const HEAVY_FILES = /^security\/(isolation|fuzz)/;
 /** Fewer files than this run in one process: lanes pay off on whole runs, not on a focused one. */
 const MIN_FILES_FOR_LANES = 12;
 
@@ -78,7 +82,8 @@ function laneCount(files: string[]): number {
 function lanes(files: string[]): string[][] {
   if (laneCount(files) === 1) return [files];
   const embedded = !process.env.DATABASE_URL;
-  const timed = files.filter((name) => TIMED_FILES.test(path.basename(name)) || (embedded && HEAVY_FILES.test(path.basename(name))));
+  const slashed = (name: string) => name.split(path.sep).join('/');
+  const timed = files.filter((name) => TIMED_FILES.test(slashed(name)) || (embedded && HEAVY_FILES.test(slashed(name))));
   return [timed, files.filter((name) => !timed.includes(name))].filter((lane) => lane.length > 0);
 }
 

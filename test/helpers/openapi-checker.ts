@@ -9,7 +9,7 @@
 // and JSON body fits what the document declares, so the document never refuses what the server
 // takes (a value may be sent as the text a query string carries: "5", "true"). An operation that
 // declares no query parameter does not read the query string, as the document says.
-// Used by test/openapi-responses.test.ts (every operation's fixtures) and by the fuzz oracle
+// Used by test/openapi/openapi-responses.test.ts (every operation's fixtures) and by the fuzz oracle
 // (every generated request).
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';

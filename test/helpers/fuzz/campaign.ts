@@ -1,5 +1,5 @@
 // One property, "every answer is a good answer" (oracle.ts), over generated requests: used by the
-// bounded suite (test/fuzz.test.ts: each operation, fixed seeds) and by the long campaign
+// bounded suite (test/security/fuzz.test.ts: each operation, fixed seeds) and by the long campaign
 // (scripts/fuzz.ts: random operations, a printed seed). A failure is written out as a request a
 // human can replay: a curl command line, the same request as JSON, and the seed and path that
 // make fast-check generate it again.

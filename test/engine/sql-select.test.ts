@@ -1,0 +1,173 @@
+// The reads as SQL (engine/resource/sql/select.ts), without HTTP or a database: a list plan in,
+// the exact text and bound values out. Every statement carries the tenant scope, and the owner
+// scope for the owner-scoped role; placeholders are numbered in the order their values are bound;
+// every identifier is quoted; a client value only ever travels as a bound value.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { HttpError } from '../../engine/errors.js';
+import { DefinitionError } from '../../engine/resource/load.js';
+import { keysetStatement, matchesStatement, pageStatement, readStatement, someIdsStatement } from '../../engine/resource/sql/select.js';
+import { callerOf, compile, DEFINITIONS, EMPLOYEE, plan, resource, TENANT } from '../helpers/sql-plans.js';
+
+const note = resource('work-note');
+const project = resource('project');
+const label = resource('label');
+const admin = callerOf();
+const employee = callerOf({ ownerScoped: true });
+
+/** What every read of a work note selects: its visible columns, each quoted and qualified. */
+const NOTE_COLUMNS =
+  '"work_note"."id", "work_note"."tenantId", "work_note"."createdAt", "work_note"."updatedAt", ' +
+  '"work_note"."authorId", "work_note"."projectId", "work_note"."minutes", "work_note"."writtenOn"';
+const LABEL_ID = '0c1e4b4e-1111-4222-8333-444455556666';
+const RECORD_ID = '7e1a0000-0000-4000-8000-0000000000ff';
+
+test('a plain page: the tenant scope, createdAt DESC then id, the default page size as values', () => {
+  assert.equal(pageStatement(note, admin, plan(note)), {
+    text: `select ${NOTE_COLUMNS} from "work_note" where "work_note"."tenantId" = $1 order by "work_note"."createdAt" desc, "work_note"."id" desc limit $2 offset $3`,
+    values: [TENANT, 10, 0],
+  });
+});
+
+test('the owner-scoped role: the owner field equals its employee, right after the tenant', () => {
+  assert.equal(pageStatement(note, employee, plan(note)), {
+    text: `select ${NOTE_COLUMNS} from "work_note" where "work_note"."tenantId" = $1 and "work_note"."authorId" = $2 order by "work_note"."createdAt" desc, "work_note"."id" desc limit $3 offset $4`,
+    values: [TENANT, EMPLOYEE, 10, 0],
+  });
+});
+
+test('the owner-scoped role without an employee sees nothing: `false`, and no scope value bound', () => {
+  const statement = pageStatement(note, callerOf({ ownerScoped: true, employeeId: null }), plan(note));
+  assert.equal(statement, {
+    text: `select ${NOTE_COLUMNS} from "work_note" where false order by "work_note"."createdAt" desc, "work_note"."id" desc limit $1 offset $2`,
+    values: [10, 0],
+  });
+});
+
+test('a resource without an owner field: the owner-scoped role gets the tenant scope only', () => {
+  assert.equal(someIdsStatement(project, employee, 5), {
+    text: 'select "project"."id" from "project" where "project"."tenantId" = $1 limit $2',
+    values: [TENANT, 5],
+  });
+});
+
+test('every filter of a plan, in order: fields, a relation as EXISTS scoped to the tenant, date range, tags', () => {
+  const statement = pageStatement(
+    note,
+    employee,
+    plan(note, {
+      where: { minutes: '30', project: { name: 'Apollo' } },
+      order: { minutes: 'asc' },
+      take: '5',
+      skip: '10',
+      startDate: '2026-01-01',
+      endDate: '2026-01-31',
+      tags: [LABEL_ID],
+    }),
+  );
+  assert.equal(statement.text, [
+    `select ${NOTE_COLUMNS} from "work_note"`,
+    'where "work_note"."tenantId" = $1 and "work_note"."authorId" = $2',
+    'and "work_note"."minutes" = $3',
+    'and exists (select 1 from "project" as "r0_project" where "r0_project"."id" = "work_note"."projectId" and "r0_project"."tenantId" = $4 and "r0_project"."name" = $5)',
+    'and "work_note"."writtenOn" >= $6 and "work_note"."writtenOn" < $7',
+    'and exists (select 1 from "label" as "filtered_labels" inner join "label_work_note" as "filtered_labels_j" on "filtered_labels_j"."labelId" = "filtered_labels"."id"',
+    'where "filtered_labels_j"."workNoteId" = "work_note"."id" and "filtered_labels"."tenantId" = $8 and "filtered_labels"."id" = any($9))',
+    'order by "work_note"."minutes" asc, "work_note"."id" asc limit $10 offset $11',
+  ].join(' '));
+  // Values are typed by the field (minutes a number), the date-only end is the next midnight, exclusive.
+  assert.equal(statement.values, [TENANT, EMPLOYEE, 30, TENANT, 'Apollo', '2026-01-01T00:00:00.000Z', '2026-02-01T00:00:00.000Z', TENANT, [LABEL_ID], 5, 10]);
+});
+
+test('an end date with a time is inclusive; take is capped at the resource maximum', () => {
+  const statement = pageStatement(note, admin, plan(note, { endDate: '2026-01-31T12:00:00Z', take: '500' }));
+  assert.match(statement.text, ' where "work_note"."tenantId" = $1 and "work_note"."writtenOn" <= $2 order by ');
+  assert.equal(statement.values, [TENANT, '2026-01-31T12:00:00.000Z', 20, 0]);
+});
+
+test('the count shares the page filter, without order and paging; one record by id is scoped too', () => {
+  assert.equal(matchesStatement(note, employee, plan(note, { where: { minutes: 30 }, take: 5 })), {
+    text: 'select 1 from "work_note" where "work_note"."tenantId" = $1 and "work_note"."authorId" = $2 and "work_note"."minutes" = $3',
+    values: [TENANT, EMPLOYEE, 30],
+  });
+  assert.equal(readStatement(note, employee, RECORD_ID), {
+    text: `select ${NOTE_COLUMNS} from "work_note" where "work_note"."id" = $1 and "work_note"."tenantId" = $2 and "work_note"."authorId" = $3`,
+    values: [RECORD_ID, TENANT, EMPLOYEE],
+  });
+});
+
+test('search: one bound pattern for every search field, LIKE wildcards of the client escaped', () => {
+  assert.equal(pageStatement(project, admin, plan(project, { search: '  50%_off\\ ' })), {
+    text:
+      'select "project"."id", "project"."tenantId", "project"."createdAt", "project"."updatedAt", "project"."name", "project"."code" from "project"' +
+      ' where "project"."tenantId" = $1 and ("project"."name" ilike $2 or "project"."code" ilike $2)' +
+      ' order by "project"."createdAt" desc, "project"."id" desc limit $3 offset $4',
+    values: [TENANT, '%50\\%\\_off\\\\%', 10, 0],
+  });
+});
+
+test('a hidden field is never selected', () => {
+  assert.not.match(readStatement(project, admin, RECORD_ID).text, 'secret');
+});
+
+test('a null filter is `is null`, binding nothing; ordering by id adds no second id', () => {
+  assert.equal(pageStatement(label, admin, plan(label, { where: { organizationId: 'null', name: 'x' }, order: { id: 'DESC' } })), {
+    text:
+      'select "label"."id", "label"."tenantId", "label"."organizationId", "label"."createdAt", "label"."updatedAt", "label"."name" from "label"' +
+      ' where "label"."tenantId" = $1 and "label"."organizationId" is null and "label"."name" = $2 order by "label"."id" desc limit $3 offset $4',
+    values: [TENANT, 'x', 10, 0],
+  });
+});
+
+test('a keyset batch: after an id, in id order', () => {
+  assert.equal(keysetStatement(note, employee, RECORD_ID, 100), {
+    text: `select ${NOTE_COLUMNS} from "work_note" where "work_note"."tenantId" = $1 and "work_note"."authorId" = $2 and "work_note"."id" > $3 order by "work_note"."id" asc limit $4`,
+    values: [TENANT, EMPLOYEE, RECORD_ID, 100],
+  });
+  assert.equal(keysetStatement(note, admin, undefined, 100).values, [TENANT, 100]);
+});
+
+test('the same plan shape gives the same text whatever the values (one prepared statement)', () => {
+  const a = pageStatement(note, employee, plan(note, { where: { minutes: 1 }, skip: 0 }));
+  const b = pageStatement(note, callerOf({ ownerScoped: true, employeeId: RECORD_ID }), plan(note, { where: { minutes: 99 }, skip: 40 }));
+  assert.is(a.text, b.text);
+  assert.not.equal(a.values, b.values);
+});
+
+/** The 400 a plan refuses with, as its messages. */
+function refusal(parameters: Record<string, unknown>): string[] {
+  try {
+    plan(note, parameters);
+  } catch (err) {
+    if (err instanceof HttpError) return [String(err.status), ...([] as string[]).concat(err.messages)];
+    throw err;
+  }
+  throw new Error('the plan was accepted');
+}
+
+test('no plan, so no SQL, for an unknown field, order, relation or parameter: a 400 naming it', () => {
+  assert.equal(refusal({ where: { nope: 1 } }), ['400', "where: 'nope' is not filterable; filterable: id, minutes, projectId; relations: project, labels"]);
+  assert.equal(refusal({ order: { nope: 'ASC' } }), ['400', "order: 'nope' is not sortable; sortable: id, createdAt, updatedAt, minutes"]);
+  assert.equal(refusal({ where: { project: { code: 'x' } } }), ['400', "where.project: 'code' is not filterable; filterable: id, name"]);
+  assert.equal(refusal({ relations: ['nope'] }), ['400', "relations: 'nope' is not allowed; allowed: project, labels"]);
+  assert.equal(refusal({ search: 'x' }), ['400', 'search is not a supported list parameter of work-note; supported: take, skip, order, where, relations, startDate, endDate, tags']);
+});
+
+test('another tenant named in a plan is a 403, before any SQL', () => {
+  assert.equal(refusal({ where: { tenantId: '7e1a0000-0000-4000-8000-000000000002' } }), ['403', 'Forbidden resource']);
+});
+
+test('a definition naming an unknown field or resource does not compile: the file, line and fault', () => {
+  const broken = { ...DEFINITIONS, project: DEFINITIONS.project.replace('filters: [name]', 'filters: [nope]').replace('hasMany: work-note', 'hasMany: nothing') };
+  try {
+    compile(broken);
+    assert.unreachable('compiled');
+  } catch (err) {
+    assert.instance(err, DefinitionError);
+    const message = (err as Error).message;
+    assert.match(message, /inline\/project\.yaml:\d+:\d+ .*filters.*"nope" is not a field of project/);
+    assert.match(message, /inline\/project\.yaml:\d+:\d+ .*"nothing"/);
+  }
+});
+
+test.run();

@@ -1,4 +1,4 @@
-// The signed-in user's account (CONTRACT §2): GET /api/user/me, PUT /api/user/me with the
+// The signed-in user's account, inside its own tenant: GET /api/user/me, PUT /api/user/me with the
 // mass-assignment guard (server-owned fields ignored; role and tenantId only for an ADMIN or
 // SUPER_ADMIN, SUPER_ADMIN only from a SUPER_ADMIN, never another tenant), and POST /api/tenant.
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Bearer verification (CONTRACT §1, §3): only an unexpired HS256 access token signed with the
+// Bearer verification: only an unexpired HS256 access token signed with the
 // service's secret, of a known role, passes. Everything else is the same 401 with
 // WWW-Authenticate: Bearer, and a refused write leaves nothing behind.
 import { generateKeyPairSync } from 'node:crypto';

@@ -1,5 +1,5 @@
-// POST /api/auth/change-password (CONTRACT §3): the signed-in user proves its current password and
-// sets a new one that follows SPEC's rules; every other refresh token of the user is revoked, the
+// POST /api/auth/change-password: the signed-in user proves its current password and sets a new
+// one that follows the password rules (8 to 128 characters with an upper-case letter, a lower-case letter, a digit and a special character); every other refresh token of the user is revoked, the
 // caller's own session stays. Wrong current password or broken rules: 400 and nothing changes.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

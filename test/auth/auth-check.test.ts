@@ -1,4 +1,4 @@
-// GET /api/auth/check (CONTRACT §3): 200 {valid, userId, tenantId, role, expiresAt} for an access
+// GET /api/auth/check: 200 {valid, userId, tenantId, role, expiresAt} for an access
 // token the API accepts, 401 otherwise. GET /api/auth/authenticated (the Ever Gauzy alias): public,
 // 200 true or false, never a 401.
 import { generateKeyPairSync, randomUUID } from 'node:crypto';

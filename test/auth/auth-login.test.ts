@@ -1,4 +1,4 @@
-// POST /api/auth/login (CONTRACT §3): 200 with the user, an access token and a refresh token;
+// POST /api/auth/login: 200 with the user, an access token and a refresh token;
 // an unknown email, a wrong password and an inactive user get the very same 401.
 import jwt from 'jsonwebtoken';
 import { test } from 'uvu';

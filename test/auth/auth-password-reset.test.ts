@@ -1,4 +1,4 @@
-// POST /api/auth/reset-password (CONTRACT §3) and its alias /api/auth/request-password: {email}
+// POST /api/auth/reset-password and its alias /api/auth/request-password: {email}
 // answers the same 200 whether or not the account exists and mails a single-use token valid one
 // hour (only its hash is stored); {token, password, confirmPassword} spends it, replaces the
 // password and revokes every refresh token of the user. Mail is read from a real SMTP server.

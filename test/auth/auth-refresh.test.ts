@@ -1,4 +1,4 @@
-// POST /api/auth/refresh-token (CONTRACT §3): a refresh token buys one new pair. Only its SHA-256 is
+// POST /api/auth/refresh-token: a refresh token buys one new pair. Only its SHA-256 is
 // stored, with status, expiry, parent and session; a spent token sent again ends its whole
 // session; two concurrent exchanges of one token: exactly one succeeds. Expired, forged, wrong-type
 // and unknown tokens are 401; a missing or non-string refresh_token is a 400.

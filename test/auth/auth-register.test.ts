@@ -1,6 +1,7 @@
-// POST /api/auth/register (CONTRACT §2, §3): without a token a new tenant with the user as its
+// POST /api/auth/register: without a token a new tenant with the user as its
 // SUPER_ADMIN; with an ADMIN's token a user of that tenant. Privileged fields need such a token,
-// server-owned fields are never assigned, and SPEC's password rules each have their own message.
+// server-owned fields are never assigned, and each password rule (8 to 128 characters with an upper-case letter, a lower-case letter, a digit and a special character)
+// has its own message.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { login, newTenant, PASSWORD, uniqueEmail, userWithRole, type Session } from '../helpers/accounts.js';

@@ -1,4 +1,4 @@
-// A list's total by the resource's count policy (engine/resource/count.ts, README "Counting"),
+// A list's total by the resource's count policy (engine/resource/count.ts),
 // through the list route on a real database: three fixture resources on one table
 // (test/fixtures/count), exact, capped at 3 and estimated past 3. Below the threshold every policy
 // counts exactly; above it, capped answers the cap and estimated the planner's figure (never one

@@ -1,4 +1,4 @@
-// The definition format's guarantees (README, "Adding a resource"):
+// The definition format's guarantees:
 // - a bad definition stops start-up with the file, the line and column, the path inside the file and the fault;
 // - a definition plus its migration is all a resource needs: the fixture test/fixtures/widget gets
 //   working CRUD, validation, list parameters and its part of the OpenAPI document, with no code;

@@ -1,5 +1,5 @@
-// The definition format's rules between fields, computed fields and caller defaults (README, "The
-// definition format"), proven end to end on a fixture resource, test/fixtures/rules/stint.yaml:
+// The definition format's rules between fields, computed fields and caller defaults, proven end
+// to end on a fixture resource, test/fixtures/rules/stint.yaml:
 // - `rules:` — field >= atLeast when both are set, on create, PUT and a PATCH of one side alone;
 //   a violation is a 400 with the rule's message and writes nothing;
 // - `computed: {secondsBetween}` — whole seconds between two timestamps, kept by the database,

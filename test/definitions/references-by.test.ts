@@ -1,4 +1,4 @@
-// `referencesBy` (README, "The definition format"): a uuid field naming a record of the resource
+// `referencesBy` in a definition: a uuid field naming a record of the resource
 // that another field of the record names, as comment.entityId and entity-subscription.entityId
 // name a Task, an Employee, a project, a daily plan, an invoice or a time-off request by `entity`.
 // Checked as `references` is, through HTTP against the database:

@@ -1,4 +1,4 @@
-// The migration check of `npm test` (README "Adding a resource"): a freshly migrated database has
+// The migration check of `npm test`: a freshly migrated database has
 // every table, column, type, nullability, default, foreign key, unique constraint, check and index
 // that the definitions of resources/ (and of the modules) need. A definition changed without its
 // migration fails here with one sentence per difference; `npm run db:migration -- <name>` writes
@@ -112,10 +112,11 @@ test('npm run db:migration without a name says how to call it', () => {
   assert.equal(run.written, []);
 });
 
-// The steps of README "Adding a resource", in a folder of its own (EXTRA_RESOURCES_DIR): the
-// definition alone; the migration written for it; applied on the next run, nothing left to do. A
-// definition of this test's own (test/docs/readme-example.test.ts follows the README's), named so that
-// a reader who adds the README's example to resources/ meets no clash here.
+// The steps of adding a resource (a definition, `npm run db:migration -- <name>`, the next run
+// applies it), in a folder of its own (EXTRA_RESOURCES_DIR): the definition alone; the migration
+// written for it; applied on the next run, nothing left to do. A definition of this test's own
+// (test/docs/readme-example.test.ts follows the README's), named so that a reader who adds the
+// README's example to resources/ meets no clash here.
 const LOCKER = `
 name: locker
 aliases: [lockers]

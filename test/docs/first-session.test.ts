@@ -1,6 +1,6 @@
 // README "A first session", as a new user follows it: the curl commands of its two blocks are
 // read from README.md itself and sent in order (so the README and this test cannot drift apart).
-// Right after registering, with no organization, the spec's own create bodies work: the event
+// Right after registering, with no organization, the shortest create bodies work: the event
 // type and the task belong to the whole tenant (organizationId null). An employee or a time log
 // needs an organization and answers the README's one-sentence 400; once the tenant has one
 // organization, they land in it. An upload works at once too.
@@ -70,12 +70,12 @@ async function send(command: Command) {
 const [atOnce, withOrganization] = blocks();
 const auth = () => ({ Authorization: `Bearer ${token}` });
 
-test("the README's first block: register, sign in, then the spec's event type and task bodies, at once", async () => {
+test("the README's first block: register, sign in, then the shortest event type and task bodies, at once", async () => {
   assert.equal(
     atOnce.map((c) => `${c.method} ${c.path}`),
     ['POST /api/auth/register', 'POST /api/auth/login', 'POST /api/event-type', 'POST /api/task', 'GET /api/event-type'],
   );
-  // The spec's bodies exactly: an event type with its five fields, a task with a title.
+  // The shortest bodies: an event type with its five fields, a task with a title.
   assert.equal(Object.keys(atOnce[2].body as object).sort(), ['description', 'duration', 'durationUnit', 'isActive', 'title']);
   assert.equal(Object.keys(atOnce[3].body as object), ['title']);
 

@@ -1,4 +1,4 @@
-// Assertions on the error envelope of CONTRACT §1: {statusCode, message, error}, a 400 message as
+// Assertions on the error envelope every failure answers: {statusCode, message, error}, a 400 message as
 // an array of strings, and never SQL, a stack or driver text in what the client sees.
 import { STATUS_CODES } from 'node:http';
 import * as assert from 'uvu/assert';

@@ -1,4 +1,4 @@
-// The CRUD contract (CONTRACT §4) for every resource of a set of definitions, from their compiled
+// The CRUD contract (create 201, read, list as {items, total}, replace, modify, delete 200) for every resource of a set of definitions, from their compiled
 // definitions alone: a new YAML file joins it with no test code. For each resource: create, read,
 // list (each filter, each sort field, search, date range, tags), each relations[] path, replace,
 // modify, delete, a 400 for each missing required field and each enum violation, and tenant

@@ -1,4 +1,4 @@
-// The world the isolation suites attack (CONTRACT §2): a viewer (the attacker), the records it
+// The world the isolation suites attack (no caller reaches another tenant's records, nor the owner-scoped role another employee's): a viewer (the attacker), the records it
 // must never see or touch (victims, one per resource that has one) and records of its own
 // (probes), built from the compiled registry so that a new YAML resource joins with no test
 // code. Also: what the viewer may see as a database query (the oracle the answers are checked

@@ -1,4 +1,4 @@
-// ISO 8601 date-times without a zone (issue 16, point 2): in a body's date and timestamp fields and
+// ISO 8601 date-times without a zone: in a body's date and timestamp fields and
 // in startDate/endDate they are read as UTC, as a date-only value is midnight UTC; what cannot be
 // a date is a 400 naming the field. The document says so, with a pattern that every accepted
 // value matches.

@@ -1,4 +1,4 @@
-// CONTRACT §1: every failure is {statusCode, message, error}; validation messages are NestJS-style
+// Every failure is {statusCode, message, error}; validation messages are NestJS-style
 // sentences; bodies are JSON of at most 1 MiB; database errors become 4xx without leaking SQL.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

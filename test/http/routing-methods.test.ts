@@ -1,4 +1,4 @@
-// Routing over HTTP (issue 16, point 3): fixed sub-paths (search, count, pagination, getByName,
+// Routing over HTTP: fixed sub-paths (search, count, pagination, getByName,
 // upload, the timesheet/time-log alias…) never fall into a generated /:id; a method a path does
 // not have, OPTIONS and methods the router does not know included, is a 405 in the envelope with
 // an Allow header naming exactly the methods the OpenAPI document gives that path; a nameless

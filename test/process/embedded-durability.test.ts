@@ -4,7 +4,7 @@
 // behaviour: a killed process loses nothing, an OS crash may). The sync calls are counted in the
 // process, at the file-system layer PGlite writes through. What this cannot show is the disk
 // honouring the sync (that is the OS's and the hardware's part); that the calls reach the kernel
-// was checked by counting fsync system calls under load (README, "Durability").
+// was checked once by counting fsync system calls under load.
 // The embedded database only: PostgreSQL's durability is its own (skipped with DATABASE_URL).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

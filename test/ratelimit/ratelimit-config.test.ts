@@ -1,4 +1,4 @@
-// The rate-limit settings of loadConfig (README "Rate limits"): their defaults, what each accepts,
+// The rate-limit settings of loadConfig: their defaults, what each accepts,
 // and a message naming the variable for every value it refuses, so a typo stops start-up instead
 // of leaving the service unlimited or limited by a number nobody meant.
 import { test } from 'uvu';

@@ -1,4 +1,4 @@
-// Whose count a request goes to (CONTRACT §5): the user of a valid access token whose session is
+// Whose count a request goes to: the user of a valid access token whose session is
 // live, else the client IP, the socket's address unless a trusted proxy forwarded the request.
 // Sign-in and password reset count per address whatever the token. A client's own X-Forwarded-For
 // never buys it a fresh count; a forwarded port is ignored and an unreadable address is one
@@ -6,8 +6,9 @@
 // store sweeps ended windows, forgets the oldest callers beyond its bound and says so once.
 //
 // The apps here run at RATE_LIMIT_SCALE=0.05 (anonymous 5, authenticated 50, POST 5 a minute), but
-// for sign-in and password reset, at SPEC's own numbers: the numbers themselves are ratelimit.test.ts's. Distinct client addresses come from a trusted proxy
-// on loopback (TRUST_PROXY=loopback) naming them in X-Forwarded-For.
+// for sign-in and password reset, at limits.yaml's own numbers: the numbers themselves are
+// ratelimit.test.ts's. Distinct client addresses come from a trusted proxy on loopback
+// (TRUST_PROXY=loopback) naming them in X-Forwarded-For.
 import jwt from 'jsonwebtoken';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -98,7 +99,7 @@ test('a user\'s count follows the user, not the address or the token: another IP
 });
 
 test('sign-in is counted per address whatever the token: several users from one address share its count of 5, their tiers stay their own', async () => {
-  const app = behindProxy({ RATE_LIMIT_SCALE: '1' }); // SPEC's numbers: sign-in 5, tiers 100 / 1000 / 5000, POST 100
+  const app = behindProxy({ RATE_LIMIT_SCALE: '1' }); // limits.yaml unscaled: sign-in 5, tiers 100 / 1000 / 5000, POST 100
   const here = forwardedFor('203.0.113.20');
   const attempt = (auth: Record<string, string>, password = 'Wrong!Passw0rd', from = here) =>
     app.http.post('/api/auth/login').set({ ...auth, ...from }).send({ email: first.email, password });

@@ -1,7 +1,8 @@
-// The limits in force, compared row by row with SPEC "Limits" (issue 4, item 1): its tiers and its
-// per-endpoint table are copied below by hand, so a change to resources/limits.yaml that drifts
-// from SPEC fails here. Also: a resource's own `limits:` (test/fixtures/limits), a limits file with
-// a mistake stopping start-up with its place, and RATE_LIMIT_SCALE / RATE_LIMIT_WINDOW_SCALE.
+// The limits in force, compared row by row with the limits the service promises: its tiers and
+// its per-endpoint table are written below by hand, so a change to resources/limits.yaml that
+// drifts from the promised numbers fails here. Also: a resource's own `limits:`
+// (test/fixtures/limits), a limits file with a mistake stopping start-up with its place, and
+// RATE_LIMIT_SCALE / RATE_LIMIT_WINDOW_SCALE.
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,15 +19,16 @@ const FIXTURES = fileURLToPath(new URL('../fixtures/limits/', import.meta.url));
 const GADGET_DIR = path.join(FIXTURES, 'resources');
 const OVERRIDE_FILE = path.join(FIXTURES, 'override.yaml');
 
-// SPEC.md "Limits", as written there; plus `per`, whose count a request goes to (limits.yaml): the
-// caller (the user of a valid token, else the client address), or the address always on the
-// routes that take a password or mail one, where each account held must buy no allowance.
-const SPEC_TIERS = [
-  { name: 'anonymous', roles: [], per: 'caller', requests: 100, window: 60 }, // "Default"
+// The promised limits: three tiers by role (anonymous, any signed-in role, the two admin roles)
+// and per-endpoint limits, each with its reason; plus `per`, whose count a request goes to
+// (limits.yaml): the caller (the user of a valid token, else the client address), or the address
+// always on the routes that take a password or mail one, where each account held must buy no allowance.
+const PROMISED_TIERS = [
+  { name: 'anonymous', roles: [], per: 'caller', requests: 100, window: 60 }, // the default tier
   { name: 'authenticated', roles: [], per: 'caller', requests: 1000, window: 60 },
-  { name: 'admin', roles: ['ADMIN', 'SUPER_ADMIN'], per: 'caller', requests: 5000, window: 60 }, // the roles: CONTRACT §5
+  { name: 'admin', roles: ['ADMIN', 'SUPER_ADMIN'], per: 'caller', requests: 5000, window: 60 },
 ];
-const SPEC_ENDPOINTS = [
+const PROMISED_ENDPOINTS = [
   { method: 'POST', path: '/api/auth/login', per: 'address', requests: 5, window: 60, reason: 'brute-force protection' },
   { method: 'POST', path: '/api/auth/register', per: 'caller', requests: 3, window: 300, reason: 'abuse prevention' },
   { method: 'POST', path: '/api/auth/reset-password', per: 'address', requests: 3, window: 300, reason: 'abuse prevention' },
@@ -38,7 +40,7 @@ const SPEC_ENDPOINTS = [
   { method: 'GET', path: '/api/export/*', per: 'caller', requests: 5, window: 300, reason: 'CPU intensive' },
   { method: 'POST', path: '/api/import/*', per: 'caller', requests: 5, window: 300, reason: 'CPU intensive' },
 ];
-/** Other spellings of a SPEC route (CONTRACT §3, §4) that share its count. */
+/** Other spellings of a limited route (the aliases the API answers too) that share its count. */
 const ALIASES: Record<string, string[]> = {
   '/api/auth/reset-password': ['/api/auth/request-password'],
   '/api/image-asset/upload': ['/api/image-assets/upload'],
@@ -67,25 +69,25 @@ function rowFor(table: LimitTable, method: string, routePath: string): EndpointP
   return rows[0];
 }
 
-/** Every SPEC row, with `requests` and `window` as `tune` makes them, and nothing else unless named. */
-function assertSpecRows(table: LimitTable, tune: { requests: (n: number) => number; window: (n: number) => number } = { requests: (n) => n, window: (n) => n }) {
+/** Every promised row, with `requests` and `window` as `tune` makes them, and nothing else unless named. */
+function assertPromisedRows(table: LimitTable, tune: { requests: (n: number) => number; window: (n: number) => number } = { requests: (n) => n, window: (n) => n }) {
   assert.equal(
     table.tiers.map((tier) => ({ name: tier.name, roles: [...tier.roles].sort(), per: tier.per, requests: tier.requests, window: tier.windowSeconds })),
-    SPEC_TIERS.map((tier) => ({ ...tier, requests: tune.requests(tier.requests), window: tune.window(tier.window) })),
+    PROMISED_TIERS.map((tier) => ({ ...tier, requests: tune.requests(tier.requests), window: tune.window(tier.window) })),
   );
-  for (const spec of SPEC_ENDPOINTS) {
-    const row = rowFor(table, spec.method, spec.path);
+  for (const promised of PROMISED_ENDPOINTS) {
+    const row = rowFor(table, promised.method, promised.path);
     assert.equal(
       { method: row.method, paths: row.paths, per: row.per, requests: row.requests, window: row.windowSeconds, reason: row.reason },
-      { method: spec.method, paths: [spec.path, ...(ALIASES[spec.path] ?? [])], per: spec.per, requests: tune.requests(spec.requests), window: tune.window(spec.window), reason: spec.reason },
-      `${spec.method} ${spec.path}`,
+      { method: promised.method, paths: [promised.path, ...(ALIASES[promised.path] ?? [])], per: promised.per, requests: tune.requests(promised.requests), window: tune.window(promised.window), reason: promised.reason },
+      `${promised.method} ${promised.path}`,
     );
   }
 }
 
-test('the tiers are SPEC\'s: anonymous 100, authenticated 1000, admin (ADMIN, SUPER_ADMIN) 5000 per 60 s; every other role is authenticated', () => {
+test('the tiers are the promised ones: anonymous 100, authenticated 1000, admin (ADMIN, SUPER_ADMIN) 5000 per 60 s; every other role is authenticated', () => {
   const { table } = t.rateLimiting;
-  assertSpecRows(table);
+  assertPromisedRows(table);
   const matcher = new PolicyMatcher(table);
   assert.is(matcher.tierOf(undefined).name, 'anonymous');
   const roles = [...t.engine.roles.grants.keys()];
@@ -93,12 +95,12 @@ test('the tiers are SPEC\'s: anonymous 100, authenticated 1000, admin (ADMIN, SU
   for (const role of roles) assert.is(matcher.tierOf(role).name, ['ADMIN', 'SUPER_ADMIN'].includes(role) ? 'admin' : 'authenticated', role);
 });
 
-test('the endpoint limits are SPEC\'s table row by row, with its numbers, and there is no other', () => {
+test('the endpoint limits are the promised table row by row, with its numbers, and there is no other', () => {
   const { table } = t.rateLimiting;
-  assertSpecRows(table);
-  const unexpected = table.endpoints.filter((row) => !SPEC_ENDPOINTS.some((spec) => spec.method === row.method && row.paths[0] === spec.path));
+  assertPromisedRows(table);
+  const unexpected = table.endpoints.filter((row) => !PROMISED_ENDPOINTS.some((promised) => promised.method === row.method && row.paths[0] === promised.path));
   assert.equal(unexpected.map((row) => row.name), []);
-  assert.is(table.endpoints.length, SPEC_ENDPOINTS.length);
+  assert.is(table.endpoints.length, PROMISED_ENDPOINTS.length);
 });
 
 test('PATCH is counted as PUT and HEAD as the GET it mirrors; no limit is declared for either', () => {
@@ -109,7 +111,7 @@ test('PATCH is counted as PUT and HEAD as the GET it mirrors; no limit is declar
   const names = (method: string, routePath: string) => matcher.endpointPolicies(method, routePath).map((p) => p.name).sort();
   assert.equal(names('PATCH', `/api/tags/${randomUUID()}`), ['PUT /api/*']);
   assert.equal(names('HEAD', '/api/export/x'), ['GET /api/*', 'GET /api/export/*']);
-  // Which SPEC rows a few requests meet: the method's row and the endpoint's own.
+  // Which rows a few requests meet: the method's row and the endpoint's own.
   assert.equal(names('POST', '/api/auth/login/'), ['POST /api/*', 'POST /api/auth/login']);
   assert.equal(names('POST', '/api/auth/request-password'), ['POST /api/*', 'POST /api/auth/reset-password']);
   assert.equal(names('GET', '/api/export'), ['GET /api/*', 'GET /api/export/*']);
@@ -129,8 +131,8 @@ test('GET /api/health (HEAD, a trailing slash) is exempt, and nothing else', () 
 test('a resource\'s own limits add a row for its path and every alias, counted as one', async () => {
   const app = apps.create({ resourceDirs: [RESOURCES_DIR, GADGET_DIR] });
   const { table } = app.rateLimiting;
-  assertSpecRows(table); // untouched
-  assert.is(table.endpoints.length, SPEC_ENDPOINTS.length + 2);
+  assertPromisedRows(table); // untouched
+  assert.is(table.endpoints.length, PROMISED_ENDPOINTS.length + 2);
   const list = rowFor(table, 'GET', '/api/gadgets');
   assert.equal(
     { name: list.name, paths: list.paths, per: list.per, requests: list.requests, window: list.windowSeconds },
@@ -215,9 +217,9 @@ test('a limits file with a mistake stops start-up, pointing at the mistake', () 
 test('RATE_LIMIT_SCALE multiplies every limit\'s requests (rounded, at least 1); RATE_LIMIT_WINDOW_SCALE every window', async () => {
   const scaled = (env: Record<string, string>) => apps.create({ env }).rateLimiting.table;
   for (const scale of [0.5, 0.05, 0.001, 3]) {
-    assertSpecRows(scaled({ RATE_LIMIT_SCALE: String(scale) }), { requests: (n) => Math.max(1, Math.round(n * scale)), window: (n) => n });
+    assertPromisedRows(scaled({ RATE_LIMIT_SCALE: String(scale) }), { requests: (n) => Math.max(1, Math.round(n * scale)), window: (n) => n });
   }
-  assertSpecRows(scaled({ RATE_LIMIT_WINDOW_SCALE: '0.5' }), { requests: (n) => n, window: (n) => n / 2 });
+  assertPromisedRows(scaled({ RATE_LIMIT_WINDOW_SCALE: '0.5' }), { requests: (n) => n, window: (n) => n / 2 });
   // Spot checks of the rounding: 5 × 0.5 = 2.5 → 3, 3 × 0.5 = 1.5 → 2, 5 × 0.001 → 1.
   assert.is(rowFor(scaled({ RATE_LIMIT_SCALE: '0.5' }), 'POST', '/api/auth/login').requests, 3);
   assert.is(rowFor(scaled({ RATE_LIMIT_SCALE: '0.5' }), 'POST', '/api/auth/register').requests, 2);

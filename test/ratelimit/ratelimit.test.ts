@@ -1,4 +1,4 @@
-// Rate limits through real requests, with SPEC's own numbers (CONTRACT §5): each kind of limit
+// Rate limits through real requests, with limits.yaml's own numbers: each kind of limit
 // (caller tier, method, endpoint) refuses the request after its last allowed one, every counted
 // answer carries the headers of the limits it met, a 429 is the JSON envelope with Retry-After and
 // never reaches the handler, the health check is exempt, a window that ends lets the caller in

@@ -1,4 +1,4 @@
-// CONTRACT §4: create, read, replace, modify and delete, on employees, tags, skills and
+// Create, read, replace, modify and delete, on employees, tags, skills and
 // organizations: what each answers and what the database holds afterwards.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

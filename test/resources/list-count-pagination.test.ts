@@ -1,4 +1,4 @@
-// The list's Ever Gauzy spellings (issue 16, point 3): GET /api/{r}/pagination is the list (same
+// The list's Ever Gauzy spellings: GET /api/{r}/pagination is the list (same
 // parameters, same answer) and GET /api/{r}/count answers {total} under the same filters,
 // permissions, tenant and owner rule, on every path and alias.
 import { test } from 'uvu';

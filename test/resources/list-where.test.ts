@@ -1,5 +1,6 @@
 // where[field] and where[relation][field] on GET /api/{resource}: exact match, values coerced to
-// the field's type, only whitelisted fields, and the tenant never widened (CONTRACT §2, §4).
+// the field's type, only whitelisted fields, and the tenant never widened (a where[tenantId] of
+// another tenant is a 403).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTestApp, type TestApp } from '../helpers/app.js';

@@ -1,4 +1,4 @@
-// GET /api/{resource}: take/skip paging, order, and the parameters a list refuses (CONTRACT §4).
+// GET /api/{resource}: take/skip paging, order, and the parameters a list refuses (each a 400 naming it).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTestApp, type TestApp } from '../helpers/app.js';

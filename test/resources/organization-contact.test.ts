@@ -1,4 +1,4 @@
-// The spec's own nested example, relations[]=organization.contact (issue 16, point 2): an
+// A nested relation of two levels, relations[]=organization.contact: an
 // organization's contact is its address, a contact record (resources/contact.yaml, as Ever
 // Gauzy's Contact) named by organization.contactId. It loads on employee lists and reads, in
 // the search body too, and is limited to the caller's tenant at every level.

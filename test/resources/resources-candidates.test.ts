@@ -1,6 +1,6 @@
 // Candidates (resources/candidate.yaml) with their sources, interviews and skills: defaults and
 // field rules, the interview's endTime >= startTime rule, skills set by ids of the caller's
-// tenant only, SPEC's relation whitelist, permissions and tenant isolation.
+// tenant only, the relations[] whitelist of the definitions, permissions and tenant isolation.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTestApp, type TestApp } from '../helpers/app.js';

@@ -1,4 +1,4 @@
-// Every resource definition of the project through the CRUD contract (CONTRACT §4), from its
+// Every resource definition of the project through the CRUD contract, from its
 // compiled definition alone: a new YAML file joins this suite with no test code. The checks are
 // test/helpers/generic-crud.ts (create, read, list with each filter, sort field, search, date
 // range and tags, each relations[] path, replace, modify, delete, required fields, enums and

@@ -1,6 +1,6 @@
 // Invoices (resources/invoice.yaml) and their items: defaults and rules (dueDate >= invoiceDate,
 // invoiceNumber unique per organization), items sent with the invoice written in its transaction
-// (all or nothing, checked in the database), replaced by PUT and PATCH, SPEC's relation
+// (all or nothing, checked in the database), replaced by PUT and PATCH, the relations[]
 // whitelist, the nested items in the OpenAPI bodies, permissions and tenant isolation.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -257,7 +257,7 @@ test('invoice tags: set by ids of the tenant, filtered by tags[]', async () => {
   assert.not.ok(ids.includes(plain.body.id));
 });
 
-test("invoice relations: SPEC's whitelist (toContact, fromOrganization, invoiceItems) loads; tags and anything else are a 400", async () => {
+test("invoice relations: its whitelist (toContact, fromOrganization, invoiceItems) loads; tags and anything else are a 400", async () => {
   const res = await postInvoice(invoiceBody({ tagIds: [red], invoiceItems: [{ quantity: 1, price: 9, taskId: task }] }));
   const id = res.body.id;
   const read = await t.http.get(`/api/invoice/${id}?relations=toContact,fromOrganization,invoiceItems,invoiceItems.task`).set(acme.auth);

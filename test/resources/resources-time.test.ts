@@ -1,4 +1,4 @@
-// The time-tracking resources of RESOURCES.md through HTTP: time logs (and their alias under
+// The time-tracking resources through HTTP: time logs (and their alias under
 // timesheet/), time slots, timesheets, daily plans, time-off requests, entity subscriptions and
 // image assets. Their rules, the computed duration, date ranges on lists, the writable
 // many-to-many relations (ids of the caller's tenant only), and the owner rule: an EMPLOYEE sees
@@ -165,7 +165,7 @@ test('time-log: the alias reads, writes and deletes the same records', async () 
   assert.not.ok(await rowOf('time_log', made.id));
 });
 
-test("time-log: relations are SPEC's whitelist: employee, project, task, timeSlots", async () => {
+test("time-log: relations are its whitelist: employee, project, task, timeSlots", async () => {
   const log = ok(await t.http.post('/api/time-log').set(admin.auth).send({ employeeId: ann.employeeId, startedAt: '2026-04-05T09:00:00Z', projectId: project, taskId: task }));
   const slot = ok(await t.http.post('/api/time-slot').set(admin.auth).send({ employeeId: ann.employeeId, startedAt: '2026-04-05T09:00:00Z', duration: 600, timeLogIds: [log.id] }));
   const read = ok(await t.http.get(`/api/time-log/${log.id}?relations[]=employee&relations[]=project&relations[]=task.project&relations[]=timeSlots`).set(admin.auth), 200);

@@ -1,4 +1,4 @@
-// tags[] on every resource that has a tags relation (issue 16, point 2), time logs included: the
+// tags[] on every resource that has a tags relation, time logs included: the
 // parameter follows from the relation (a definition's tagFilter may name another), is declared
 // in the document, and filters within the caller's tenant.
 import { randomUUID } from 'node:crypto';
@@ -79,7 +79,7 @@ test('time logs: tags are written (tags, tagIds), tags[] finds the logs with any
   assert.is(patched.status, 200, JSON.stringify(patched.body));
   assert.equal(await ids(`tags[]=${billable}`), [b, c]);
   assert.equal((await t.db('tag_time_log').where({ timeLogId: c })).map((row) => row.tagId), [billable]);
-  // SPEC's relations[] whitelist for time logs stays as it is: tags are filtered on, not loaded.
+  // The time log's relations[] whitelist stays as it is: tags are filtered on, not loaded.
   assertError(await t.http.get(`/api/time-log/${c}?relations[]=tags`).set(acme.auth), 400, "relations: 'tags' is not allowed; allowed: employee, project, task, timeSlots");
 });
 

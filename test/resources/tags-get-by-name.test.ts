@@ -1,6 +1,6 @@
 // GET /api/tags/getByName/{name} and ?name=: the caller's tenant's tag by its exact name, 404 or
-// 400 otherwise, each answer with the deprecation headers of CONTRACT §4, and documented as
-// deprecated in the OpenAPI document.
+// 400 otherwise, each answer with the deprecation headers (Deprecation: true, a Link to its
+// successor, the list filtered by name), and documented as deprecated in the OpenAPI document.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTestApp, type TestApp } from '../helpers/app.js';

@@ -1,4 +1,4 @@
-// Issue 8's hardening, through HTTP: security headers on every answer (errors too), CORS from the
+// Hardening, through HTTP: security headers on every answer (errors too), CORS from the
 // allowlist only, X-Request-Id echoed and in the log lines, structured logs with credentials
 // redacted, and JSON bodies bounded in depth and array length.
 import { randomBytes } from 'node:crypto';

@@ -1,4 +1,4 @@
-// The owner rule on every route (CONTRACT §2): in one tenant, Ann and Bob have the EMPLOYEE role,
+// The owner rule on every route (the EMPLOYEE role reaches only records it owns): in one tenant, Ann and Bob have the EMPLOYEE role,
 // here granted every permission (a copy of roles.yaml), so that the owner rule alone stands
 // between Ann and Bob's records. Bob owns a record of every resource with an owner field; Ann
 // owns one too, and the records Ann sees are linked across to Bob's past the API. Ann attacks

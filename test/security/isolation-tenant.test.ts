@@ -1,4 +1,4 @@
-// Tenant isolation on every route (CONTRACT §2): tenant B holds a record of every resource, each
+// Tenant isolation on every route (no caller reaches another tenant's records): tenant B holds a record of every resource, each
 // linked across to tenant A's records past the API (as a corrupt row would be), and tenant A's
 // SUPER_ADMIN attacks them through every route: ids (404), lists with every filter, nested
 // filters, search, dates, tags, relations at every depth, writes naming them (400/403), export,

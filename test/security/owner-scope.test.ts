@@ -1,4 +1,4 @@
-// CONTRACT §2, the owner rule: a caller whose role is EMPLOYEE sees and writes only the records
+// The owner rule: a caller whose role is EMPLOYEE sees and writes only the records
 // whose owner field is its own employee; other ids are 404, writing for someone else is 403.
 // Proven on a fixture resource (timecard, owner employeeId) beside the project's own resources.
 import { fileURLToPath } from 'node:url';

@@ -1,4 +1,4 @@
-// CONTRACT §2: the tenant always comes from the token. Another tenant's records are invisible
+// The tenant always comes from the token. Another tenant's records are invisible
 // (404, never 403), cannot be written, linked or referenced; naming another tenant is a 403.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

@@ -1,4 +1,4 @@
-// A tenant named beside the token (CONTRACT §1/§2, issue 16 point 2): a `tenantId` query
+// A tenant named beside the token: a `tenantId` query
 // parameter, like the `Tenant-Id` header, naming another tenant is a 403 on every route that takes
 // a token (generated, hand-written, auth); the caller's own tenant id is accepted and ignored,
 // never a 400 "not a supported parameter".

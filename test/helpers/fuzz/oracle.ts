@@ -1,4 +1,4 @@
-// What every answer must be, whatever was asked (CONTRACT §1): a status the route documents and
+// What every answer must be, whatever was asked: a status the route documents and
 // never a 5xx; errors in the envelope {statusCode, message, error}; no SQL, driver text, stack or
 // source path in a body or a header; no hidden field (password hash, secrets) anywhere in a JSON
 // answer; nothing of the other tenant (a record of it by id, or one of its ids in an answer the
@@ -112,7 +112,7 @@ export function judge(w: World, op: Operation, req: FuzzRequest, res: FuzzRespon
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** A resource route's success: the CONTRACT §4 shape, a page no larger than the maximum, only the caller's tenant. */
+/** A resource route's success: a record, or a page {items, total}, a page no larger than the maximum, only the caller's tenant. */
 function recordProblems(w: World, op: Operation, req: FuzzRequest, res: FuzzResponse): string[] {
   const problems: string[] = [];
   const body = res.json;

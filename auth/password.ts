@@ -1,4 +1,5 @@
-// Passwords: SPEC's rules, argon2id hashing (memory-hard, off the main thread in @node-rs/argon2).
+// Passwords: at least 8 characters with an upper- and a lowercase letter, a digit and a special
+// character; argon2id hashing (memory-hard, off the main thread in @node-rs/argon2).
 import { hash, verify, Algorithm } from '@node-rs/argon2';
 
 export const MIN_PASSWORD_LENGTH = 8;

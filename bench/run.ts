@@ -57,7 +57,7 @@ if (unknown.length) {
 }
 /**
  * A run of some scenarios only writes its results to a temporary folder: bench/results.json and
- * the chart (quoted by the README) are those of a run of every scenario.
+ * the chart (quoted by bench/README.md) are those of a run of every scenario.
  */
 const RESULTS_DIR = only ? mkdtempSync(path.join(tmpdir(), 'bench-results-')) : HERE;
 // Made per run: the service runs as in production, which refuses placeholder secrets.

@@ -143,7 +143,7 @@ function queryTimeLimit(timeoutMs: number) {
     // The database gives up too, a little before the client does (a tenth of the limit, at most a
     // second): a statement that runs (or waits for a lock) that long is cancelled and rolled back,
     // so a write answered 503 for being slow is not applied later behind the client's back. (One
-    // whose answer is lost on the way, in a network outage, may still have been applied: README.)
+    // whose answer is lost on the way, in a network outage, may still have been applied.)
     const serverLimit = Math.max(1, Math.trunc(timeoutMs - Math.min(1000, timeoutMs / 10)));
     connection.query(`set statement_timeout = ${serverLimit}`, (err: Error | null) => {
       if (err) connection.end().catch(() => {});

@@ -1,5 +1,5 @@
 // The bodies of the password and account routes: the schemas their validators compile and the
-// OpenAPI document shows, so both say the same thing. SPEC's password rules (auth/password.ts)
+// OpenAPI document shows, so both say the same thing. The password rules (auth/password.ts)
 // are checked after these, one message per broken rule.
 import { MAX_PASSWORD_LENGTH } from '../password.js';
 import { ROLES } from '../roles.js';

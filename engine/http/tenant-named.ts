@@ -1,7 +1,7 @@
 // A request may name a tenant beside its token, as Ever Gauzy clients do: a `Tenant-Id` header or
 // a `tenantId` query parameter. The token decides the tenant; naming the same one is redundant and
 // ignored, naming any other (another tenant's id, or a value that is no tenant id at all) is a
-// 403 (CONTRACT §1/§2). Checked once per request, wherever a token is taken, so that every route
+// 403. Checked once per request, wherever a token is taken, so that every route
 // (generated, hand-written, auth) answers alike; the query parameter is then taken out of the
 // query string, so that no route's parameter check has to know of it.
 import type { Context } from 'koa';

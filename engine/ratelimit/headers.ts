@@ -1,5 +1,5 @@
 // What a response says about the limits it was counted against: the X-RateLimit-* trio of the
-// most restrictive one (SPEC), the IETF draft's RateLimit-Policy and RateLimit for all of them,
+// one with the fewest requests left, the IETF draft's RateLimit-Policy and RateLimit for all of them,
 // and for a refusal the wait and the message. Times are Unix seconds; every header value is whole.
 import { HttpError } from '../errors.js';
 import type { LimitPolicy } from './policy.js';

@@ -1,4 +1,4 @@
-// The routes every resource gets, under its path and each alias (CONTRACT §4). The handlers and
+// The routes every resource gets, under its path and each alias (docs/api-conventions.md). The handlers and
 // the route table are separate so that a hand-written module can mount the same table with
 // some handlers of its own.
 import type Router from '@koa/router';
@@ -14,7 +14,7 @@ import type { ListResult, ResourceService } from './service.js';
 export const PAGINATION_PATH = 'pagination';
 export const COUNT_PATH = 'count';
 
-/** Says whether total is exact (false: the count policy's cap or estimate, README "Counting"). */
+/** Says whether total is exact (false: the count policy's cap or estimate, docs/query-language.md#counting). */
 export const TOTAL_EXACT_HEADER = 'X-Total-Exact';
 
 function answerList(ctx: Context, { items, total, exact }: ListResult) {

@@ -116,10 +116,10 @@ export interface ResourceDefinition {
   /** The manyToMany relation tags[] filters on; by default the one named tags, if any. */
   tagFilter?: string;
   maxTake?: number;
-  /** How a list's total is counted (README "Counting"); absent: exact. */
+  /** How a list's total is counted (docs/query-language.md#counting); absent: exact. */
   count?: CountDefinition;
   rules?: RuleDefinition[];
-  /** Rate limits of this resource's own endpoints (README "Rate limits"). */
+  /** Rate limits of this resource's own endpoints (docs/rate-limits.md). */
   limits?: ResourceLimitDefinition[];
   unique?: Array<{ fields: string[]; message?: string }>;
 }

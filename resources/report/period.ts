@@ -9,7 +9,7 @@ export interface Range {
 }
 
 export interface PeriodRule {
-  /** Said in the catalogue, OpenAPI and README. */
+  /** Said in the catalogue, OpenAPI and docs/modules.md. */
   description: string;
   /** Both bounds absent. */
   defaults(now: number): Range;

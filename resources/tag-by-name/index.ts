@@ -1,6 +1,6 @@
 // GET /api/tags/getByName/{name} and /api/tags/getByName?name=: Ever Gauzy's older way of
 // finding a tag by its name, kept for its clients and marked deprecated in favour of the list
-// filter /api/tags?where[name]=… (CONTRACT §4). tag.yaml stays the tag's definition.
+// filter /api/tags?where[name]=…. tag.yaml stays the tag's definition.
 import type { Engine, Module } from '../../engine/module.js';
 import type { ResourceService } from '../../engine/resource/service.js';
 import { tagByNameOpenApi } from './openapi.js';

@@ -1,7 +1,7 @@
-// README "Adding a resource", followed as written: the example's definition (step 1) and migration
-// (step 2) are read from README.md itself, so the README and this test cannot drift apart, and
-// written into a folder of their own, as an EXTRA_RESOURCES_DIR would hold them. The app built
-// with it must agree with its migration (the schema check of step 4) and pass the generic CRUD
+// docs/definition-format.md "Adding a resource", followed as written: the example's definition
+// (step 1) and migration (step 2) are read from the page itself, so the page and this test cannot
+// drift apart, and written into a folder of their own, as an EXTRA_RESOURCES_DIR would hold them.
+// The app built with it must agree with its migration (the schema check of step 4) and pass the generic CRUD
 // suite (test/helpers/generic-crud.ts), like any resource of the project. A reader who follows
 // step 1 literally puts the same definition in resources/: then the project's copy is the one
 // tested here (a second copy beside it would be a duplicate name), and every suite covers it.
@@ -18,14 +18,14 @@ import { diffTables } from '../../engine/schema/diff.js';
 import { expectedSchema } from '../../engine/schema/expected.js';
 import { genericCrudTests } from '../helpers/generic-crud.js';
 
-const README = readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
-const SECTION = README.slice(README.indexOf('## Adding a resource'), README.indexOf('### The definition format'));
+const PAGE = readFileSync(path.join(PROJECT_ROOT, 'docs', 'definition-format.md'), 'utf8');
+const SECTION = PAGE.slice(PAGE.indexOf('## Adding a resource'), PAGE.indexOf('\n## The format'));
 const HELPERS = pathToFileURL(path.join(PROJECT_ROOT, 'resources', 'migration-helpers.ts')).href;
 
 /** The section's first code block of a language, without the list item's indentation. */
 function block(language: string): string {
   const found = new RegExp('\\n( *)```' + language + '\\n([\\s\\S]*?)\\n\\1```').exec(SECTION);
-  if (!found) throw new Error(`README "Adding a resource" has no ${language} block`);
+  if (!found) throw new Error(`docs/definition-format.md "Adding a resource" has no ${language} block`);
   const indent = found[1].length;
   return found[2].split('\n').map((line) => line.slice(Math.min(indent, line.length - line.trimStart().length))).join('\n') + '\n';
 }
@@ -60,7 +60,7 @@ test(`README example ${name}: its migration and its definition agree (the schema
   assert.equal((await diffTables(t.db, tables)).map((d) => d.message), []);
 });
 
-test(`README example ${name}: the README's steps and the migration it shows name it, and nothing of the tests does`, () => {
+test(`README example ${name}: the page's steps and the migration it shows name it, and nothing of the tests does`, () => {
   assert.match(SECTION, `1. **Describe it** in \`resources/${name}.yaml\``);
   assert.match(SECTION, `npm run db:migration -- ${name}`);
   assert.match(migrationText, `await knex.schema.createTable('${name.replace(/-/g, '_')}', (t) => {`);

@@ -1,5 +1,5 @@
 // amounts-owed: what each employee's tracked time is worth at its bill rate, per currency.
-// All tracked time counts (CONTRACT: duration × employee bill rate); the billable part is given
+// All tracked time counts (amount = duration × the employee's bill rate); the billable part is given
 // beside it. Grouped by employee (default; rows per project), project (rows per employee) or
 // UTC day (rows per employee and project); subtotals and the total are per currency.
 import { groupedFigures } from '../aggregate.js';

@@ -5,6 +5,7 @@
 import createClient, { type Client } from 'openapi-fetch';
 import { bracketQuery } from './query.js';
 import type { components, paths } from './schema.js';
+import type { StrictClient } from './strict.js';
 import { authorizedFetch, TokenSession, type Fetch, type Tokens } from './session.js';
 
 export type { components, paths, Tokens };
@@ -21,8 +22,11 @@ export interface ApiClientOptions {
   fetch?: Fetch;
 }
 
+/** The same object: only its methods' signatures are narrowed to the strict ones (strict.ts). */
+const strict = (client: Client<paths>) => client as unknown as StrictClient & Pick<Client<paths>, 'use' | 'eject'>;
+
 /** POST /api/auth/login; on success the client sends the new token from then on. */
-function signInThrough(bare: Client<paths>, session: TokenSession) {
+function signInThrough(bare: StrictClient, session: TokenSession) {
   return async (email: string, password: string) => {
     const answer = await bare.POST('/api/auth/login', { body: { email, password } });
     if (answer.data) session.set({ token: answer.data.token, refresh_token: answer.data.refresh_token });
@@ -30,12 +34,12 @@ function signInThrough(bare: Client<paths>, session: TokenSession) {
   };
 }
 
-export type ApiClient = Client<paths> & { session: TokenSession; signIn: ReturnType<typeof signInThrough> };
+export type ApiClient = ReturnType<typeof strict> & { session: TokenSession; signIn: ReturnType<typeof signInThrough> };
 
 export function createApiClient(options: ApiClientOptions): ApiClient {
   const send: Fetch = options.fetch ?? ((request) => fetch(request));
   // Sign-in and renewal go out without the session's token, and a 401 to them renews nothing.
-  const bare = createClient<paths>({ baseUrl: options.baseUrl, fetch: send, querySerializer: bracketQuery });
+  const bare = strict(createClient<paths>({ baseUrl: options.baseUrl, fetch: send, querySerializer: bracketQuery }));
   const session = new TokenSession(
     async (refreshToken) => {
       const { data, response } = await bare.POST('/api/auth/refresh-token', { body: { refresh_token: refreshToken } });
@@ -45,5 +49,5 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     options.onTokens,
   );
   const api = createClient<paths>({ baseUrl: options.baseUrl, fetch: authorizedFetch(session, send), querySerializer: bracketQuery });
-  return Object.assign(api, { session, signIn: signInThrough(bare, session) });
+  return Object.assign(strict(api), { session, signIn: signInThrough(bare, session) });
 }

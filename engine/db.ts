@@ -175,9 +175,16 @@ function queryTimeLimit(timeoutMs: number, serverLimit: boolean) {
   return { afterCreate, validate: (connection: pg.Client) => !timedOut.has(connection) };
 }
 
-/** A schema named in the configuration is made on first use, like the embedded database's folder. */
+/**
+ * A schema named in the configuration is made on first use, like the embedded database's folder;
+ * under a lock, since "if not exists" does not keep two instances starting at once from colliding.
+ */
 export async function ensureSchema(db: Knex, schema: string | undefined): Promise<void> {
-  if (schema) await db.raw('create schema if not exists ??', [schema]);
+  if (!schema) return;
+  await db.transaction(async (trx) => {
+    await trx.raw(`select pg_advisory_xact_lock(hashtext('schema ' || ?))`, [schema]);
+    await trx.raw('create schema if not exists ??', [schema]);
+  });
 }
 
 /**

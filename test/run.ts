@@ -22,7 +22,7 @@ const CHILD_FLAG = '--uvu-child';
 /** How long a finished test process may be kept alive by open handles before it is ended. */
 const LINGER_MS = 10_000;
 /** Suites that start server processes, wait on the clock or bind ports: one lane, one at a time. */
-const TIMED_FILES = /^(server|shutdown|request-timeout|database-outage|ratelimit|swagger|mail|auth-social|auth-logout)/;
+const TIMED_FILES = /^(server|shutdown|request-timeout|database-outage|ratelimit|swagger|mail|auth-social|auth-logout|two-instances)/;
 /**
  * The heaviest in-process suites. On the embedded database the cluster and outage suites skip, so
  * the timed lane is the shorter one: it takes these too, to even the lanes.

@@ -133,22 +133,27 @@ it(`a session ended on one instance is refused on the other within SESSION_CHECK
   assert.is((await httpA.post('/api/auth/logout').set(bearer(pair.token))).status, 200);
   assertUnauthorized(await httpA.get('/api/user/me').set(bearer(pair.token)));
   assertUnauthorized(await httpB.post('/api/auth/refresh-token').send({ refresh_token: pair.refresh_token }));
-  let refusedAt = 0;
+  // Every request B still accepts must have been sent before its kept answer expired: it was made
+  // at the latest when `checked` was taken, and a request arrives after it is sent. So the bound
+  // needs no slack for a slow machine: each request is judged by the moment it was sent.
+  let lastAcceptedSentAt = 0;
   await waitFor(
     async () => {
+      const sentAt = Date.now();
       const res = await httpB.get('/api/user/me').set(bearer(pair.token));
-      if (res.status === 200) return false;
-      assertUnauthorized(res);
-      refusedAt = Date.now();
-      return true;
+      if (res.status === 401) {
+        assertUnauthorized(res);
+        return true;
+      }
+      assert.is(res.status, 200, JSON.stringify(res.body));
+      lastAcceptedSentAt = sentAt;
+      return false;
     },
     'B refuses the ended session',
     30_000,
     50,
   );
-  // The bound: B's kept answer expires SESSION_CHECK_TTL_MS after its check; the slack is one poll
-  // and one request's way on a loaded machine, not the cache's.
-  assert.ok(refusedAt - checked <= SESSION_CHECK_TTL_MS + 1500, `refused ${refusedAt - checked} ms after B's check`);
+  if (lastAcceptedSentAt) assert.ok(lastAcceptedSentAt - checked < SESSION_CHECK_TTL_MS, `B accepted a request sent ${lastAcceptedSentAt - checked} ms after its check`);
 });
 
 test.run();

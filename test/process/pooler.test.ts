@@ -1,8 +1,9 @@
 // DATABASE_POOLER: `auto` tells a direct connection from a transaction-mode pooler, and behind one
 // each database's schema holds in every statement and transaction however the pooler deals out its
 // server connections. The pooler is TEST_POOLER_URL (PgBouncer in transaction mode in front of
-// DATABASE_URL's database, as .ci/run starts it); without it only the direct side runs. The
-// embedded database has no connections to pool: there the suite skips.
+// DATABASE_URL's database, as .ci/run starts it); without it only the direct side runs, and when
+// DATABASE_URL is the pooler itself (a whole run through it) only the pooled side. The embedded
+// database has no connections to pool: there the suite skips.
 import { randomBytes } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -11,12 +12,14 @@ import { usesTransactionPooler } from '../../engine/db-pooler.js';
 import { dropSchema } from '../helpers/server-process.js';
 
 const { DATABASE_URL, TEST_POOLER_URL } = process.env;
-const onPostgres = DATABASE_URL ? test : test.skip;
+// A run of the whole suite through the pooler names it in both (or says DATABASE_POOLER=transaction).
+const direct = DATABASE_URL && DATABASE_URL !== TEST_POOLER_URL && process.env.DATABASE_POOLER !== 'transaction';
+const onDirectPostgres = direct ? test : test.skip;
 const throughPooler = DATABASE_URL && TEST_POOLER_URL ? test : test.skip;
 if (!DATABASE_URL) console.log('  pooler: skipped, it needs DATABASE_URL (the embedded database is one in-process connection)');
 else if (!TEST_POOLER_URL) console.log('  pooler: the tests through a pooler skip without TEST_POOLER_URL');
 
-onPostgres('auto on a direct connection: none, and named statements stay on', async () => {
+onDirectPostgres('auto on a direct connection: none, and named statements stay on', async () => {
   assert.is((await resolvePooler({ databaseUrl: DATABASE_URL, pooler: 'auto' })).pooler, 'none');
 });
 

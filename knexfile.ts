@@ -2,12 +2,18 @@
 // same database, settings and migration folders as `npm start`, read from the same environment.
 import knex, { type Knex } from 'knex';
 import { loadConfig } from './engine/config.js';
-import { ensureSchema, knexConfig, lockDataDir } from './engine/db.js';
+import { ensureSchema, knexConfig, lockDataDir, resolvePooler } from './engine/db.js';
 import { FolderMigrationSource, migrationFolders } from './engine/migrations.js';
 
 export default async function knexfile(): Promise<Knex.Config> {
   const config = loadConfig();
-  const options = { databaseUrl: config.databaseUrl, schema: config.databaseSchema, dataDir: config.databaseUrl ? undefined : config.dataDir, embedded: config.embedded };
+  const options = await resolvePooler({
+    databaseUrl: config.databaseUrl,
+    schema: config.databaseSchema,
+    dataDir: config.databaseUrl ? undefined : config.dataDir,
+    embedded: config.embedded,
+    pooler: config.databasePooler,
+  });
   if (!config.databaseUrl) {
     // The embedded database is one process's: a running server keeps the CLI out (and the other way
     // round). The lock is released when the CLI exits.

@@ -11,7 +11,13 @@
 //
 // Settings: BENCH_SIZES (10k,1m), BENCH_DURATION (s, 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS
 // (32), BENCH_SCENARIOS (keys, all by default), BENCH_SHOW_SQL=1, BENCH_RESEED=1, BENCH_CPU_PROF,
-// WEB_CONCURRENCY and REDIS_URL (passed to the service).
+// WEB_CONCURRENCY and REDIS_URL (passed to the service), BENCH_POOLER (below).
+//
+// BENCH_POOLER measures the service as it runs behind a transaction pooler (DATABASE_POOLER=
+// transaction), on the same direct connection, so the difference is the service's own cost:
+// `statements`: no named prepared statements (the schema given as a connection option, as a
+// role's default search_path would); `schema`: that, and DATABASE_SCHEMA set in every transaction.
+// BENCH_POOLER_URL (a pooler in front of DATABASE_URL's database) adds the pooler's own hop.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -65,12 +71,26 @@ const JWT_SECRET = randomBytes(32).toString('hex');
 const JWT_REFRESH_SECRET = randomBytes(32).toString('hex');
 const RATE_LIMIT_SCALE = '100000';
 
+const POOLER = process.env.BENCH_POOLER;
+if (POOLER !== undefined && POOLER !== 'statements' && POOLER !== 'schema') {
+  console.error(`BENCH_POOLER must be statements or schema, got "${POOLER}"`);
+  process.exit(1);
+}
+
+/** DATABASE_URL, DATABASE_SCHEMA and DATABASE_POOLER of the measured service (BENCH_POOLER above). */
+function measuredDatabase(url: string, schema: string): Record<string, string> {
+  if (!POOLER) return { DATABASE_URL: url, DATABASE_SCHEMA: schema };
+  const pooled = new URL(process.env.BENCH_POOLER_URL ? namedConnection(process.env.BENCH_POOLER_URL, 'service') : url);
+  if (POOLER === 'schema') return { DATABASE_URL: pooled.toString(), DATABASE_SCHEMA: schema, DATABASE_POOLER: 'transaction' };
+  pooled.searchParams.set('options', `-c search_path=${schema}`);
+  return { DATABASE_URL: pooled.toString(), DATABASE_POOLER: 'transaction' };
+}
+
 /** The service as `npm start` runs it, rate limits on and scaled up so they never refuse the load. */
-function startService(url: string, schema: string): Promise<Child> {
+function startService(url: string, schema: string, database: Record<string, string> = { DATABASE_URL: url, DATABASE_SCHEMA: schema }): Promise<Child> {
   return startChild(path.join(ROOT, 'engine/server.ts'), {
     NODE_ENV: 'production',
-    DATABASE_URL: url,
-    DATABASE_SCHEMA: schema,
+    ...database,
     JWT_SECRET,
     JWT_REFRESH_SECRET,
     RATE_LIMITS: 'on',
@@ -176,7 +196,7 @@ async function runSize(label: string, employees: number): Promise<SizeResult> {
   };
   try {
     // Measurement phase: both servers side by side, the raw one with as many processes as the service's workers.
-    const service = await startService(namedConnection(databaseUrl!, 'service'), schema);
+    const service = await startService(namedConnection(databaseUrl!, 'service'), schema, measuredDatabase(namedConnection(databaseUrl!, 'service'), schema));
     children.push(service);
     const servicePids = await settledProcesses(service.pid);
     const raw = await startChild(path.join(HERE, 'raw-server.ts'), {
@@ -241,6 +261,7 @@ const results: Results = {
     order: 'per scenario: both warmed up, then halves of the duration in the order service, raw, raw, service',
     webConcurrency: process.env.WEB_CONCURRENCY ?? 'service default',
     rateLimits: `on, scale ${RATE_LIMIT_SCALE}, ${process.env.REDIS_URL ? 'Redis store' : 'memory store'}`,
+    pooler: POOLER ? `${POOLER}${process.env.BENCH_POOLER_URL ? ', through BENCH_POOLER_URL' : ', direct'}` : undefined,
   },
   sizes: sizeResults,
   // The cost of a durable commit on the embedded database (a whole run only).

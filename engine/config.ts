@@ -2,6 +2,7 @@
 // naming the variable, so a typo never becomes a surprising default at run time.
 import path from 'node:path';
 import { checkTrustedProxies } from './ratelimit/client-ip.js';
+import type { PoolerSetting } from './db-pooler.js';
 import { embeddedSettings, type EmbeddedOptions } from './config-embedded.js';
 import { secrets } from './config-secrets.js';
 import { socialProviders, type SocialConfig } from './config-social.js';
@@ -23,6 +24,8 @@ export interface Config {
   databaseUrl?: string;
   /** PostgreSQL schema to work in (created if missing); undefined means the server's default search path. */
   databaseSchema?: string;
+  /** DATABASE_POOLER: whether a transaction-mode pooler stands before PostgreSQL (auto: probed at start-up). */
+  databasePooler: PoolerSetting;
   /** Folder of the embedded database (and, later, uploads). */
   dataDir: string;
   /** The embedded database's commit durability and the room it keeps free (EMBEDDED_DURABILITY, EMBEDDED_MIN_FREE_MB). */
@@ -136,6 +139,13 @@ function databaseSchema(env: Env, databaseUrl: string | undefined): string | und
   return raw;
 }
 
+function databasePooler(env: Env, databaseUrl: string | undefined): PoolerSetting {
+  const raw = env.DATABASE_POOLER || 'auto';
+  if (raw !== 'auto' && raw !== 'transaction' && raw !== 'none') throw new ConfigError(`DATABASE_POOLER must be auto, transaction or none, got "${raw}"`);
+  if (raw !== 'auto' && !databaseUrl) throw new ConfigError('DATABASE_POOLER applies to PostgreSQL only: set DATABASE_URL too, or unset DATABASE_POOLER');
+  return raw;
+}
+
 /** Comma-separated origins (scheme, host and port of a web page); CLIENT_BASE_URL's origin by default. */
 function corsOrigins(env: Env, clientBaseUrl: string): string[] {
   const raw = env.CORS_ORIGINS;
@@ -200,6 +210,7 @@ export function loadConfig(env: Env = process.env): Config {
     webConcurrency: env.WEB_CONCURRENCY ? integer(env, 'WEB_CONCURRENCY', 1, 1, 1024) : undefined,
     databaseUrl: databaseUrl(env),
     databaseSchema: databaseSchema(env, databaseUrl(env)),
+    databasePooler: databasePooler(env, databaseUrl(env)),
     dataDir: path.resolve(env.DATA_DIR || './data'),
     embedded: embeddedSettings(env),
     jwt: {

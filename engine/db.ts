@@ -9,6 +9,7 @@ import { DatabaseTimeoutError } from './db-errors.js';
 import type { EmbeddedOptions } from './config-embedded.js';
 import { embeddedPGlite } from './db-embedded.js';
 import { lockDataDir } from './db-lock.js';
+import { behindTransactionPooler, markTransactionPooler, schemaPerTransaction, type PoolerSetting } from './db-pooler.js';
 import { logEvent } from './log.js';
 
 // count(*) is int8: a string from pg, a number from PGlite. Read it as a number on both.
@@ -41,6 +42,11 @@ export interface DatabaseOptions {
   timeoutMs?: number;
   /** Embedded database on a data folder: durability and the free space kept (engine/db-embedded.ts). */
   embedded?: EmbeddedOptions;
+  /**
+   * PostgreSQL only (DATABASE_POOLER): `transaction` when a transaction-mode pooler stands between
+   * (engine/db-pooler.ts); `auto` is resolved by openDatabase (resolvePooler); unset: `none`.
+   */
+  pooler?: PoolerSetting;
 }
 
 export { DataDirLockedError, lockDataDir } from './db-lock.js';
@@ -63,18 +69,32 @@ const knexLog: Knex.Config['log'] = {
 /** The knex configuration of either database kind (shared by the app and the knex CLI's knexfile). */
 export function knexConfig(options: DatabaseOptions): Knex.Config {
   if (options.databaseUrl) {
-    const { timeoutMs } = options;
-    const timed = timeoutMs ? queryTimeLimit(timeoutMs) : undefined;
-    return {
+    const { timeoutMs, schema } = options;
+    // Behind a transaction pooler nothing is set on a connection: the schema is set per transaction.
+    const pooled = options.pooler === 'transaction';
+    const timed = timeoutMs ? queryTimeLimit(timeoutMs, !pooled) : undefined;
+    const perTransaction = pooled && schema ? schemaPerTransaction(schema) : undefined;
+    const afterCreate = (connection: pg.Client, done: (err: Error | null, connection: pg.Client) => void) => {
+      perTransaction?.(connection);
+      if (timed) timed.afterCreate(connection, done);
+      else done(null, connection);
+    };
+    const config: Knex.Config = {
       log: knexLog,
       client: 'pg',
       connection: timeoutMs ? { connectionString: options.databaseUrl, connectionTimeoutMillis: timeoutMs, keepAlive: true } : options.databaseUrl,
-      searchPath: options.schema ? [options.schema] : undefined,
+      searchPath: schema && !pooled ? [schema] : undefined,
       // A new connection gets the limit too: to connect (connectionTimeoutMillis), and for the
       // whole of its set-up (createTimeoutMillis: its first queries run before afterCreate).
-      pool: { min: 0, max: options.poolMax ?? 10, ...(timed ? { afterCreate: timed.afterCreate, validate: timed.validate, createTimeoutMillis: timeoutMs } : {}) },
+      pool: {
+        min: 0,
+        max: options.poolMax ?? 10,
+        ...(timed || perTransaction ? { afterCreate } : {}),
+        ...(timed ? { validate: timed.validate, createTimeoutMillis: timeoutMs } : {}),
+      },
       acquireConnectionTimeout: timeoutMs ?? 5000,
     };
+    return pooled ? markTransactionPooler(config) : config;
   }
   return {
     client: ClientPgLite as unknown as typeof Knex.Client,
@@ -98,7 +118,7 @@ type Callback = (err: Error | null, result?: unknown) => void;
  * socket destroyed when a query is under way) and refused by the pool's validation, so it is never
  * handed out again. The server's statement_timeout is set a little below the same limit.
  */
-function queryTimeLimit(timeoutMs: number) {
+function queryTimeLimit(timeoutMs: number, serverLimit: boolean) {
   const timedOut = new WeakSet<pg.Client>();
   const afterCreate = (connection: pg.Client, done: (err: Error | null, connection: pg.Client) => void) => {
     const query = connection.query as (...args: unknown[]) => unknown;
@@ -143,9 +163,11 @@ function queryTimeLimit(timeoutMs: number) {
     // The database gives up too, a little before the client does (a tenth of the limit, at most a
     // second): a statement that runs (or waits for a lock) that long is cancelled and rolled back,
     // so a write answered 503 for being slow is not applied later behind the client's back. (One
-    // whose answer is lost on the way, in a network outage, may still have been applied.)
-    const serverLimit = Math.max(1, Math.trunc(timeoutMs - Math.min(1000, timeoutMs / 10)));
-    connection.query(`set statement_timeout = ${serverLimit}`, (err: Error | null) => {
+    // whose answer is lost on the way, in a network outage, may still have been applied)
+    // Not behind a transaction pooler: the setting would stay on whichever server connection ran it.
+    if (!serverLimit) return done(null, connection);
+    const serverLimitMs = Math.max(1, Math.trunc(timeoutMs - Math.min(1000, timeoutMs / 10)));
+    connection.query(`set statement_timeout = ${serverLimitMs}`, (err: Error | null) => {
       if (err) connection.end().catch(() => {});
       done(err, connection);
     });
@@ -153,14 +175,32 @@ function queryTimeLimit(timeoutMs: number) {
   return { afterCreate, validate: (connection: pg.Client) => !timedOut.has(connection) };
 }
 
-/** A schema named in the configuration is made on first use, like the embedded database's folder. */
+/**
+ * A schema named in the configuration is made on first use, like the embedded database's folder;
+ * under a lock, since "if not exists" does not keep two instances starting at once from colliding.
+ */
 export async function ensureSchema(db: Knex, schema: string | undefined): Promise<void> {
-  if (schema) await db.raw('create schema if not exists ??', [schema]);
+  if (!schema) return;
+  await db.transaction(async (trx) => {
+    await trx.raw(`select pg_advisory_xact_lock(hashtext('schema ' || ?))`, [schema]);
+    await trx.raw('create schema if not exists ??', [schema]);
+  });
+}
+
+/**
+ * DATABASE_POOLER=auto made `transaction` or `none` by probing the connection (engine/db-pooler.ts).
+ * A probe that cannot connect says `none`: the first query then reports why the database is unusable.
+ */
+export async function resolvePooler(options: DatabaseOptions): Promise<DatabaseOptions> {
+  if (options.pooler !== 'auto' || !options.databaseUrl) return options;
+  const found = await behindTransactionPooler(options.databaseUrl, options.timeoutMs ?? 5000).catch(() => false);
+  if (found) logEvent('info', 'the database is reached through a transaction pooler: no named prepared statements, the schema set in each transaction (DATABASE_POOLER)');
+  return { ...options, pooler: found ? 'transaction' : 'none' };
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.databaseUrl) {
-    const instance = knex(knexConfig(options));
+    const instance = knex(knexConfig(await resolvePooler(options)));
     return { knex: instance, kind: 'postgres', close: () => instance.destroy() };
   }
   const release = options.dataDir ? await lockDataDir(options.dataDir) : undefined;

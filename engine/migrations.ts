@@ -43,9 +43,25 @@ export function migrationFolders(extraResourceDirs: string[]): string[] {
 /** The database has applied migrations that none of the folders provides any more. */
 export class MissingMigrationsError extends Error {}
 
+/**
+ * knex's own tables (knex_migrations and its lock), made while holding a lock of this schema:
+ * instances starting at once on an empty database would otherwise each create them (one fails)
+ * or each add a lock row (two rows keep every later migration "already locked"). The lock is a
+ * transaction's, so it holds behind a transaction pooler too. Past this point knex's lock row
+ * makes a second instance wait for the first one's migrations, then find nothing left to do.
+ */
+async function ensureMigrationTables(db: Knex, migrationSource: FolderMigrationSource): Promise<void> {
+  await db.transaction(async (trx) => {
+    await trx.raw(`select pg_advisory_xact_lock(hashtext('knex_migrations ' || current_schema()))`);
+    await trx.migrate.list({ migrationSource });
+  });
+}
+
 export async function migrate(db: Knex, folders: string[]): Promise<string[]> {
   try {
-    const [, applied] = await db.migrate.latest({ migrationSource: new FolderMigrationSource(folders) });
+    const migrationSource = new FolderMigrationSource(folders);
+    await ensureMigrationTables(db, migrationSource);
+    const [, applied] = await db.migrate.latest({ migrationSource });
     return applied as string[];
   } catch (err) {
     // knex's wording ("the migration directory is corrupt") points at the wrong cause: usually a

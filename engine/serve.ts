@@ -15,6 +15,7 @@ import { portClosed, reportServing, reportStartupFailure } from './cluster/worke
 import { ConfigError, type Config } from './config.js';
 import { DataDirLockedError, ensureSchema, openDatabase, type Database } from './db.js';
 import { DatabaseTimeoutError } from './db-errors.js';
+import { usesTransactionPooler } from './db-pooler.js';
 import { logEvent, rootLogger, rssMiB } from './log.js';
 import { exitWithStartupFailure, unexpectedFailure } from './startup-failure.js';
 import { within } from './time-limit.js';
@@ -107,6 +108,7 @@ async function openApp(config: Config): Promise<OpenApp> {
     dataDir: config.databaseUrl ? undefined : config.dataDir,
     embedded: config.embedded,
     timeoutMs: config.databaseTimeoutMs,
+    pooler: config.databasePooler,
   });
   try {
     // Definitions first: a mistake in one is reported before anything touches the database.
@@ -133,7 +135,8 @@ async function migrateDatabase(database: Database, config: Config): Promise<void
   await databaseAnswers(database, config);
   // A migration may take longer than a request may wait for the database (an index on a large
   // table): on PostgreSQL it runs on connections of its own, without DATABASE_TIMEOUT_MS.
-  const untimed = database.kind === 'postgres' ? await openDatabase({ databaseUrl: config.databaseUrl, schema: config.databaseSchema }) : database;
+  const pooler = usesTransactionPooler(database.knex) ? 'transaction' : 'none';
+  const untimed = database.kind === 'postgres' ? await openDatabase({ databaseUrl: config.databaseUrl, schema: config.databaseSchema, pooler }) : database;
   try {
     await ensureSchema(untimed.knex, config.databaseSchema);
     const applied = await migrate(untimed.knex, migrationFolders(config.extraResourceDirs));

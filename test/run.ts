@@ -26,7 +26,7 @@ const LINGER_MS = 10_000;
  * Matched against the path under test/ (folder/file), with `/` as the separator.
  */
 const TIMED_FILES =
-  /^(process\/(server|shutdown|request-timeout|database-outage|mail)|ratelimit\/|openapi\/swagger|auth\/auth-(social|logout))/;
+  /^(process\/(server|shutdown|request-timeout|database-outage|mail)|ratelimit\/|openapi\/swagger|auth\/auth-(social|logout)|process\/two-instances)/;
 /**
  * The heaviest in-process suites. On the embedded database the cluster and outage suites skip, so
  * the timed lane is the shorter one: it takes these too, to even the lanes.

@@ -65,7 +65,9 @@ async function freshDatabase(): Promise<{ database: Database; dropSchema?: () =>
   const schema = `test_${randomBytes(6).toString('hex')}`;
   const admin = knex({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
   await admin.raw('create schema ??', [schema]);
-  const database = await openDatabase({ databaseUrl: url, schema, poolMax: 5 });
+  // DATABASE_POOLER as the service reads it (a run through a transaction pooler sets it).
+  const pooler = loadConfig({ DATABASE_URL: url, DATABASE_POOLER: process.env.DATABASE_POOLER }).databasePooler;
+  const database = await openDatabase({ databaseUrl: url, schema, poolMax: 5, pooler });
   return {
     database,
     dropSchema: async () => {

@@ -131,6 +131,13 @@ test('DATABASE_URL must be a postgres URL', () => {
   assert.is(loadConfig({ DATABASE_URL: 'postgres://u@h/d' }).databaseUrl, 'postgres://u@h/d');
 });
 
+test('DATABASE_POOLER: auto by default; transaction or none need DATABASE_URL; nothing else', () => {
+  assert.is(loadConfig({}).databasePooler, 'auto');
+  assert.is(loadConfig({ DATABASE_URL: 'postgres://u@h/d', DATABASE_POOLER: 'transaction' }).databasePooler, 'transaction');
+  assert.match(refusal({ DATABASE_POOLER: 'none' }), /^DATABASE_POOLER applies to PostgreSQL only/);
+  assert.match(refusal({ DATABASE_URL: 'postgres://u@h/d', DATABASE_POOLER: 'session' }), /^DATABASE_POOLER must be auto, transaction or none, got "session"/);
+});
+
 test('DATABASE_SCHEMA needs DATABASE_URL and a plain lower-case SQL name', () => {
   assert.match(refusal({ DATABASE_SCHEMA: 'app' }), /^DATABASE_SCHEMA applies to PostgreSQL only/);
   for (const bad of ['App', 'my-schema', '1st', 'a;drop', 'x'.repeat(64)]) {

@@ -1,10 +1,12 @@
 // Runs a statement the engine compiled itself straight on a pooled driver connection: no query
 // builder, no model hydration, rows as the driver reads them. On PostgreSQL each distinct text
-// becomes a named prepared statement (parsed and planned once per connection); PGlite, one
-// in-process connection, takes the text as it is. The connection comes from knex's pool, so a
+// becomes a named prepared statement (parsed and planned once per connection), unless a
+// transaction pooler stands between (the name would meet server connections that hold it already,
+// or lack it: engine/db-pooler.ts); PGlite, one in-process connection, takes the text as it is. The connection comes from knex's pool, so a
 // transaction, the pool's limits and its acquire timeout apply exactly as to knex's own queries.
 import type { Knex } from 'knex';
 import pg from 'pg';
+import { usesTransactionPooler } from '../../db-pooler.js';
 
 export interface Statement {
   text: string;
@@ -43,7 +45,7 @@ export async function run(db: Knex, statement: Statement): Promise<any[]> {
   try {
     const result =
       connection instanceof pg.Client
-        ? await connection.query({ name: statement.once ? undefined : nameOf(statement.text), text: statement.text, values: statement.values })
+        ? await connection.query({ name: statement.once || usesTransactionPooler(db) ? undefined : nameOf(statement.text), text: statement.text, values: statement.values })
         : await connection.query(statement.text, statement.values);
     return result.rows;
   } finally {

@@ -1,9 +1,9 @@
 // Configuration of the knex CLI (`npm run db:migrate`; `npm run knex -- migrate:status`, …): the
 // same database, settings and migration folders as `npm start`, read from the same environment.
 import knex, { type Knex } from 'knex';
-import { loadConfig } from './engine/config.js';
-import { ensureSchema, knexConfig, lockDataDir } from './engine/db.js';
-import { FolderMigrationSource, migrationFolders } from './engine/migrations.js';
+import { loadConfig } from './engine/config/config.js';
+import { ensureSchema, knexConfig, lockDataDir } from './engine/db/database.js';
+import { FolderMigrationSource, migrationFolders } from './engine/db/migrations.js';
 
 export default async function knexfile(): Promise<Knex.Config> {
   const config = loadConfig();

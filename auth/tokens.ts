@@ -3,7 +3,7 @@
 // key in the header (`kid`) so that secrets can be rotated (keyring.ts).
 import { createHash, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import type { Config } from '../engine/config.js';
+import type { Config } from '../engine/config/config.js';
 import { unauthorized } from '../engine/errors.js';
 import { keyring, verificationKeysOf, type Keyring } from './keyring.js';
 

@@ -9,8 +9,8 @@ import { authModules } from '../auth/modules.js';
 import { sessionCheck } from '../auth/session/live.js';
 import { loadRoles } from '../auth/roles.js';
 import { tokenKeys } from '../auth/tokens.js';
-import type { Config } from './config.js';
-import { errorMiddleware } from './errors.js';
+import type { Config } from './config/config.js';
+import { errorMiddleware } from './http/error-envelope.js';
 import { registerHealth } from './health.js';
 import { jsonBody } from './http/body.js';
 import { unreadBody } from './http/unread-body.js';
@@ -23,7 +23,7 @@ import { LIMITS_FILE, RESOURCES_DIR, ROLES_FILE } from './paths.js';
 import { requestId, requestIdOf } from './http/request-id.js';
 import { requestLog } from './http/request-log.js';
 import { crossOrigin, securityHeaders } from './http/security.js';
-import { logEvent, rootLogger, type LogEvent, type Logger } from './log.js';
+import { logEvent, rootLogger, type LogEvent, type Logger } from './log/log.js';
 import { createRateLimiting, type RateLimiting } from './ratelimit/setup.js';
 import { compileDefinitions } from './resource/compile.js';
 import { loadDefinitionDir, loadDefinitionFile } from './resource/load.js';
@@ -40,7 +40,7 @@ export interface AppOptions {
   resourceDirs?: string[];
   modules?: Module[];
   rolesFile?: string;
-  /** Rate limits; the project's resources/limits.yaml by default. */
+  /** Rate limits; the project's config/limits.yaml by default. */
   limitsFile?: string;
   /** Where a 500's error goes; a line of `logger` (with the request id) by default. */
   logError?: (err: unknown) => void;

@@ -4,7 +4,7 @@ import type Router from '@koa/router';
 import type { Knex } from 'knex';
 import type { RoleTable } from '../auth/roles.js';
 import type { TokenKeys } from '../auth/tokens.js';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import type { LogMask } from './http/request-log.js';
 import type { Mailer } from './mail.js';
 import type { Registry } from './resource/compiled.js';

@@ -6,10 +6,10 @@
 // elsewhere (the migrations/ folder of an EXTRA_RESOURCES_DIR whose definitions it is for).
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../engine/config.js';
-import { DataDirLockedError, ensureSchema, openDatabase } from '../engine/db.js';
+import { ConfigError, loadConfig } from '../engine/config/config.js';
+import { DataDirLockedError, ensureSchema, openDatabase } from '../engine/db/database.js';
 import { StorageFullError } from '../engine/storage-full.js';
-import { migrate, migrationFolders, MissingMigrationsError } from '../engine/migrations.js';
+import { migrate, migrationFolders, MissingMigrationsError } from '../engine/db/migrations.js';
 import { MIGRATIONS_DIR, PROJECT_ROOT, RESOURCES_DIR } from '../engine/paths.js';
 import { DefinitionError } from '../engine/resource/load.js';
 import { diffSchema } from '../engine/schema/diff.js';

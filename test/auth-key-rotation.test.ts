@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { issueCode } from '../auth/email/codes.js';
 import { keyId } from '../auth/keyring.js';
 import { createApp, type App } from '../engine/app.js';
-import { loadConfig } from '../engine/config.js';
+import { loadConfig } from '../engine/config/config.js';
 import { newTenant, PASSWORD, type Session } from './helpers/accounts.js';
 import { createTestApp, TEST_ENV, type TestApp } from './helpers/app.js';
 import { assertUnauthorized } from './helpers/error-envelope.js';

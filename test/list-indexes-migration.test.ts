@@ -5,7 +5,7 @@
 // its statistics of organizationId → tenantId again.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { FolderMigrationSource } from '../engine/migrations.js';
+import { FolderMigrationSource } from '../engine/db/migrations.js';
 import { MIGRATIONS_DIR } from '../engine/paths.js';
 import { readSchema } from '../engine/schema/actual.js';
 import { diffSchema } from '../engine/schema/diff.js';

@@ -1,5 +1,5 @@
 // The limits in force, compared row by row with SPEC "Limits" (issue 4, item 1): its tiers and its
-// per-endpoint table are copied below by hand, so a change to resources/limits.yaml that drifts
+// per-endpoint table are copied below by hand, so a change to config/limits.yaml that drifts
 // from SPEC fails here. Also: a resource's own `limits:` (test/fixtures/limits), a limits file with
 // a mistake stopping start-up with its place, and RATE_LIMIT_SCALE / RATE_LIMIT_WINDOW_SCALE.
 import { randomUUID } from 'node:crypto';

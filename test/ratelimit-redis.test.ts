@@ -14,7 +14,7 @@ import request from 'supertest';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createApp, type App } from '../engine/app.js';
-import type { LogLevel } from '../engine/log.js';
+import type { LogLevel } from '../engine/log/log.js';
 import { modules as projectModules } from '../resources/modules.js';
 import { PASSWORD } from './helpers/accounts.js';
 import { createTestApp, type TestApp } from './helpers/app.js';

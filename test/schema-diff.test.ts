@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { FolderMigrationSource, migrate } from '../engine/migrations.js';
+import { FolderMigrationSource, migrate } from '../engine/db/migrations.js';
 import { MIGRATIONS_DIR, PROJECT_ROOT, RESOURCES_DIR } from '../engine/paths.js';
 import { diffTables, type Difference } from '../engine/schema/diff.js';
 import { expectedSchema } from '../engine/schema/expected.js';

@@ -1,4 +1,4 @@
-// The real server process (`npm start` runs engine/server.ts): start-up on the embedded database
+// The real server process (`npm start` runs engine/process/main.ts): start-up on the embedded database
 // under ./data (one process, whatever WEB_CONCURRENCY says), the data-folder lock, graceful
 // SIGTERM, data surviving a restart, PostgreSQL when DATABASE_URL is set, and start-up failures
 // that name what to fix: one JSON log line at level fatal (the last on stdout, no stack) and its

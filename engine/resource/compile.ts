@@ -12,7 +12,7 @@ import { DefinitionError, type SourcedDefinition } from './load.js';
 import { buildModel } from './model.js';
 import { bodySchemas, recordSchema } from './schemas.js';
 import type { ReferencesByDefinition } from './types.js';
-import { ruleConstraintName } from '../migrations.js';
+import { ruleConstraintName } from '../db/migrations.js';
 
 
 function permissionsOf(check: Check, known: Set<string>): Record<Operation, string> {

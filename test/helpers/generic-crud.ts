@@ -8,7 +8,7 @@ import knex from 'knex';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createApp } from '../../engine/app.js';
-import { loadConfig } from '../../engine/config.js';
+import { loadConfig } from '../../engine/config/config.js';
 import type { CompiledField, CompiledResource } from '../../engine/resource/compiled.js';
 import { modules } from '../../resources/modules.js';
 import { newTenant } from './accounts.js';

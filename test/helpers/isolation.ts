@@ -13,7 +13,7 @@ import knex, { type Knex } from 'knex';
 import request from 'supertest';
 import * as assert from 'uvu/assert';
 import { createApp } from '../../engine/app.js';
-import { loadConfig } from '../../engine/config.js';
+import { loadConfig } from '../../engine/config/config.js';
 import type { CompiledRelation, CompiledResource, Registry } from '../../engine/resource/compiled.js';
 import { filledFromParent } from '../../engine/resource/schemas.js';
 import { modules } from '../../resources/modules.js';

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import * as assert from 'uvu/assert';
 import { createApp, type App, type AppOptions } from '../../engine/app.js';
-import { loadConfig } from '../../engine/config.js';
+import { loadConfig } from '../../engine/config/config.js';
 import { ExpiringCounts } from '../../engine/ratelimit/expiring-counts.js';
 import { RESOURCES_DIR } from '../../engine/paths.js';
 import { modules as projectModules } from '../../resources/modules.js';

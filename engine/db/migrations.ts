@@ -4,8 +4,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Knex } from 'knex';
-import { MIGRATIONS_DIR } from './paths.js';
-import { tenantWideUniqueColumns } from './resource/compiled.js';
+import { MIGRATIONS_DIR } from '../paths.js';
+import { tenantWideUniqueColumns } from '../resource/compiled.js';
 
 interface MigrationFile {
   name: string;

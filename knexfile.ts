@@ -3,6 +3,7 @@
 import knex, { type Knex } from 'knex';
 import { loadConfig } from './engine/config/config.js';
 import { ensureSchema, knexConfig, lockDataDir } from './engine/db/database.js';
+import { MIGRATIONS_DIR } from './app/paths.js';
 import { FolderMigrationSource, migrationFolders } from './engine/db/migrations.js';
 
 export default async function knexfile(): Promise<Knex.Config> {
@@ -16,5 +17,5 @@ export default async function knexfile(): Promise<Knex.Config> {
     const db = knex(knexConfig(options));
     await ensureSchema(db, config.databaseSchema).finally(() => db.destroy());
   }
-  return { ...knexConfig(options), migrations: { migrationSource: new FolderMigrationSource(migrationFolders(config.extraResourceDirs)) } };
+  return { ...knexConfig(options), migrations: { migrationSource: new FolderMigrationSource(migrationFolders(MIGRATIONS_DIR, config.extraResourceDirs)) } };
 }

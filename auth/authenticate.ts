@@ -5,13 +5,14 @@
 // naming another tenant is 403 (engine/http/tenant-named.ts).
 import type { Context, Middleware, Next } from 'koa';
 import koaJwt from 'koa-jwt';
-import type { Caller } from '../engine/caller.js';
+import type { Authenticator } from '../engine/authenticator.js';
+import type { Caller, RoleTable } from '../engine/caller.js';
 import { unauthorized } from '../engine/errors.js';
 import { checkNamedTenant } from '../engine/http/tenant-named.js';
-import type { RoleTable } from './roles.js';
-import type { SessionCheck } from './session/live.js';
+import type { Engine } from '../engine/module.js';
+import { sessionCheck, type SessionCheck } from './session/live.js';
 import { verificationKeys } from './keyring.js';
-import { ALGORITHM, hasExpiry, type AccessClaims, type TokenKeys } from './tokens.js';
+import { ALGORITHM, hasExpiry, tokenKeys, type AccessClaims, type TokenKeys } from './tokens.js';
 import { bearerTokenOf, VerifiedTokens } from './verified-tokens.js';
 
 /**
@@ -33,7 +34,11 @@ export const PUBLIC_PATHS: RegExp[] = [
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-type LiveCaller = Caller & { sessionId: string };
+/** A token's caller: its claims are the employee and organization it names, and its session. */
+type LiveCaller = Caller & { claims: { sessionId: string; employeeId?: string; organizationId?: string } };
+
+/** The session of a signed-in caller (every access token names one: see callerFrom). */
+export const sessionOf = (caller: Caller): string => caller.claims.sessionId!;
 
 function callerFrom(claims: unknown, roles: RoleTable): LiveCaller {
   const c = claims as Partial<AccessClaims> | undefined;
@@ -50,10 +55,8 @@ function callerFrom(claims: unknown, roles: RoleTable): LiveCaller {
     userId: c.sub,
     tenantId: c.tenantId,
     role: c.role,
-    employeeId: c.employeeId,
-    organizationId: c.organizationId,
-    sessionId: c.sid,
     permissions,
+    claims: { employeeId: c.employeeId, organizationId: c.organizationId, sessionId: c.sid },
   };
 }
 
@@ -100,7 +103,7 @@ function callerCache(roles: RoleTable): (claims: unknown) => LiveCaller | undefi
 async function lookUp(caller: LiveCaller | undefined, liveSession: SessionCheck): Promise<Bearer> {
   if (!caller) return { live: false };
   try {
-    return { caller, live: await liveSession(caller.sessionId, caller.userId) };
+    return { caller, live: await liveSession(caller.claims.sessionId, caller.userId) };
   } catch (lookupError) {
     return { caller, live: false, lookupError };
   }
@@ -170,13 +173,18 @@ export function authenticate(): Middleware {
 
 /**
  * For public routes that act differently for a signed-in caller (registration): the caller of a
- * valid token whose session is live; 401 for any other token. (Keys and roles are no longer
- * needed: the bearer step verified the token; the parameters stay for existing callers.)
+ * valid token whose session is live; 401 for any other token.
  */
-export function optionalCaller(ctx: Context, _keys?: TokenKeys, _roles?: RoleTable): Caller | undefined {
+export function optionalCaller(ctx: Context): Caller | undefined {
   if (!ctx.headers.authorization) return undefined;
   const found = bearerOf(ctx);
   if (!found?.caller || !found.live) throw unauthorized();
   checkNamedTenant(ctx, found.caller.tenantId);
   return found.caller;
+}
+
+/** Bearer access tokens of live sessions: how this application's callers authenticate (engine/authenticator.ts). */
+export function tokenAuthenticator(engine: Engine): Authenticator {
+  const liveSession = sessionCheck(engine.db, engine.config.sessionCheckTtlMs);
+  return { identify: bearerToken(tokenKeys(engine.config), engine.roles, liveSession), holder: tokenHolder, authenticate: authenticate() };
 }

@@ -67,7 +67,7 @@ const RATE_LIMIT_SCALE = '100000';
 
 /** The service as `npm start` runs it, rate limits on and scaled up so they never refuse the load. */
 function startService(url: string, schema: string): Promise<Child> {
-  return startChild(path.join(ROOT, 'engine/process/main.ts'), {
+  return startChild(path.join(ROOT, 'app/start.ts'), {
     NODE_ENV: 'production',
     DATABASE_URL: url,
     DATABASE_SCHEMA: schema,

@@ -2,8 +2,7 @@
 // hand-written modules (resources/*/index.ts) all see the same compiled engine.
 import type Router from '@koa/router';
 import type { Knex } from 'knex';
-import type { RoleTable } from '../auth/roles.js';
-import type { TokenKeys } from '../auth/tokens.js';
+import type { RoleTable } from './caller.js';
 import type { Config } from './config/config.js';
 import type { LogMask } from './http/request-log.js';
 import type { Mailer } from './mail.js';
@@ -17,7 +16,6 @@ export interface Engine {
   /** One service per compiled resource, by resource name. */
   services: Map<string, ResourceService>;
   roles: RoleTable;
-  keys: TokenKeys;
   mailer: Mailer;
 }
 

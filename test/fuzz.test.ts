@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import knex from 'knex';
 import { test } from 'uvu';
-import { createApp } from '../engine/app.js';
+import { createProjectApp as createApp } from '../app/create-app.js';
 import { loadConfig } from '../engine/config/config.js';
 import { modules } from '../resources/modules.js';
 import { createTestApp, TEST_ENV, type TestApp } from './helpers/app.js';

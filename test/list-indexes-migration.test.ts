@@ -6,7 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FolderMigrationSource } from '../engine/db/migrations.js';
-import { MIGRATIONS_DIR } from '../engine/paths.js';
+import { MIGRATIONS_DIR } from '../app/paths.js';
 import { readSchema } from '../engine/schema/actual.js';
 import { diffSchema } from '../engine/schema/diff.js';
 import { createTestApp, type TestApp } from './helpers/app.js';

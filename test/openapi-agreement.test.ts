@@ -13,13 +13,13 @@ import request from 'supertest';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MAX_PASSWORD_LENGTH } from '../auth/password.js';
-import { signAccessToken } from '../auth/tokens.js';
+import { signAccessToken, tokenKeys } from '../auth/tokens.js';
 import { PUBLIC_PATHS } from '../auth/authenticate.js';
-import { createApp } from '../engine/app.js';
+import { createProjectApp as createApp } from '../app/create-app.js';
 import { loadConfig } from '../engine/config/config.js';
 import { knexConfig } from '../engine/db/database.js';
 import { schemaName } from '../engine/openapi/fragments.js';
-import { RESOURCES_DIR } from '../engine/paths.js';
+import { RESOURCES_DIR } from '../app/paths.js';
 import { DEFAULT_TAKE } from '../engine/resource/compiled.js';
 import { modules } from '../resources/modules.js';
 import { newTenant, PASSWORD, uniqueEmail } from './helpers/accounts.js';
@@ -268,7 +268,7 @@ test('every operation documents 503, and the server answers it in the envelope w
   try {
     const app = createApp({ config: loadConfig(TEST_ENV), db, modules, logError: () => {} });
     const http = request(app.koa.callback());
-    const token = signAccessToken(app.engine.keys, { sub: randomUUID(), tenantId: randomUUID(), role: 'SUPER_ADMIN', sid: randomUUID() });
+    const token = signAccessToken(tokenKeys(app.engine.config), { sub: randomUUID(), tenantId: randomUUID(), role: 'SUPER_ADMIN', sid: randomUUID() });
     const auth = { Authorization: `Bearer ${token}` };
     const id = randomUUID();
     const calls = [

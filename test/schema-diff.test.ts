@@ -10,7 +10,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FolderMigrationSource, migrate } from '../engine/db/migrations.js';
-import { MIGRATIONS_DIR, PROJECT_ROOT, RESOURCES_DIR } from '../engine/paths.js';
+import { MIGRATIONS_DIR, PROJECT_ROOT, RESOURCES_DIR } from '../app/paths.js';
 import { diffTables, type Difference } from '../engine/schema/diff.js';
 import { expectedSchema } from '../engine/schema/expected.js';
 import { generateMigration } from '../engine/schema/generate.js';

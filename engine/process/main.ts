@@ -1,4 +1,4 @@
-// `npm start`: the process model's one entry. On the embedded database, or with WEB_CONCURRENCY=1,
+// The process model's one entry (`npm start` calls runProcess with the application's Project). On the embedded database, or with WEB_CONCURRENCY=1,
 // this process serves (serving.ts). On PostgreSQL it is otherwise a node:cluster's primary
 // (primary.ts): a child prepares the cluster (preparation.ts: checks the definitions and migrates,
 // once), then WEB_CONCURRENCY workers (worker.ts, serving.ts; one per core by default) serve and
@@ -10,6 +10,7 @@ import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { ConfigError, loadConfig, type Config } from '../config/config.js';
 import { logEvent as log, rssMiB, setLogLevel } from '../log/log.js';
+import type { Project } from './project.js';
 import { STOP_MARGIN_MS } from './shutdown.js';
 import { exitWithStartupFailure, unexpectedFailure } from './startup-failure.js';
 
@@ -68,15 +69,16 @@ function stopBeforeWorkers(signal: NodeJS.Signals) {
   process.exit(0);
 }
 
-async function main() {
+/** Runs this process as what it is: a single serving process, a cluster's primary, its preparation or one of its workers. */
+export async function runProcess(project: Project): Promise<void> {
   const config = readConfig();
   setLogLevel(config.logLevel);
-  if (process.env[PREPARE_ENV]) return (await import('./preparation.js')).prepareCluster(config);
-  if (cluster.isWorker) return (await import('./serving.js')).serveWorker(config);
+  if (process.env[PREPARE_ENV]) return (await import('./preparation.js')).prepareCluster(config, project);
+  if (cluster.isWorker) return (await import('./serving.js')).serveWorker(config, project);
   if (config.jwt.generated) log('warn', 'JWT_SECRET / JWT_REFRESH_SECRET not set: using secrets generated for this process (tokens die with it)');
   if (config.env === 'production' && !config.mail.smtpUrl) log('warn', 'SMTP_URL not set: mail is not delivered, and its log lines leave out the codes and links it carries');
   const workers = processCount(config);
-  if (workers === 1) return (await import('./serving.js')).serveAlone(config);
+  if (workers === 1) return (await import('./serving.js')).serveAlone(config, project);
   if ((await prepareInChild()) !== 0) process.exit(1);
   const { runPrimary } = await import('./primary.js');
   process.off('SIGTERM', stopBeforeWorkers).off('SIGINT', stopBeforeWorkers);
@@ -91,4 +93,3 @@ async function main() {
   });
 }
 
-await main();

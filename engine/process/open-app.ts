@@ -3,16 +3,15 @@
 // person can fix (configuration, a locked data folder, a bad definition, a busy port, an
 // unreachable or silent database) ends the process with exit code 1 and one clear message: one
 // JSON log line and the same text on stderr (startup-failure.ts).
-import { modules } from '../../resources/modules.js';
-import { createApp, type App } from '../app.js';
+import type { App } from '../app.js';
 import { ConfigError, type Config } from '../config/config.js';
 import { DataDirLockedError, openDatabase, type Database } from '../db/database.js';
 import { MissingMigrationsError } from '../db/migrations.js';
 import { logEvent as log } from '../log/log.js';
-import { RESOURCES_DIR } from '../paths.js';
 import { DefinitionError } from '../resource/load.js';
 import { StorageFullError } from '../storage-full.js';
 import { CLOSE_LIMIT_MS } from './shutdown.js';
+import type { Project } from './project.js';
 import { exitWithStartupFailure, unexpectedFailure } from './startup-failure.js';
 import { within } from '../time-limit.js';
 
@@ -50,7 +49,7 @@ export interface OpenApp {
 }
 
 /** What start() and a cluster's preparation do first: open the database and build the app once. */
-export async function openApp(config: Config): Promise<OpenApp> {
+export async function openApp(config: Config, project: Project): Promise<OpenApp> {
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     schema: config.databaseSchema,
@@ -60,13 +59,7 @@ export async function openApp(config: Config): Promise<OpenApp> {
   });
   try {
     // Definitions first: a mistake in one is reported before anything touches the database.
-    const app = createApp({
-      config,
-      db: database.knex,
-      resourceDirs: [RESOURCES_DIR, ...config.extraResourceDirs],
-      modules,
-      log,
-    });
+    const app = project.createApp(config, database.knex, log);
     const close = async () => {
       await app.engine.mailer.close();
       await app.close();

@@ -5,9 +5,10 @@
 import type { Config } from '../config/config.js';
 import { ensureSchema, openDatabase, type Database } from '../db/database.js';
 import { DatabaseTimeoutError } from '../db/errors.js';
-import { migrate, migrationFolders } from '../db/migrations.js';
+import { migrate } from '../db/migrations.js';
 import { logEvent as log } from '../log/log.js';
 import { within } from '../time-limit.js';
+import type { Project } from './project.js';
 import { closeAfterFailure, databaseProblem, fail, openApp, shownDatabaseUrl, StartupError, type OpenApp } from './open-app.js';
 
 /** Whether an error says the database (or the wait for a connection to it) ran out of time. */
@@ -38,14 +39,14 @@ async function databaseAnswers(database: Database, config: Config): Promise<void
   }
 }
 
-export async function migrateDatabase(database: Database, config: Config): Promise<void> {
+export async function migrateDatabase(database: Database, config: Config, project: Project): Promise<void> {
   await databaseAnswers(database, config);
   // A migration may take longer than a request may wait for the database (an index on a large
   // table): on PostgreSQL it runs on connections of its own, without DATABASE_TIMEOUT_MS.
   const untimed = database.kind === 'postgres' ? await openDatabase({ databaseUrl: config.databaseUrl, schema: config.databaseSchema }) : database;
   try {
     await ensureSchema(untimed.knex, config.databaseSchema);
-    const applied = await migrate(untimed.knex, migrationFolders(config.extraResourceDirs));
+    const applied = await migrate(untimed.knex, project.migrationFolders(config));
     if (applied.length) log('info', 'migrations applied', { migrations: applied });
   } finally {
     if (untimed !== database) await untimed.close();
@@ -58,11 +59,11 @@ export async function migrateDatabase(database: Database, config: Config): Promi
  * on a migrated database without racing each other to migrate it. Its rate limits stay off: they
  * count in the workers. Exits 0 when done, else 1 with the message.
  */
-export async function prepareCluster(config: Config): Promise<never> {
+export async function prepareCluster(config: Config, project: Project): Promise<never> {
   let opened: OpenApp | undefined;
   try {
-    opened = await openApp({ ...config, rateLimits: { ...config.rateLimits, enabled: false } });
-    await migrateDatabase(opened.database, config);
+    opened = await openApp({ ...config, rateLimits: { ...config.rateLimits, enabled: false } }, project);
+    await migrateDatabase(opened.database, config, project);
   } catch (err) {
     await closeAfterFailure(opened);
     return fail(databaseProblem(err, config) ?? err);

@@ -11,6 +11,7 @@ import { logEvent, rootLogger, rssMiB } from '../log/log.js';
 import { within } from '../time-limit.js';
 import { closeAfterFailure, databaseProblem, describeFailure, fail, isExplained, openApp, StartupError, type OpenApp } from './open-app.js';
 import { migrateDatabase } from './preparation.js';
+import type { Project } from './project.js';
 import { CLOSE_LIMIT_MS } from './shutdown.js';
 import { portClosed, reportServing, reportStartupFailure } from './worker.js';
 
@@ -28,17 +29,18 @@ async function listen(server: Server, config: Config): Promise<void> {
 }
 
 interface StartOptions {
+  project: Project;
   /** False in a cluster's workers: the cluster was prepared (migrated) once before they were forked. */
   migrate?: boolean;
 }
 
-async function start(config: Config, options: StartOptions = {}): Promise<{ server: Server; database: Database; stop(): Promise<void> }> {
+async function start(config: Config, options: StartOptions): Promise<{ server: Server; database: Database; stop(): Promise<void> }> {
   let opened: OpenApp | undefined;
   try {
-    opened = await openApp(config);
+    opened = await openApp(config, options.project);
     const { database, app, close } = opened;
     const { koa, rateLimiting } = app;
-    if (options.migrate !== false) await migrateDatabase(database, config);
+    if (options.migrate !== false) await migrateDatabase(database, config, options.project);
     await app.ready();
     const { server, stop: stopServing } = createStoppableServer(koa.callback(), config);
     await listen(server, config);
@@ -101,11 +103,11 @@ async function serve(config: Config, options: StartOptions, onFailure: (err: unk
 }
 
 /** The only process: it migrates, then serves. */
-export const serveAlone = (config: Config) => serve(config, {}, fail);
+export const serveAlone = (config: Config, project: Project) => serve(config, { project }, fail);
 
 /** A cluster's worker: the cluster was migrated before it; a failure to start is told to the primary, which says it once for all. */
-export const serveWorker = (config: Config) =>
-  serve(config, { migrate: false }, (err) => {
+export const serveWorker = (config: Config, project: Project) =>
+  serve(config, { project, migrate: false }, (err) => {
     // The primary prints the message; the stack of a failure nobody foresaw is this worker's to log.
     if (!isExplained(err)) log('error', describeFailure(err), { err });
     reportStartupFailure(describeFailure(err));

@@ -172,7 +172,7 @@ function recordTable(resource: CompiledResource, options: ExpectedOptions, targe
     }
   }
   if (definition.owner && definition.owner !== 'id' && !indexes.some((i) => i.columns.length === 1 && i.columns[0] === definition.owner)) {
-    indexes.push({ columns: [definition.owner], why: 'owner (the EMPLOYEE role lists only its own)' });
+    indexes.push({ columns: [definition.owner], why: 'owner (the owner-scoped role lists only its own)' });
   }
   return {
     name: resource.table,

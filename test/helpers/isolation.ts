@@ -12,7 +12,7 @@ import type Router from '@koa/router';
 import knex, { type Knex } from 'knex';
 import request from 'supertest';
 import * as assert from 'uvu/assert';
-import { createApp } from '../../engine/app.js';
+import { createProjectApp as createApp } from '../../app/create-app.js';
 import { loadConfig } from '../../engine/config/config.js';
 import type { CompiledRelation, CompiledResource, Registry } from '../../engine/resource/compiled.js';
 import { filledFromParent } from '../../engine/resource/schemas.js';

@@ -9,7 +9,18 @@ import { createApp, type App, type AppOptions } from '../engine/app.js';
 import type { Module } from '../engine/module.js';
 import type { Registry } from '../engine/resource/compiled.js';
 import { loadRegistry } from '../engine/schema/registry.js';
+import type { DocumentInfo } from '../engine/openapi/document.js';
+import pkg from '../package.json' with { type: 'json' };
 import { LIMITS_FILE, RESOURCES_DIR, ROLES_FILE } from './paths.js';
+
+/** How the OpenAPI document introduces this application. */
+const DOCUMENT_INFO: DocumentInfo = {
+  title: 'Workforce Management API',
+  version: pkg.version,
+  summary: 'Multi-tenant workforce and time-tracking API.',
+  signIn: 'Sign in with `POST /api/auth/login` and send `Authorization: Bearer <token>`',
+  tokenOrigin: 'The access token from POST /api/auth/login.',
+};
 
 export interface ProjectAppOptions extends Omit<AppOptions, 'resourceDirs' | 'modules' | 'roles' | 'authenticator' | 'limitsFile'> {
   /** Folders of *.yaml definitions; resources/ by default. */
@@ -32,6 +43,7 @@ export function createProjectApp(options: ProjectAppOptions): App {
     roles: loadRoles(rolesFile ?? ROLES_FILE),
     authenticator: tokenAuthenticator,
     limitsFile: limitsFile ?? LIMITS_FILE,
+    documentInfo: DOCUMENT_INFO,
   });
 }
 

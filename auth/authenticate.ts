@@ -15,23 +15,6 @@ import { verificationKeys } from './keyring.js';
 import { ALGORITHM, hasExpiry, tokenKeys, type AccessClaims, type TokenKeys } from './tokens.js';
 import { bearerTokenOf, VerifiedTokens } from './verified-tokens.js';
 
-/**
- * Paths served without a token: sign-in and everything a signed-out user needs to get a token back
- * (refresh, password reset, email verification, social login), and the share links a customer
- * opens without an account (/api/public/…). /api/auth/authenticated answers true/false itself, so
- * it must never be refused here.
- */
-export const PUBLIC_PATHS: RegExp[] = [
-  /^\/api\/auth\/(login|register|refresh-token|reset-password|request-password|authenticated)\/?$/,
-  /^\/api\/auth\/email\/verify\/code\/?$/,
-  /^\/api\/email-check\/validate\/?$/,
-  /^\/api\/auth\/(google|github|microsoft|facebook)(\/callback)?\/?$/,
-  /^\/api\/health\/?$/,
-  // Share links: a customer opens an invoice or estimate with the link's token, not an account.
-  /^\/api\/public\//,
-  /^\/(?!api(\/|$))/,
-];
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A token's caller: its claims are the employee and organization it names, and its session. */
@@ -156,10 +139,8 @@ export function tokenHolder(ctx: Context): { userId: string; role: string } | un
   return found?.caller && found.live ? { userId: found.caller.userId, role: found.caller.role } : undefined;
 }
 
-const isPublic = (path: string) => PUBLIC_PATHS.some((pattern) => pattern.test(path));
-
 /** Every route but the public ones needs a valid access token of a live session (bearerToken ran before). */
-export function authenticate(): Middleware {
+export function authenticate(isPublic: (path: string) => boolean): Middleware {
   return function authenticated(ctx, next) {
     const found = bearerOf(ctx);
     if (found?.lookupError) throw found.lookupError;
@@ -186,5 +167,5 @@ export function optionalCaller(ctx: Context): Caller | undefined {
 /** Bearer access tokens of live sessions: how this application's callers authenticate (engine/authenticator.ts). */
 export function tokenAuthenticator(engine: Engine): Authenticator {
   const liveSession = sessionCheck(engine.db, engine.config.sessionCheckTtlMs);
-  return { identify: bearerToken(tokenKeys(engine.config), engine.roles, liveSession), holder: tokenHolder, authenticate: authenticate() };
+  return { identify: bearerToken(tokenKeys(engine.config), engine.roles, liveSession), holder: tokenHolder, authenticate };
 }

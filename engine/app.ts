@@ -16,7 +16,7 @@ import { unreadBody } from './http/unread-body.js';
 import { utf8Url } from './http/text.js';
 import { createMailer, type Mailer } from './mail.js';
 import type { Engine, Module } from './module.js';
-import { buildOpenApiDocument } from './openapi/document.js';
+import { buildOpenApiDocument, type DocumentInfo } from './openapi/document.js';
 import { registerDocs } from './openapi/docs-routes.js';
 import { requestId, requestIdOf } from './http/request-id.js';
 import { requestLog } from './http/request-log.js';
@@ -52,6 +52,8 @@ export interface AppOptions {
   logger?: Logger;
   /** Outgoing mail; by default SMTP_URL's server, or one log line per message. */
   mailer?: Mailer;
+  /** What the OpenAPI document says of the application (its title, version, how to sign in); neutral words by default. */
+  documentInfo?: DocumentInfo;
 }
 
 export interface App {
@@ -61,6 +63,8 @@ export interface App {
   rateLimiting: RateLimiting;
   /** Resolves when the services the app counts on are connected (or have been waited for long enough). */
   ready(): Promise<void>;
+  /** Whether a path is served without a caller: the engine's own public paths and every module's. */
+  isPublic(path: string): boolean;
   /** Closes what the app opened itself (the rate-limit store); the database is the caller's. */
   close(): Promise<void>;
 }
@@ -70,6 +74,9 @@ const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_
 function isClientGone(err: any): boolean {
   return CLIENT_GONE.has(err?.code) || err?.message === 'aborted';
 }
+
+/** What the engine serves without a caller: the health check, and everything outside /api (the documentation). */
+const ENGINE_PUBLIC_PATHS = [/^\/api\/health\/?$/, /^\/(?!api(\/|$))/];
 
 /** How long start-up waits for Redis before serving without it (fail-open). */
 const STORE_READY_TIMEOUT_MS = 2000;
@@ -105,7 +112,7 @@ export function createApp(options: AppOptions): App {
     identify: authenticator.holder,
     log: options.log ?? logEvent,
   });
-  const openapi = buildOpenApiDocument(engine, modules, rateLimiting.table);
+  const openapi = buildOpenApiDocument(engine, modules, rateLimiting.table, options.documentInfo);
   registerDocs(router, openapi);
 
   const logger = (options.logger ?? rootLogger).child({}, { level: config.logLevel });
@@ -136,7 +143,9 @@ export function createApp(options: AppOptions): App {
   koa.use(authenticator.identify);
   koa.use(rateLimiting.middleware);
   koa.use(utf8Url());
-  koa.use(authenticator.authenticate);
+  const publicPaths = [...ENGINE_PUBLIC_PATHS, ...modules.flatMap((m) => m.publicPaths ?? [])];
+  const isPublic = (path: string) => publicPaths.some((pattern) => pattern.test(path));
+  koa.use(authenticator.authenticate(isPublic));
   const routes = routesByPrefix(router);
   koa.use(jsonBody(config.bodyLimit, modules.flatMap((m) => m.ownBodies ?? []), config.json, routes.hasRoute));
   koa.use(routes);
@@ -146,6 +155,7 @@ export function createApp(options: AppOptions): App {
     engine,
     openapi,
     rateLimiting,
+    isPublic,
     ready: async () => rateLimiting.store?.ready(STORE_READY_TIMEOUT_MS),
     close: async () => rateLimiting.store?.close(),
   };

@@ -10,8 +10,9 @@ export interface Authenticator {
   /** Whom the rate limits count a request against; undefined counts it by client address. */
   holder(ctx: Context): { userId: string; role: string } | undefined;
   /**
-   * After the rate limits: a request without a valid caller is refused (401) unless its route is
-   * public; a valid one gets its Caller in ctx.state.caller (http/context.ts, callerOf).
+   * After the rate limits: a request without a valid caller is refused (401) unless `isPublic`
+   * says its path is served without one (the engine's and each module's `publicPaths`); a valid
+   * one gets its Caller in ctx.state.caller (http/context.ts, callerOf).
    */
-  authenticate: Middleware;
+  authenticate(isPublic: (path: string) => boolean): Middleware;
 }

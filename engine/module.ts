@@ -31,6 +31,11 @@ export interface Module {
    * leaves these alone, and the route answers 415 itself for a content type it does not take.
    */
   ownBodies?: OwnBody[];
+  /**
+   * Paths of this module's routes served without a caller (sign-in, a share link a customer opens):
+   * authentication lets them through. Matched against the whole request path, whatever the method.
+   */
+  publicPaths?: RegExp[];
   /** Paths that carry a secret (a share link's token in /api/public/…): masked in request log lines. */
   logMasks?: LogMask[];
   register(router: Router, engine: Engine): void;

@@ -1,6 +1,6 @@
 // `npm start`: this application, run by the engine's process model (one process, or a cluster's
-// primary, preparation and workers: engine/process/main.ts).
+// primary, preparation and workers: engine/process/main.ts). The project (the whole app) is
+// imported only by the processes that build it, never by a cluster's primary.
 import { runProcess } from '../engine/process/main.js';
-import { project } from './project.js';
 
-await runProcess(project);
+await runProcess(async () => (await import('./project.js')).project);

@@ -69,16 +69,20 @@ function stopBeforeWorkers(signal: NodeJS.Signals) {
   process.exit(0);
 }
 
-/** Runs this process as what it is: a single serving process, a cluster's primary, its preparation or one of its workers. */
-export async function runProcess(project: Project): Promise<void> {
+/**
+ * Runs this process as what it is: a single serving process, a cluster's primary, its preparation
+ * or one of its workers. The application is loaded (loadProject) only by a process that builds
+ * the app: a primary never does, and its memory stays small.
+ */
+export async function runProcess(loadProject: () => Promise<Project>): Promise<void> {
   const config = readConfig();
   setLogLevel(config.logLevel);
-  if (process.env[PREPARE_ENV]) return (await import('./preparation.js')).prepareCluster(config, project);
-  if (cluster.isWorker) return (await import('./serving.js')).serveWorker(config, project);
+  if (process.env[PREPARE_ENV]) return (await import('./preparation.js')).prepareCluster(config, await loadProject());
+  if (cluster.isWorker) return (await import('./serving.js')).serveWorker(config, await loadProject());
   if (config.jwt.generated) log('warn', 'JWT_SECRET / JWT_REFRESH_SECRET not set: using secrets generated for this process (tokens die with it)');
   if (config.env === 'production' && !config.mail.smtpUrl) log('warn', 'SMTP_URL not set: mail is not delivered, and its log lines leave out the codes and links it carries');
   const workers = processCount(config);
-  if (workers === 1) return (await import('./serving.js')).serveAlone(config, project);
+  if (workers === 1) return (await import('./serving.js')).serveAlone(config, await loadProject());
   if ((await prepareInChild()) !== 0) process.exit(1);
   const { runPrimary } = await import('./primary.js');
   process.off('SIGTERM', stopBeforeWorkers).off('SIGINT', stopBeforeWorkers);

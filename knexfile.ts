@@ -1,9 +1,10 @@
 // Configuration of the knex CLI (`npm run db:migrate`; `npm run knex -- migrate:status`, …): the
 // same database, settings and migration folders as `npm start`, read from the same environment.
 import knex, { type Knex } from 'knex';
-import { loadConfig } from './engine/config.js';
-import { ensureSchema, knexConfig, lockDataDir, resolvePooler } from './engine/db.js';
-import { FolderMigrationSource, migrationFolders } from './engine/migrations.js';
+import { loadConfig } from './engine/config/config.js';
+import { ensureSchema, knexConfig, lockDataDir, resolvePooler } from './engine/db/database.js';
+import { MIGRATIONS_DIR } from './app/paths.js';
+import { FolderMigrationSource, migrationFolders } from './engine/db/migrations.js';
 
 export default async function knexfile(): Promise<Knex.Config> {
   const config = loadConfig();
@@ -22,5 +23,5 @@ export default async function knexfile(): Promise<Knex.Config> {
     const db = knex(knexConfig(options));
     await ensureSchema(db, config.databaseSchema).finally(() => db.destroy());
   }
-  return { ...knexConfig(options), migrations: { migrationSource: new FolderMigrationSource(migrationFolders(config.extraResourceDirs)) } };
+  return { ...knexConfig(options), migrations: { migrationSource: new FolderMigrationSource(migrationFolders(MIGRATIONS_DIR, config.extraResourceDirs)) } };
 }

@@ -5,35 +5,23 @@
 // naming another tenant is 403 (engine/http/tenant-named.ts).
 import type { Context, Middleware, Next } from 'koa';
 import koaJwt from 'koa-jwt';
-import type { Caller } from '../engine/caller.js';
+import type { Authenticator } from '../engine/authenticator.js';
+import type { Caller, RoleTable } from '../engine/caller.js';
 import { unauthorized } from '../engine/errors.js';
 import { checkNamedTenant } from '../engine/http/tenant-named.js';
-import type { RoleTable } from './roles.js';
-import type { SessionCheck } from './session/live.js';
+import type { Engine } from '../engine/module.js';
+import { sessionCheck, type SessionCheck } from './session/live.js';
 import { verificationKeys } from './keyring.js';
-import { ALGORITHM, hasExpiry, type AccessClaims, type TokenKeys } from './tokens.js';
+import { ALGORITHM, hasExpiry, tokenKeys, type AccessClaims, type TokenKeys } from './tokens.js';
 import { bearerTokenOf, VerifiedTokens } from './verified-tokens.js';
-
-/**
- * Paths served without a token: sign-in and everything a signed-out user needs to get a token back
- * (refresh, password reset, email verification, social login), and the share links a customer
- * opens without an account (/api/public/…). /api/auth/authenticated answers true/false itself, so
- * it must never be refused here.
- */
-export const PUBLIC_PATHS: RegExp[] = [
-  /^\/api\/auth\/(login|register|refresh-token|reset-password|request-password|authenticated)\/?$/,
-  /^\/api\/auth\/email\/verify\/code\/?$/,
-  /^\/api\/email-check\/validate\/?$/,
-  /^\/api\/auth\/(google|github|microsoft|facebook)(\/callback)?\/?$/,
-  /^\/api\/health\/?$/,
-  // Share links: a customer opens an invoice or estimate with the link's token, not an account.
-  /^\/api\/public\//,
-  /^\/(?!api(\/|$))/,
-];
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-type LiveCaller = Caller & { sessionId: string };
+/** A token's caller: its claims are the employee and organization it names, and its session. */
+type LiveCaller = Caller & { claims: { sessionId: string; employeeId?: string; organizationId?: string } };
+
+/** The session of a signed-in caller (every access token names one: see callerFrom). */
+export const sessionOf = (caller: Caller): string => caller.claims.sessionId!;
 
 function callerFrom(claims: unknown, roles: RoleTable): LiveCaller {
   const c = claims as Partial<AccessClaims> | undefined;
@@ -50,10 +38,8 @@ function callerFrom(claims: unknown, roles: RoleTable): LiveCaller {
     userId: c.sub,
     tenantId: c.tenantId,
     role: c.role,
-    employeeId: c.employeeId,
-    organizationId: c.organizationId,
-    sessionId: c.sid,
     permissions,
+    claims: { employeeId: c.employeeId, organizationId: c.organizationId, sessionId: c.sid },
   };
 }
 
@@ -100,7 +86,7 @@ function callerCache(roles: RoleTable): (claims: unknown) => LiveCaller | undefi
 async function lookUp(caller: LiveCaller | undefined, liveSession: SessionCheck): Promise<Bearer> {
   if (!caller) return { live: false };
   try {
-    return { caller, live: await liveSession(caller.sessionId, caller.userId) };
+    return { caller, live: await liveSession(caller.claims.sessionId, caller.userId) };
   } catch (lookupError) {
     return { caller, live: false, lookupError };
   }
@@ -153,10 +139,8 @@ export function tokenHolder(ctx: Context): { userId: string; role: string } | un
   return found?.caller && found.live ? { userId: found.caller.userId, role: found.caller.role } : undefined;
 }
 
-const isPublic = (path: string) => PUBLIC_PATHS.some((pattern) => pattern.test(path));
-
 /** Every route but the public ones needs a valid access token of a live session (bearerToken ran before). */
-export function authenticate(): Middleware {
+export function authenticate(isPublic: (path: string) => boolean): Middleware {
   return function authenticated(ctx, next) {
     const found = bearerOf(ctx);
     if (found?.lookupError) throw found.lookupError;
@@ -170,13 +154,18 @@ export function authenticate(): Middleware {
 
 /**
  * For public routes that act differently for a signed-in caller (registration): the caller of a
- * valid token whose session is live; 401 for any other token. (Keys and roles are no longer
- * needed: the bearer step verified the token; the parameters stay for existing callers.)
+ * valid token whose session is live; 401 for any other token.
  */
-export function optionalCaller(ctx: Context, _keys?: TokenKeys, _roles?: RoleTable): Caller | undefined {
+export function optionalCaller(ctx: Context): Caller | undefined {
   if (!ctx.headers.authorization) return undefined;
   const found = bearerOf(ctx);
   if (!found?.caller || !found.live) throw unauthorized();
   checkNamedTenant(ctx, found.caller.tenantId);
   return found.caller;
+}
+
+/** Bearer access tokens of live sessions: how this application's callers authenticate (engine/authenticator.ts). */
+export function tokenAuthenticator(engine: Engine): Authenticator {
+  const liveSession = sessionCheck(engine.db, engine.config.sessionCheckTtlMs);
+  return { identify: bearerToken(tokenKeys(engine.config), engine.roles, liveSession), holder: tokenHolder, authenticate };
 }

@@ -5,6 +5,8 @@ import { registerAuthRoutes } from './routes.js';
 
 export const authModule: Module = {
   name: 'auth',
+  // Signing in and registering need no token; /api/auth/authenticated answers true/false itself.
+  publicPaths: [/^\/api\/auth\/(login|register)\/?$/],
   register(router, engine) {
     registerAuthRoutes(router, engine);
   },

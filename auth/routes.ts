@@ -93,12 +93,12 @@ function chosenPassword(body: RegisterBody): string {
 }
 
 export function registerAuthRoutes(router: Router, engine: Engine) {
-  const { db, keys, roles } = engine;
+  const { db } = engine;
   const validateRegister = compileValidator<RegisterBody>(registerSchema);
   const validateLogin = compileValidator<{ email: string; password: string }>(loginSchema);
 
   router.post('/api/auth/register', async (ctx) => {
-    const caller = optionalCaller(ctx, keys, roles);
+    const caller = optionalCaller(ctx);
     const body = validateRegister(withoutNeverAssigned(ctx.request.body, 'user'));
     const requestedRole = body.user.role;
     const requestedTenant = body.user.tenantId ?? body.tenantId;

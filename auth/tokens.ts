@@ -3,7 +3,7 @@
 // key in the header (`kid`) so that secrets can be rotated (keyring.ts).
 import { createHash, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import type { Config } from '../engine/config.js';
+import type { Config } from '../engine/config/config.js';
 import { unauthorized } from '../engine/errors.js';
 import { keyring, verificationKeysOf, type Keyring } from './keyring.js';
 
@@ -37,13 +37,21 @@ export interface TokenKeys {
   refreshSeconds: number;
 }
 
+const keysOfConfig = new WeakMap<Config, TokenKeys>();
+
+/** The keys of a configuration's secrets, made once per configuration (every part of an app shares them). */
 export function tokenKeys(config: Config): TokenKeys {
-  return {
-    access: keyring(config.jwt.secret, config.jwt.previousSecret),
-    refresh: keyring(config.jwt.refreshSecret, config.jwt.previousRefreshSecret),
-    accessSeconds: config.jwt.expiresIn,
-    refreshSeconds: config.jwt.refreshExpiresIn,
-  };
+  let keys = keysOfConfig.get(config);
+  if (!keys) {
+    keys = {
+      access: keyring(config.jwt.secret, config.jwt.previousSecret),
+      refresh: keyring(config.jwt.refreshSecret, config.jwt.previousRefreshSecret),
+      accessSeconds: config.jwt.expiresIn,
+      refreshSeconds: config.jwt.refreshExpiresIn,
+    };
+    keysOfConfig.set(config, keys);
+  }
+  return keys;
 }
 
 export function signAccessToken(keys: TokenKeys, claims: Omit<AccessClaims, 'typ'>): string {

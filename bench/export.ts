@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import knex, { type Knex } from 'knex';
-import { openDatabase } from '../engine/db.js';
+import { openDatabase } from '../engine/db/database.js';
 import { startServer, type ServerProcess } from '../test/helpers/server-process.js';
 import { measureExport } from './export-memory.js';
 import { signIn, signUp } from './seed.js';

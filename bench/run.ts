@@ -88,7 +88,7 @@ function measuredDatabase(url: string, schema: string): Record<string, string> {
 
 /** The service as `npm start` runs it, rate limits on and scaled up so they never refuse the load. */
 function startService(url: string, schema: string, database: Record<string, string> = { DATABASE_URL: url, DATABASE_SCHEMA: schema }): Promise<Child> {
-  return startChild(path.join(ROOT, 'engine/server.ts'), {
+  return startChild(path.join(ROOT, 'app/start.ts'), {
     NODE_ENV: 'production',
     ...database,
     JWT_SECRET,

@@ -2,8 +2,8 @@
 // so generating the client needs no running server and no database: the app is assembled on a
 // knex handle that never connects (building the document runs no query).
 import knex from 'knex';
-import { createApp } from '../engine/app.js';
-import { loadConfig } from '../engine/config.js';
+import { createProjectApp } from '../app/create-app.js';
+import { loadConfig } from '../engine/config/config.js';
 import { modules } from '../resources/modules.js';
 
 /**
@@ -13,7 +13,7 @@ import { modules } from '../resources/modules.js';
  */
 export async function serviceDocument(): Promise<Record<string, unknown>> {
   const db = knex({ client: 'pg' });
-  const app = createApp({ config: loadConfig({}), db, modules, log: () => {} });
+  const app = createProjectApp({ config: loadConfig({}), db, modules, log: () => {} });
   try {
     return structuredClone(app.openapi);
   } finally {

@@ -27369,7 +27369,7 @@ export interface operations {
                             slug: "time-log-daily" | "time-log-weekly" | "amounts-owed" | "project-budgets";
                             name: string;
                             description: string;
-                            /** @description Every permission (resources/roles.yaml) a role needs to run it */
+                            /** @description Every permission (config/roles.yaml) a role needs to run it */
                             permissions: string[];
                             groupBy: ("date" | "employee" | "project")[];
                             /** @enum {string} */

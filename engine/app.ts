@@ -1,29 +1,27 @@
 // Builds the Koa app: unread bodies → request id → request log → security headers → CORS → errors
-// → bearer token → rate limits → UTF-8 URL → authentication → JSON body → routes.
+// → identify the caller → rate limits → UTF-8 URL → authentication → JSON body → routes.
 // Everything is compiled here, once: definitions, validators, routes and the OpenAPI document.
+// What is the application's (definitions, modules, roles, limits, how callers authenticate) is
+// handed in: the engine names none of it.
 import Router from '@koa/router';
 import Koa, { type Context } from 'koa';
 import { Model } from 'objection';
-import { authenticate, bearerToken, tokenHolder } from '../auth/authenticate.js';
-import { authModules } from '../auth/modules.js';
-import { sessionCheck } from '../auth/session/live.js';
-import { loadRoles } from '../auth/roles.js';
-import { tokenKeys } from '../auth/tokens.js';
-import type { Config } from './config.js';
-import { errorMiddleware } from './errors.js';
+import type { Authenticator } from './authenticator.js';
+import type { RoleTable } from './caller.js';
+import type { Config } from './config/config.js';
+import { errorMiddleware } from './http/error-envelope.js';
 import { registerHealth } from './health.js';
 import { jsonBody } from './http/body.js';
 import { unreadBody } from './http/unread-body.js';
 import { utf8Url } from './http/text.js';
 import { createMailer, type Mailer } from './mail.js';
 import type { Engine, Module } from './module.js';
-import { buildOpenApiDocument } from './openapi/document.js';
+import { buildOpenApiDocument, type DocumentInfo } from './openapi/document.js';
 import { registerDocs } from './openapi/docs-routes.js';
-import { LIMITS_FILE, RESOURCES_DIR, ROLES_FILE } from './paths.js';
 import { requestId, requestIdOf } from './http/request-id.js';
 import { requestLog } from './http/request-log.js';
 import { crossOrigin, securityHeaders } from './http/security.js';
-import { logEvent, rootLogger, type LogEvent, type Logger } from './log.js';
+import { logEvent, rootLogger, type LogEvent, type Logger } from './log/log.js';
 import { createRateLimiting, type RateLimiting } from './ratelimit/setup.js';
 import { compileDefinitions } from './resource/compile.js';
 import { loadDefinitionDir, loadDefinitionFile } from './resource/load.js';
@@ -36,12 +34,16 @@ import type { Knex } from 'knex';
 export interface AppOptions {
   config: Config;
   db: Knex;
-  /** Folders of *.yaml definitions; the project's resources/ by default. */
-  resourceDirs?: string[];
+  /** Folders of *.yaml definitions. */
+  resourceDirs: string[];
+  /** Hand-written modules: their routes, definition files and documentation. */
   modules?: Module[];
-  rolesFile?: string;
-  /** Rate limits; the project's resources/limits.yaml by default. */
-  limitsFile?: string;
+  /** Roles, the permissions each grants, and the owner rule. */
+  roles: RoleTable;
+  /** Who is asking; made once the engine is built (it may need its database and configuration). */
+  authenticator(engine: Engine): Authenticator;
+  /** Rate limits: tiers, method and endpoint limits (ratelimit/policy.ts). */
+  limitsFile: string;
   /** Where a 500's error goes; a line of `logger` (with the request id) by default. */
   logError?: (err: unknown) => void;
   /** Events worth a line in the log (a Redis outage); one JSON line on stdout by default. */
@@ -50,6 +52,8 @@ export interface AppOptions {
   logger?: Logger;
   /** Outgoing mail; by default SMTP_URL's server, or one log line per message. */
   mailer?: Mailer;
+  /** What the OpenAPI document says of the application (its title, version, how to sign in); neutral words by default. */
+  documentInfo?: DocumentInfo;
 }
 
 export interface App {
@@ -59,6 +63,8 @@ export interface App {
   rateLimiting: RateLimiting;
   /** Resolves when the services the app counts on are connected (or have been waited for long enough). */
   ready(): Promise<void>;
+  /** Whether a path is served without a caller: the engine's own public paths and every module's. */
+  isPublic(path: string): boolean;
   /** Closes what the app opened itself (the rate-limit store); the database is the caller's. */
   close(): Promise<void>;
 }
@@ -69,23 +75,27 @@ function isClientGone(err: any): boolean {
   return CLIENT_GONE.has(err?.code) || err?.message === 'aborted';
 }
 
+/** What the engine serves without a caller: the health check, and everything outside /api (the documentation). */
+const ENGINE_PUBLIC_PATHS = [/^\/api\/health\/?$/, /^\/(?!api(\/|$))/];
+
 /** How long start-up waits for Redis before serving without it (fail-open). */
 const STORE_READY_TIMEOUT_MS = 2000;
 
 export function createApp(options: AppOptions): App {
   const { config, db } = options;
-  const modules = [...authModules, ...(options.modules ?? [])];
-  const roles = loadRoles(options.rolesFile ?? ROLES_FILE);
+  const { roles } = options;
+  const modules = options.modules ?? [];
   const sources = [
-    ...(options.resourceDirs ?? [RESOURCES_DIR]).flatMap((dir) => loadDefinitionDir(dir)),
+    ...options.resourceDirs.flatMap((dir) => loadDefinitionDir(dir)),
     ...modules.flatMap((m) => (m.definitions ?? []).map((file) => loadDefinitionFile(file))),
   ];
   // Models of this app are bound to this app's database (tests run several apps in one process).
   class BoundModel extends Model {}
   BoundModel.knex(db);
-  const registry = compileDefinitions(sources, { permissions: roles.permissions, baseModel: BoundModel });
+  const registry = compileDefinitions(sources, { permissions: roles.permissions, owner: roles.owner, baseModel: BoundModel });
   const services = new Map([...registry.values()].map((r) => [r.name, new ResourceService(db, r)]));
-  const engine: Engine = { config, db, registry, services, roles, keys: tokenKeys(config), mailer: options.mailer ?? createMailer(config) };
+  const engine: Engine = { config, db, registry, services, roles, mailer: options.mailer ?? createMailer(config) };
+  const authenticator = options.authenticator(engine);
 
   // Case-sensitive like the paths the authentication middleware lets through without a token:
   // /API/employee must not reach a route by another spelling.
@@ -94,16 +104,15 @@ export function createApp(options: AppOptions): App {
   // Modules first: their fixed paths (/api/tags/getByName) must win over a generated /:id.
   for (const module of modules) module.register(router, engine);
   for (const service of services.values()) if (service.resource.routes) registerResourceRoutes(router, service);
-  const liveSession = sessionCheck(db, config.sessionCheckTtlMs);
   const rateLimiting = createRateLimiting({
     config,
-    limitsFile: options.limitsFile ?? LIMITS_FILE,
+    limitsFile: options.limitsFile,
     registry,
     roles: roles.grants.keys(),
-    identify: tokenHolder,
+    identify: authenticator.holder,
     log: options.log ?? logEvent,
   });
-  const openapi = buildOpenApiDocument(engine, modules, rateLimiting.table);
+  const openapi = buildOpenApiDocument(engine, modules, rateLimiting.table, options.documentInfo);
   registerDocs(router, openapi);
 
   const logger = (options.logger ?? rootLogger).child({}, { level: config.logLevel });
@@ -129,12 +138,14 @@ export function createApp(options: AppOptions): App {
   const definedHeaders = [...registry.values()].flatMap((r) => (r.organizationHeader ? [r.organizationHeader] : []));
   koa.use(crossOrigin(config.corsOrigins, definedHeaders));
   koa.use(errorMiddleware(logError));
-  // The token is verified before the limits count the request (they key a caller by it), and
-  // refused only after, so that a request with a bad token still counts against its address.
-  koa.use(bearerToken(engine.keys, roles, liveSession));
+  // The caller is identified before the limits count the request (they key a caller by it), and
+  // refused only after, so that a request with bad credentials still counts against its address.
+  koa.use(authenticator.identify);
   koa.use(rateLimiting.middleware);
   koa.use(utf8Url());
-  koa.use(authenticate());
+  const publicPaths = [...ENGINE_PUBLIC_PATHS, ...modules.flatMap((m) => m.publicPaths ?? [])];
+  const isPublic = (path: string) => publicPaths.some((pattern) => pattern.test(path));
+  koa.use(authenticator.authenticate(isPublic));
   const routes = routesByPrefix(router);
   koa.use(jsonBody(config.bodyLimit, modules.flatMap((m) => m.ownBodies ?? []), config.json, routes.hasRoute));
   koa.use(routes);
@@ -144,6 +155,7 @@ export function createApp(options: AppOptions): App {
     engine,
     openapi,
     rateLimiting,
+    isPublic,
     ready: async () => rateLimiting.store?.ready(STORE_READY_TIMEOUT_MS),
     close: async () => rateLimiting.store?.close(),
   };

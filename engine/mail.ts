@@ -3,8 +3,8 @@
 // (in production the line keeps only who and what about: set SMTP_URL there).
 // Messages are plain text only, and the code or link a message carries stands on a line of its own.
 import nodemailer from 'nodemailer';
-import type { Config } from './config.js';
-import { REDACTED } from './log.js';
+import type { Config } from './config/config.js';
+import { REDACTED } from './log/log.js';
 
 export interface MailMessage {
   to: string;

@@ -2,9 +2,8 @@
 // hand-written modules (resources/*/index.ts) all see the same compiled engine.
 import type Router from '@koa/router';
 import type { Knex } from 'knex';
-import type { RoleTable } from '../auth/roles.js';
-import type { TokenKeys } from '../auth/tokens.js';
-import type { Config } from './config.js';
+import type { RoleTable } from './caller.js';
+import type { Config } from './config/config.js';
 import type { LogMask } from './http/request-log.js';
 import type { Mailer } from './mail.js';
 import type { Registry } from './resource/compiled.js';
@@ -17,7 +16,6 @@ export interface Engine {
   /** One service per compiled resource, by resource name. */
   services: Map<string, ResourceService>;
   roles: RoleTable;
-  keys: TokenKeys;
   mailer: Mailer;
 }
 
@@ -33,6 +31,11 @@ export interface Module {
    * leaves these alone, and the route answers 415 itself for a content type it does not take.
    */
   ownBodies?: OwnBody[];
+  /**
+   * Paths of this module's routes served without a caller (sign-in, a share link a customer opens):
+   * authentication lets them through. Matched against the whole request path, whatever the method.
+   */
+  publicPaths?: RegExp[];
   /** Paths that carry a secret (a share link's token in /api/public/…): masked in request log lines. */
   logMasks?: LogMask[];
   register(router: Router, engine: Engine): void;

@@ -5,7 +5,7 @@ import { HttpError } from './errors.js';
 
 export const STORAGE_FULL_MESSAGE = 'The server is out of storage space; try again later';
 
-/** The embedded database refused a write before its disk filled (engine/db-embedded.ts). */
+/** The embedded database refused a write before its disk filled (engine/db/embedded.ts). */
 export class StorageFullError extends Error {
   /** PostgreSQL's disk_full, so that it is mapped like the database's own. */
   readonly code = '53100';

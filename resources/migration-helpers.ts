@@ -1,6 +1,6 @@
 // What this project's migrations build with: the engine's column helpers, bound to our tables.
 // (Kept outside migrations/, whose every file is a migration.)
-import { atLeastRule, joinTable, recordColumnsFor, secondsBetweenColumn, tenantWideUnique } from '../engine/migrations.js';
+import { atLeastRule, joinTable, recordColumnsFor, secondsBetweenColumn, tenantWideUnique } from '../engine/db/migrations.js';
 
 /** id, tenantId, (organizationId,) createdAt, updatedAt and the default-list index. */
 export const recordColumns = recordColumnsFor({ tenant: 'tenant', organization: 'organization' });

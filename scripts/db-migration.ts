@@ -6,15 +6,15 @@
 // elsewhere (the migrations/ folder of an EXTRA_RESOURCES_DIR whose definitions it is for).
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../engine/config.js';
-import { DataDirLockedError, ensureSchema, openDatabase } from '../engine/db.js';
+import { ConfigError, loadConfig } from '../engine/config/config.js';
+import { DataDirLockedError, ensureSchema, openDatabase } from '../engine/db/database.js';
 import { StorageFullError } from '../engine/storage-full.js';
-import { migrate, migrationFolders, MissingMigrationsError } from '../engine/migrations.js';
-import { MIGRATIONS_DIR, PROJECT_ROOT, RESOURCES_DIR } from '../engine/paths.js';
+import { migrate, migrationFolders, MissingMigrationsError } from '../engine/db/migrations.js';
+import { projectRegistry } from '../app/create-app.js';
+import { MIGRATIONS_DIR, PROJECT_ROOT, RESOURCES_DIR } from '../app/paths.js';
 import { DefinitionError } from '../engine/resource/load.js';
 import { diffSchema } from '../engine/schema/diff.js';
 import { generateMigration } from '../engine/schema/generate.js';
-import { loadRegistry } from '../engine/schema/registry.js';
 import { modules } from '../resources/modules.js';
 
 /** The table tenantId points at, as resources/migration-helpers.ts binds recordColumns. */
@@ -81,15 +81,15 @@ async function main(args: string[]): Promise<number> {
   });
   try {
     if (config.databaseUrl) await ensureSchema(database.knex, config.databaseSchema);
-    const applied = await migrate(database.knex, migrationFolders(config.extraResourceDirs));
+    const applied = await migrate(database.knex, migrationFolders(MIGRATIONS_DIR, config.extraResourceDirs));
     if (applied.length) console.log(`Applied first: ${applied.join(', ')}`);
-    const registry = loadRegistry([RESOURCES_DIR, ...config.extraResourceDirs], modules);
+    const registry = projectRegistry([RESOURCES_DIR, ...config.extraResourceDirs], modules);
     const differences = await diffSchema(database.knex, registry, { tenantTable: TENANT_TABLE });
     if (differences.length === 0) {
       console.log('No difference between the definitions and the migrated schema: no migration written.');
       return 0;
     }
-    const folders = migrationFolders(config.extraResourceDirs);
+    const folders = migrationFolders(MIGRATIONS_DIR, config.extraResourceDirs);
     const file = path.join(into, `${nextTimestamp([...folders, into])}_${name}.ts`);
     mkdirSync(into, { recursive: true });
     writeFileSync(file, generateMigration(differences, { title: path.basename(file, '.ts'), helpers: helpersSpecifier(into) }));

@@ -8,6 +8,8 @@ import { registerVerifyRoutes } from './verify.js';
 
 export const emailModule: Module = {
   name: 'email',
+  // Verifying with the mailed code, and asking whether an address has an account, need no token.
+  publicPaths: [/^\/api\/auth\/email\/verify\/code\/?$/, /^\/api\/email-check\/validate\/?$/],
   register(router, engine) {
     registerVerifyRoutes(router, engine);
     registerCheckRoutes(router, engine);

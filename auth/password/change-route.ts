@@ -6,6 +6,7 @@ import { callerOf } from '../../engine/http/context.js';
 import type { Engine } from '../../engine/module.js';
 import { compileValidator } from '../../engine/validation.js';
 import { hashPassword, passwordProblems, verifyPassword } from '../password.js';
+import { sessionOf } from '../authenticate.js';
 import { revokeUserSessions } from '../session/revoke.js';
 import { OK } from '../answers.js';
 import { changePasswordSchema } from './schemas.js';
@@ -31,7 +32,7 @@ export function registerChangePassword(router: Router, engine: Engine) {
     const hash = await hashPassword(newPassword);
     await db.transaction(async (trx) => {
       await trx('user').where({ id: caller.userId }).update({ hash, updatedAt: trx.fn.now() });
-      await revokeUserSessions(trx, caller.userId, caller.sessionId);
+      await revokeUserSessions(trx, caller.userId, sessionOf(caller));
     });
     ctx.body = OK;
   });

@@ -8,6 +8,8 @@ import { registerResetRoutes } from './reset-routes.js';
 
 export const passwordModule: Module = {
   name: 'password',
+  // A password reset is for a signed-out user.
+  publicPaths: [/^\/api\/auth\/(reset-password|request-password)\/?$/],
   register(router, engine) {
     registerResetRoutes(router, engine);
     registerChangePassword(router, engine);

@@ -1,7 +1,7 @@
 // The token pair of a new sign-in (login, social login): the refresh token starts a session, whose
 // id the access token carries as `sid`.
 import type { Engine } from '../../engine/module.js';
-import { signAccessToken, signRefreshToken, tokenHash } from '../tokens.js';
+import { signAccessToken, signRefreshToken, tokenHash, tokenKeys } from '../tokens.js';
 import { deleteExpiredTokens, storeFirstToken } from './store.js';
 
 export interface Account {
@@ -19,7 +19,7 @@ export interface TokenPair {
 
 /** The access token of an account in a session. */
 export function accessToken(engine: Engine, account: Account, sessionId: string): string {
-  return signAccessToken(engine.keys, {
+  return signAccessToken(tokenKeys(engine.config), {
     sub: account.id,
     tenantId: account.tenantId,
     role: account.role,
@@ -30,7 +30,7 @@ export function accessToken(engine: Engine, account: Account, sessionId: string)
 }
 
 export async function issueSession(engine: Engine, account: Account): Promise<TokenPair> {
-  const refresh = signRefreshToken(engine.keys, account.id, account.tenantId);
+  const refresh = signRefreshToken(tokenKeys(engine.config), account.id, account.tenantId);
   await deleteExpiredTokens(engine.db, account.id);
   const { sessionId } = await storeFirstToken(engine.db, {
     userId: account.id,

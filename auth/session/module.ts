@@ -6,6 +6,8 @@ import { registerSessionRoutes } from './routes.js';
 
 export const sessionModule: Module = {
   name: 'session',
+  // A refresh needs the refresh token only; /api/auth/authenticated answers true/false itself.
+  publicPaths: [/^\/api\/auth\/(refresh-token|authenticated)\/?$/],
   register(router, engine) {
     registerSessionRoutes(router, engine);
   },

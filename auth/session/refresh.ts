@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 import { unauthorized } from '../../engine/errors.js';
 import type { Engine } from '../../engine/module.js';
 import { primaryEmployee } from '../accounts.js';
-import { signRefreshToken, tokenHash, verifyRefreshToken } from '../tokens.js';
+import { signRefreshToken, tokenHash, tokenKeys, verifyRefreshToken } from '../tokens.js';
 import { accessToken, type Account, type TokenPair } from './issue.js';
 import { revokeSession } from './revoke.js';
 import { deleteExpiredTokens, exchangeToken, findToken } from './store.js';
@@ -21,7 +21,8 @@ async function currentAccount(db: Knex, userId: string): Promise<Account | undef
 }
 
 export async function refreshSession(engine: Engine, presented: string): Promise<TokenPair> {
-  const { db, keys } = engine;
+  const { db } = engine;
+  const keys = tokenKeys(engine.config);
   const claims = verifyRefreshToken(keys, presented);
   const next = signRefreshToken(keys, claims.sub, claims.tenantId);
   const hash = tokenHash(presented);

@@ -7,7 +7,7 @@ import { callerOf } from '../../engine/http/context.js';
 import type { Engine } from '../../engine/module.js';
 import { compileValidator } from '../../engine/validation.js';
 import { OK } from '../answers.js';
-import { optionalCaller } from '../authenticate.js';
+import { optionalCaller, sessionOf } from '../authenticate.js';
 import { refreshSession } from './refresh.js';
 import { revokeSession } from './revoke.js';
 
@@ -44,7 +44,9 @@ export function registerSessionRoutes(router: Router, engine: Engine) {
   // caller's other sessions (other devices) stay signed in. No body is read; one sent anyway is
   // parsed as any JSON body is (the parser runs before the route).
   const logout = async (ctx: Context) => {
-    const { userId, sessionId } = callerOf(ctx);
+    const caller = callerOf(ctx);
+    const { userId } = caller;
+    const sessionId = sessionOf(caller);
     // Authentication admits only tokens naming a live session: a caller without one is not ours.
     if (!sessionId) throw unauthorized();
     // HEAD (served by the GET route) asks what a GET would answer; it is a safe method and ends nothing.
@@ -60,7 +62,7 @@ export function registerSessionRoutes(router: Router, engine: Engine) {
   router.get('/api/auth/authenticated', (ctx) => {
     let signedIn: boolean;
     try {
-      signedIn = optionalCaller(ctx, engine.keys, engine.roles) !== undefined;
+      signedIn = optionalCaller(ctx) !== undefined;
     } catch (err) {
       if (err instanceof HttpError && err.status === 403) throw err;
       signedIn = false;

@@ -5,6 +5,8 @@ import { registerSocialRoutes } from './routes.js';
 
 export const socialModule: Module = {
   name: 'social',
+  // Starting a social login and its callback are how a signed-out user gets a token.
+  publicPaths: [/^\/api\/auth\/(google|github|microsoft|facebook)(\/callback)?\/?$/],
   register(router, engine) {
     registerSocialRoutes(router, engine);
   },

@@ -1,6 +1,6 @@
 // The social login routes in the OpenAPI document: public, answering with redirects.
 import type { OpenApiPaths } from '../../engine/module.js';
-import { SOCIAL_PROVIDERS, type SocialProvider } from '../../engine/config.js';
+import { SOCIAL_PROVIDERS, type SocialProvider } from '../../engine/config/config.js';
 import { errorResponses } from '../../engine/openapi/fragments.js';
 import { COOKIE } from './routes.js';
 

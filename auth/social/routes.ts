@@ -5,7 +5,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import * as oauth from 'oauth4webapi';
-import { SOCIAL_PROVIDERS, type SocialProvider } from '../../engine/config.js';
+import { SOCIAL_PROVIDERS, type SocialProvider } from '../../engine/config/config.js';
 import { badRequest, HttpError } from '../../engine/errors.js';
 import type { Engine } from '../../engine/module.js';
 import { primaryEmployee } from '../accounts.js';

@@ -1,12 +1,12 @@
 // One log line per answered request: id, method, path, status, duration and the caller. Never the
 // query string or a body: they carry codes, tokens and passwords (a social callback's ?code=, a
-// reset link's token), and the redaction of log.ts works by key, not inside a URL; a path that
+// reset link's token), and the redaction of log/log.ts works by key, not inside a URL; a path that
 // carries a secret (a share link's token) is masked as its module says. Its fields are
-// fixed and flat, so it is written by log.ts's flat-line writer: a line on every request is then
+// fixed and flat, so it is written by log/log.ts's flat-line writer: a line on every request is then
 // a small share of the request's cost (and no closure is made per request for it).
 import { Stream } from 'node:stream';
 import type { Context, Next } from 'koa';
-import { flatLineWriter, type Logger } from '../log.js';
+import { flatLineWriter, type Logger } from '../log/log.js';
 import { requestIdOf } from './request-id.js';
 
 /** A part of a path that is a secret (a share link's token): the log writes `replacement` for what `pattern` matches. */

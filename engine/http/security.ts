@@ -75,7 +75,7 @@ const API_ONLY = {
   xXssProtection: false,
 } as const;
 
-/** The security headers of an /api answer (its Cache-Control aside): also on the errors the HTTP server writes itself (server.ts). */
+/** The security headers of an /api answer (its Cache-Control aside): also on the errors the HTTP server writes itself (stoppable-server.ts). */
 export const API_SECURITY_HEADERS: ReadonlyArray<[string, string]> = helmetHeaders({ ...HELMET_SETTINGS, ...API_ONLY });
 
 /**

@@ -27,8 +27,8 @@ import { DefinitionError } from '../resource/load.js';
 
 export const ERROR_SCHEMA = 'ErrorResponse';
 export const BEARER_SCHEME = 'bearer';
-const BEARER_DESCRIPTION =
-  "The access token from POST /api/auth/login. Every record read or written belongs to the token's tenant; " +
+const bearerDescription = (tokenOrigin: string) =>
+  `${tokenOrigin} Every record read or written belongs to the token's tenant; ` +
   'a Tenant-Id header or a tenantId query parameter, when sent with the token, must name that same tenant (otherwise 403).';
 
 // Re-exported: modules written before it moved to the fragments import it from here.
@@ -170,7 +170,8 @@ function errorResponseComponents(): Record<string, Json> {
   return Object.fromEntries(Object.entries(ERROR_RESPONSES).map(([status, { name }]) => [name, errorResponse(Number(status))]));
 }
 
-export function buildComponents(registry: Registry): Json {
+/** @param tokenOrigin the bearer scheme's first sentence (the application's: where its tokens come from) */
+export function buildComponents(registry: Registry, tokenOrigin = 'An access token.'): Json {
   const schemas: Record<string, Json> = { [ERROR_SCHEMA]: errorSchema };
   const owners = new Map<string, CompiledResource>();
   for (const resource of registry.values()) {
@@ -187,7 +188,7 @@ export function buildComponents(registry: Registry): Json {
     }
   }
   return {
-    securitySchemes: { [BEARER_SCHEME]: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: BEARER_DESCRIPTION } },
+    securitySchemes: { [BEARER_SCHEME]: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: bearerDescription(tokenOrigin) } },
     schemas,
     responses: errorResponseComponents(),
     parameters: { [TENANT_HEADER_PARAMETER]: TENANT_HEADER_COMPONENT, [TENANT_QUERY_PARAMETER]: TENANT_QUERY_COMPONENT },

@@ -2,7 +2,6 @@
 // routes and validators come from: generated resource paths, health, and each module's paths.
 import { REQUEST_ID_HEADER } from '../http/request-id.js';
 import type { LimitTable } from '../ratelimit/policy.js';
-import pkg from '../../package.json' with { type: 'json' };
 import type { Engine, Module, OpenApiPaths } from '../module.js';
 import { BEARER_SCHEME, buildComponents } from './components.js';
 import { everyAnswerHeaders, everyAnswerHeadersInWords } from './every-answer-headers.js';
@@ -13,11 +12,32 @@ import { resourcePaths } from './resource-paths.js';
 
 export type OpenApiDocument = Record<string, unknown> & { paths: OpenApiPaths };
 
-const DESCRIPTION = [
-  'Multi-tenant workforce and time-tracking API. Every resource is described by one definition that also',
+/** What the application says of itself in the document: the engine knows neither its name nor its sign-in route. */
+export interface DocumentInfo {
+  title: string;
+  version: string;
+  /** The document's first sentence: what the API is. */
+  summary: string;
+  /** How a client gets its token and sends it (the clause before "; every record read or written…"). */
+  signIn: string;
+  /** The bearer scheme's first sentence: where the token comes from. */
+  tokenOrigin: string;
+}
+
+/** Neutral words for an application that gives none. */
+export const GENERIC_DOCUMENT_INFO: DocumentInfo = {
+  title: 'API',
+  version: '0.0.0',
+  summary: 'A REST API.',
+  signIn: 'Send `Authorization: Bearer <token>`',
+  tokenOrigin: 'An access token.',
+};
+
+const description = (info: DocumentInfo) => [
+  `${info.summary} Every resource is described by one definition that also`,
   'yields its validators and routes, so this document is what the server enforces.',
   '',
-  '- Sign in with `POST /api/auth/login` and send `Authorization: Bearer <token>`; every record read or',
+  `- ${info.signIn}; every record read or`,
   "  written belongs to the token's tenant. A `Tenant-Id` header or `tenantId` query parameter, if sent, must name",
   '  that tenant (else 403); naming it is accepted and ignored.',
   "- Lists take `take` (default 10, or the resource's maximum page size when that is lower), `skip`,",
@@ -188,7 +208,7 @@ function withModuleSchemas(components: Record<string, any>, engine: Engine, modu
 }
 
 /** @param limits the rate limits in force: every limited operation documents their headers and its 429 */
-export function buildOpenApiDocument(engine: Engine, modules: Module[], limits: LimitTable): OpenApiDocument {
+export function buildOpenApiDocument(engine: Engine, modules: Module[], limits: LimitTable, info: DocumentInfo = GENERIC_DOCUMENT_INFO): OpenApiDocument {
   const paths: OpenApiPaths = {};
   const owners = new Map<string, string>();
   merge(paths, healthPaths(), 'health', owners);
@@ -198,13 +218,13 @@ export function buildOpenApiDocument(engine: Engine, modules: Module[], limits: 
   for (const module of modules) merge(paths, module.openapi?.(engine) ?? {}, `module ${module.name}`, owners);
   checkOperationIds(paths);
   withBadRequest(paths);
-  const limited = withRateLimits(withTenantHeader(paths), withModuleSchemas(buildComponents(engine.registry), engine, modules), limits);
+  const limited = withRateLimits(withTenantHeader(paths), withModuleSchemas(buildComponents(engine.registry, info.tokenOrigin), engine, modules), limits);
   withRequestIdHeader(limited.paths, limited.components);
   limited.components.headers = { ...limited.components.headers, ...everyAnswerHeaders() };
   withoutBodiesOnHead(limited.paths, limited.components);
   return {
     openapi: '3.0.3',
-    info: { title: 'Workforce Management API', version: pkg.version, description: `${DESCRIPTION} ${exemptionsInWords(limits)}` },
+    info: { title: info.title, version: info.version, description: `${description(info)} ${exemptionsInWords(limits)}` },
     servers: [{ url: '/' }],
     security: [{ [BEARER_SCHEME]: [] }],
     tags: tagsOf(engine, paths),

@@ -1,6 +1,6 @@
 // The paths of the generated CRUD routes (engine/resource/routes.ts), under a resource's path and
 // each of its aliases: the same seven operations, their parameters, bodies and errors.
-import { ANY_AUTHENTICATED, OWNER_SCOPED_ROLE } from '../caller.js';
+import { ANY_AUTHENTICATED } from '../caller.js';
 import type { OpenApiPaths } from '../module.js';
 import type { CompiledResource, Operation } from '../resource/compiled.js';
 import { COUNT_PATH, PAGINATION_PATH, TOTAL_EXACT_HEADER } from '../resource/routes.js';
@@ -23,7 +23,8 @@ const article = (noun: string) => (/^[aeiou]/i.test(noun) ? 'an' : 'a');
 function permissionNote(resource: CompiledResource, operation: Operation): string {
   const permission = resource.permissions[operation];
   const who = permission === ANY_AUTHENTICATED ? 'Any signed-in user of the tenant.' : `Needs the ${permission} permission.`;
-  const owner = resource.owner ? ` The ${OWNER_SCOPED_ROLE} role reaches only records whose ${resource.owner} is its own employee.` : '';
+  const rule = resource.ownerRule;
+  const owner = resource.owner && rule ? ` The ${rule.role} role reaches only records whose ${resource.owner} is ${rule.ownerIs}.` : '';
   return who + owner;
 }
 

@@ -1,7 +1,7 @@
 // Rate-limit counts kept in a process's memory (one process's own store, or a cluster primary's
 // counts for its workers): a Map whose ended windows are swept and whose size is bounded. Kept
 // apart from the stores so that a cluster's primary loads only this, not the Redis client.
-import type { LogEvent } from '../log.js';
+import type { LogEvent } from '../log/log.js';
 
 /**
  * The memory driver's Map never forgets a caller. This one drops counts whose window has passed

@@ -1,4 +1,4 @@
-// The rate-limit policy table: resources/limits.yaml (tiers, method and endpoint limits) plus the
+// The rate-limit policy table: config/limits.yaml (tiers, method and endpoint limits) plus the
 // limits resource definitions declare for their own endpoints, checked when loaded so that a typo
 // stops start-up instead of silently leaving a route unlimited. Which limits a request meets is
 // decided here; counting them is the middleware's.

@@ -3,7 +3,7 @@
 // workers ask over the cluster's IPC channel (primary-store.ts), every ask of a tick in one
 // message, answered in one. A worker asks for a lease of several requests at once when a caller
 // is busy (and the limit large), so that most requests are counted without a message at all.
-import type { LogEvent } from '../log.js';
+import type { LogEvent } from '../log/log.js';
 import { boundedCounts, SWEEP_MS, type ExpiringCounts } from './expiring-counts.js';
 
 /** A lease to take: its key, the window length, the limit, and how many requests the worker would like to count. */

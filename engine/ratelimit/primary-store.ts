@@ -16,7 +16,7 @@
 // The asks of one tick travel in one message. A primary that does not answer in time is a store
 // outage: the request goes on uncounted, as with Redis.
 import type { Redis } from 'ioredis';
-import type { LogEvent } from '../log.js';
+import type { LogEvent } from '../log/log.js';
 import { isCountsAnswered, type CountAnswered, type CountAsked, type CountsAsked } from './primary-counts.js';
 import { ExpiringCounts, SWEEP_MS } from './expiring-counts.js';
 import { outageTracker, type LimitStore } from './store.js';

@@ -3,8 +3,8 @@
 // RATE_LIMITS=off.
 import cluster from 'node:cluster';
 import type { Middleware } from 'koa';
-import type { Config } from '../config.js';
-import type { LogEvent } from '../log.js';
+import type { Config } from '../config/config.js';
+import type { LogEvent } from '../log/log.js';
 import type { Registry } from '../resource/compiled.js';
 import { clientAddress } from './client-ip.js';
 import { rateLimits, type RateLimitOptions } from './middleware.js';

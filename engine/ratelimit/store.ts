@@ -4,7 +4,7 @@
 // cannot be taken is skipped (fail-open), and the outage is logged once when it starts and once
 // when it ends, never per request.
 import { Redis } from 'ioredis';
-import type { LogEvent } from '../log.js';
+import type { LogEvent } from '../log/log.js';
 import { boundedCounts, SWEEP_MS } from './expiring-counts.js';
 
 export interface LimitStore {

@@ -2,6 +2,7 @@
 // express (a relation's target exists, a filter names a field, a permission is known) fail here
 // with the file, line and path of the mistake.
 import { Model } from 'objection';
+import type { OwnerRule } from '../caller.js';
 import { compileValidator } from '../validation.js';
 import { problem, type Check } from './check.js';
 import { compileFields } from './compile-fields.js';
@@ -12,10 +13,10 @@ import { DefinitionError, type SourcedDefinition } from './load.js';
 import { buildModel } from './model.js';
 import { bodySchemas, recordSchema } from './schemas.js';
 import type { ReferencesByDefinition } from './types.js';
-import { ruleConstraintName } from '../migrations.js';
+import { ruleConstraintName } from '../db/migrations.js';
 
 
-function permissionsOf(check: Check, known: Set<string>): Record<Operation, string> {
+function permissionsOf(check: Check, known: ReadonlySet<string>): Record<Operation, string> {
   const p = check.source.definition.permissions;
   const resolved = {
     read: p.read,
@@ -89,7 +90,7 @@ function checkReferencesBy(
 }
 
 /** First pass: everything that needs only the definition itself. */
-function compileOne(source: SourcedDefinition, known: Set<string>, problems: string[], organizationRoot?: string): CompiledResource {
+function compileOne(source: SourcedDefinition, known: ReadonlySet<string>, problems: string[], organizationRoot?: string): CompiledResource {
   const check: Check = { problems, source };
   const definition = source.definition;
   const fields = compileFields(check, organizationRoot);
@@ -191,7 +192,7 @@ function compileOne(source: SourcedDefinition, known: Set<string>, problems: str
     owner: definition.owner,
     permissions: permissionsOf(check, known),
     ruleMessages,
-    callerDefaults: all.filter((f) => f.definition.callerDefault).map((f) => ({ field: f.name, from: f.definition.callerDefault! })),
+    callerDefaults: all.filter((f) => f.definition.callerDefault).map((f) => ({ field: f.name, claim: f.definition.callerDefault! })),
     keptOnReplace: new Set(['organizationId', ...(definition.owner ? [definition.owner] : []), ...all.filter((f) => f.definition.callerDefault).map((f) => f.name)]),
     uniqueMessages: (definition.unique ?? []).map((u) => ({
       fields: u.fields,
@@ -228,8 +229,10 @@ function listParametersOf(resource: CompiledResource): string[] {
 }
 
 export interface CompileOptions {
-  /** Every permission roles.yaml knows. */
-  permissions: Set<string>;
+  /** Every permission the role table knows. */
+  permissions: ReadonlySet<string>;
+  /** The owner rule of the application's roles, applied to every resource with an owner field. */
+  owner?: OwnerRule;
   /** Model base class bound to the app's database. */
   baseModel?: typeof Model;
 }
@@ -268,6 +271,7 @@ export function compileDefinitions(sources: SourcedDefinition[], options: Compil
 
   const base = options.baseModel ?? Model;
   for (const resource of registry.values()) {
+    if (resource.owner) resource.ownerRule = options.owner;
     resource.relationPaths = collectRelationPaths(resource);
     resource.listParameters = new Set(listParametersOf(resource));
     const schemas = bodySchemas(resource);

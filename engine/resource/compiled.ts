@@ -1,4 +1,5 @@
 // What a definition becomes at start-up: everything a request needs, looked up, never re-derived.
+import type { OwnerRule } from '../caller.js';
 import type { Model, ModelClass } from 'objection';
 import type { Validator } from '../validation.js';
 import type { Coerced } from './fields.js';
@@ -83,12 +84,14 @@ export interface CompiledResource {
   /** How a list's total is counted (count.ts): the definition's `count:`, exact by default. */
   count: CountPolicy;
   owner?: string;
+  /** The application's owner rule, on a resource with an owner field (query.ts applies it). */
+  ownerRule?: OwnerRule;
   permissions: Record<Operation, string>;
   uniqueMessages: UniqueRule[];
   /** Check constraint name → the 400 message of the `rules:` entry it enforces. */
   ruleMessages: Map<string, string>;
   /** Fields a create fills from the caller when the body has none (readOnly ones: always). */
-  callerDefaults: Array<{ field: string; from: 'userId' | 'employeeId' }>;
+  callerDefaults: Array<{ field: string; claim: string }>;
   /**
    * Fields a replace leaves as stored when the body leaves them out: the organization, the owner
    * (cleared, the record would vanish from its owner's view) and the fields the caller's ids fill.

@@ -2,7 +2,7 @@
 // modules both call these, so tenancy, validation and error mapping behave the same everywhere.
 import type { Knex } from 'knex';
 import type { Caller } from '../caller.js';
-import { keyColumns, nativeError } from '../db-errors.js';
+import { keyColumns, nativeError } from '../db/errors.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import type { CompiledRelation, CompiledResource } from './compiled.js';
 import { UUID_PATTERN } from './fields.js';

@@ -28,8 +28,8 @@ export interface FieldDefinition {
    * must name a record of that resource in the caller's tenant, checked as `references` is.
    */
   referencesBy?: ReferencesByDefinition;
-  /** On create, when the body has none: the caller's user or employee id (with readOnly: always). */
-  callerDefault?: 'userId' | 'employeeId';
+  /** On create, when the body has none: the caller's claim of this name, userId say (with readOnly: always). */
+  callerDefault?: string;
   /** Computed by the database from other fields (a generated column); read-only. */
   computed?: { secondsBetween: [string, string] };
 }

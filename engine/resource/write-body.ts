@@ -3,7 +3,7 @@
 // that every referenced id (references, referencesBy, many-to-many ids) lives in the caller's
 // tenant.
 import type { Knex } from 'knex';
-import { OWNER_SCOPED_ROLE, type Caller } from '../caller.js';
+import { ORGANIZATION_CLAIM, type Caller } from '../caller.js';
 import { badRequest, forbidden, HttpError, notFound } from '../errors.js';
 import type { CompiledRelation, CompiledResource } from './compiled.js';
 import { toColumnValue, UUID_PATTERN } from './fields.js';
@@ -52,12 +52,19 @@ function stripReadOnly(resource: CompiledResource, body: Record<string, unknown>
   return copy;
 }
 
+/** The caller's owner value when the owner rule limits it on this resource; undefined for any other caller. */
+function ownerLimited(resource: CompiledResource, caller: Caller): { value: string | undefined } | undefined {
+  const rule = resource.ownerRule;
+  return resource.owner && rule && caller.role === rule.role ? { value: caller.claims[rule.claim] } : undefined;
+}
+
 /** The owner-scoped role writes only its own records, so a writable owner field it leaves out is its own. */
 function withOwnerDefault(resource: CompiledResource, body: Record<string, unknown>, caller: Caller, mode: WriteMode) {
   const owner = resource.owner;
-  if (!owner || caller.role !== OWNER_SCOPED_ROLE || mode === 'patch' || !caller.employeeId) return body;
+  const own = ownerLimited(resource, caller)?.value;
+  if (!owner || mode === 'patch' || !own) return body;
   if (!resource.fields.get(owner)?.writable || body[owner] !== undefined) return body;
-  return { ...body, [owner]: caller.employeeId };
+  return { ...body, [owner]: own };
 }
 
 /**
@@ -72,7 +79,8 @@ async function defaultOrganization(db: Knex, resource: CompiledResource, caller:
     if (!UUID_PATTERN.test(context.organizationHeader)) throw badRequest(`${resource.organizationHeader} header must be a UUID`);
     return context.organizationHeader.toLowerCase();
   }
-  if (caller.organizationId) return caller.organizationId;
+  const own = caller.claims[ORGANIZATION_CLAIM];
+  if (own) return own;
   // A tenant with a single organization needs no choice to be made.
   const rows = await run(db, someIdsStatement(resource.organizationRoot!, tenantOnly(caller), 2));
   if (rows.length === 1) return rows[0].id;
@@ -207,13 +215,17 @@ async function prepareRow(
     else if (mode === 'replace' && !resource.keptOnReplace.has(field.name)) row[field.name] = resource.defaults[field.name] ?? null;
   }
   if (mode === 'create') {
-    for (const { field, from } of resource.callerDefaults) if (row[field] === undefined && caller[from]) row[field] = caller[from];
+    for (const { field, claim } of resource.callerDefaults) {
+      const value = claim === 'userId' ? caller.userId : caller.claims[claim];
+      if (row[field] === undefined && value) row[field] = value;
+    }
   }
   if (mode === 'create' && resource.scope === 'organization' && row.organizationId === undefined) {
     row.organizationId = await defaultOrganization(db, resource, caller, context);
   }
-  // Writing a record for another employee is forbidden (reading one is a 404: see scope()).
-  if (resource.owner && caller.role === OWNER_SCOPED_ROLE && row[resource.owner] !== undefined && row[resource.owner] !== caller.employeeId) {
+  // Writing a record for another owner is forbidden (reading one is a 404: see scope()).
+  const limited = ownerLimited(resource, caller);
+  if (limited && row[resource.owner!] !== undefined && row[resource.owner!] !== limited.value) {
     throw forbidden();
   }
 

@@ -61,7 +61,7 @@
 // Only what the definitions need is checked: other tables (sessions, codes of auth), extra indexes,
 // extra unique constraints and extra columns are the migrations' own business (except an extra
 // column that is not null without a default: every create would fail on it).
-import { ruleConstraintName } from '../migrations.js';
+import { ruleConstraintName } from '../db/migrations.js';
 import type { CompiledResource, Registry } from '../resource/compiled.js';
 import type { FieldDefinition } from '../resource/types.js';
 import type { ExpectedColumn, ExpectedIndex, ExpectedTable, ExpectedType, SqlType } from './model.js';
@@ -172,7 +172,7 @@ function recordTable(resource: CompiledResource, options: ExpectedOptions, targe
     }
   }
   if (definition.owner && definition.owner !== 'id' && !indexes.some((i) => i.columns.length === 1 && i.columns[0] === definition.owner)) {
-    indexes.push({ columns: [definition.owner], why: 'owner (the EMPLOYEE role lists only its own)' });
+    indexes.push({ columns: [definition.owner], why: 'owner (the owner-scoped role lists only its own)' });
   }
   return {
     name: resource.table,

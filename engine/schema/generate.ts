@@ -3,7 +3,7 @@
 // reads like a hand-written one. Nothing is ever dropped that a definition still needs; a column
 // only the database has is left alone. `down` undoes what `up` did, where that can be undone.
 import type { Difference, Fix } from './diff.js';
-import { tenantWideUniqueName } from '../migrations.js';
+import { tenantWideUniqueName } from '../db/migrations.js';
 import { tenantWideUniqueColumns } from '../resource/compiled.js';
 import { DEFAULT_STRING_LENGTH } from './expected.js';
 import type { ExpectedColumn, ExpectedDefault, ExpectedTable, ExpectedType } from './model.js';

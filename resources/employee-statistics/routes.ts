@@ -6,7 +6,7 @@
 import type Router from '@koa/router';
 import type { Knex } from 'knex';
 import type { Context } from 'koa';
-import { ANY_AUTHENTICATED, OWNER_SCOPED_ROLE, type Caller } from '../../engine/caller.js';
+import { ANY_AUTHENTICATED, type Caller } from '../../engine/caller.js';
 import { badRequest, forbidden, notFound } from '../../engine/errors.js';
 import { callerOf, parameterLabel, parseQueryString } from '../../engine/http/context.js';
 import type { CompiledResource } from '../../engine/resource/compiled.js';
@@ -32,12 +32,15 @@ export function registerStatisticsRoutes(router: Router, db: Knex, sources: Stat
     const caller = callerOf(ctx);
     if (!hasPermission(caller, sources.timeLog.permissions.read)) throw forbidden();
     const permitted = hasPermission(caller, sources.employee.permissions.read);
-    if (!permitted && caller.role !== OWNER_SCOPED_ROLE) throw forbidden();
+    // The owner rule (config/roles.yaml) on employee records: the owner-scoped role sees its own.
+    const rule = sources.employee.ownerRule;
+    const ownsOnly = !permitted && rule !== undefined && caller.role === rule.role;
+    if (!permitted && !ownsOnly) throw forbidden();
     refuseParameters(ctx);
     const id = checkId(ctx.params.id);
     // Without the permission only its own record: said here, not left to the employee's owner
     // field alone (the query's scope applies the owner rule as well).
-    if (!permitted && id !== caller.employeeId) throw notFound();
+    if (ownsOnly && id !== caller.claims[rule.claim]) throw notFound();
     const statistics = await employeeStatistics(db, sources, caller, id, now());
     if (!statistics) throw notFound();
     ctx.body = statistics;

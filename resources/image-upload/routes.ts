@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { authorize } from '../../engine/http/context.js';
-import { logEvent } from '../../engine/log.js';
+import { logEvent } from '../../engine/log/log.js';
 import { badRequest, HttpError } from '../../engine/errors.js';
 import { readMultipart } from '../../engine/http/multipart.js';
 import type { Engine } from '../../engine/module.js';

@@ -30,6 +30,8 @@ export const publicShareModule: Module = {
   openapiSchemas(engine) {
     return publicShareSchemas(engine.registry);
   },
+  // Share links: a customer opens an invoice or estimate with the link's token, not an account.
+  publicPaths: [/^\/api\/public\//],
   // The token is a credential: request log lines show the route, never the token.
   logMasks: [{ pattern: /^(\/api\/public\/[^/]+\/[^/]+\/)[^/]+/, replacement: '$1:token' }],
 };

@@ -5,7 +5,7 @@
 // permission (INVOICES_EDIT), listing its read permission.
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import type { Config } from '../../engine/config.js';
+import type { Config } from '../../engine/config/config.js';
 import { badRequest, notFound } from '../../engine/errors.js';
 import { authorize, parseQueryString } from '../../engine/http/context.js';
 import { toTimestamp } from '../../engine/resource/fields.js';

@@ -46,7 +46,7 @@ export interface ReportDefinition {
    * resources' read permissions are needed too (employee: bill rates; project: budgets).
    */
   reads: readonly ReadResource[];
-  /** Further permissions of resources/roles.yaml the role must hold (INVOICES_VIEW for money). */
+  /** Further permissions of config/roles.yaml the role must hold (INVOICES_VIEW for money). */
   permissions: readonly string[];
   groupBy: readonly GroupBy[];
   defaultGroupBy: GroupBy;

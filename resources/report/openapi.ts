@@ -54,7 +54,7 @@ const catalogueItem = {
     slug: { type: 'string', enum: REPORTS.map((r) => r.slug) },
     name: { type: 'string' },
     description: { type: 'string' },
-    permissions: { type: 'array', items: { type: 'string' }, description: 'Every permission (resources/roles.yaml) a role needs to run it' },
+    permissions: { type: 'array', items: { type: 'string' }, description: 'Every permission (config/roles.yaml) a role needs to run it' },
     groupBy: { type: 'array', items: { type: 'string', enum: [...GROUP_BY] } },
     defaultGroupBy: { type: 'string', enum: [...GROUP_BY] },
     parameters: { type: 'array', items: { type: 'string', enum: [...PARAMETERS] } },

@@ -7,6 +7,7 @@ import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { tokenKeys } from '../../auth/tokens.js';
 import { newTenant, PASSWORD, uniqueEmail, userWithRole, type Session } from '../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { assertError, assertUnauthorized } from '../helpers/error-envelope.js';
@@ -106,7 +107,7 @@ for (const method of ['post', 'get'] as const) {
 
 test('logout without a token, or with one the API refuses, is a 401 that ends nothing; HEAD ends nothing either', async () => {
   const user = await userWithRole(t, owner, 'VIEWER');
-  const key = t.engine.keys.access.current.key;
+  const key = tokenKeys(t.engine.config).access.current.key;
   const { iat: _iat, exp: _exp, ...claims } = jwt.decode(user.token) as jwt.JwtPayload;
   const refused = [
     {},

@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import { accessToken } from '../../auth/session/issue.js';
 import { revokeUserSessions } from '../../auth/session/revoke.js';
 import { exchangeToken } from '../../auth/session/store.js';
-import { signRefreshToken } from '../../auth/tokens.js';
+import { signRefreshToken, tokenKeys } from '../../auth/tokens.js';
 import { newTenant, PASSWORD, userWithRole, type Session } from '../helpers/accounts.js';
 import { createTestApp, usingPostgres, type TestApp } from '../helpers/app.js';
 import { assertUnauthorized } from '../helpers/error-envelope.js';
@@ -156,7 +156,7 @@ test('revokeUserSessions: access tokens of the revoked sessions are refused, the
 
 test('tokens without a session, or naming one that does not exist or is not theirs: 401', async () => {
   const { iat: _iat, exp: _exp, sid: _sid, ...claims } = jwt.decode(owner.token) as jwt.JwtPayload;
-  const key = t.engine.keys.access.current.key;
+  const key = tokenKeys(t.engine.config).access.current.key;
   const sign = (extra: object) => jwt.sign({ ...claims, ...extra }, key, { algorithm: 'HS256', expiresIn: 60 });
   const colleague = await userWithRole(t, owner, 'ADMIN');
   for (const token of [sign({}), sign({ sid: 'not-a-uuid' }), sign({ sid: 42 }), sign({ sid: '0b6e1a4e-59c5-4b0e-9d4e-3b1c1c1c1c1c' }), sign({ sid: sid(colleague.token) })]) {
@@ -224,7 +224,7 @@ test('with a long SESSION_CHECK_TTL_MS the answer is cached, yet a revocation th
 (usingPostgres() ? test : test.skip)('a refresh held open while the sessions are revoked: its successor is refused everywhere', async () => {
   const user = await userWithRole(t, owner, 'EMPLOYEE');
   const pair = await signIn(user.email);
-  const next = signRefreshToken(t.engine.keys, user.userId, user.tenantId);
+  const next = signRefreshToken(tokenKeys(t.engine.config), user.userId, user.tenantId);
   const trx = await t.db.transaction();
   let revoking: Promise<number> | undefined;
   try {

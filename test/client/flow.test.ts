@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import jwt from 'jsonwebtoken';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { signAccessToken, type AccessClaims } from '../../auth/tokens.js';
+import { signAccessToken, tokenKeys, type AccessClaims } from '../../auth/tokens.js';
 import { createApiClient, type ApiClient, type Tokens } from '../../client/index.js';
 import { PASSWORD, uniqueEmail } from '../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -162,7 +162,7 @@ test('delete: 204, then the employee is gone from reads and lists', async () => 
 /** The signed-in caller's access token as it would be a minute after it expired. */
 function expired(token: string): string {
   const { sub, tenantId, role, employeeId, organizationId, sid } = jwt.decode(token) as AccessClaims;
-  return signAccessToken({ ...t.engine.keys, accessSeconds: -60 }, { sub, tenantId, role, employeeId, organizationId, sid });
+  return signAccessToken({ ...tokenKeys(t.engine.config), accessSeconds: -60 }, { sub, tenantId, role, employeeId, organizationId, sid });
 }
 
 test('an expired access token: requests refused at once share one refresh, then each is sent once more', async () => {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { generatedSchema, SCHEMA_FILE } from '../../client/generate.js';
-import { PROJECT_ROOT } from '../../engine/paths.js';
+import { PROJECT_ROOT } from '../../app/paths.js';
 
 /** Where two texts first part, as "line N: expected … found …", for the failure message. */
 function firstDifference(committed: string, current: string): string {

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRoles } from '../../auth/roles.js';
-import { RESOURCES_DIR, ROLES_FILE } from '../../engine/paths.js';
+import { RESOURCES_DIR, ROLES_FILE } from '../../app/paths.js';
 import { compileDefinitions } from '../../engine/resource/compile.js';
 import { DefinitionError, loadDefinitionDir, parseDefinition } from '../../engine/resource/load.js';
 import { newTenant, type Session } from '../helpers/accounts.js';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { RESOURCES_DIR } from '../../engine/paths.js';
+import { RESOURCES_DIR } from '../../app/paths.js';
 import { DefinitionError } from '../../engine/resource/load.js';
 import { newTenant, userWithRole, type Session } from '../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';

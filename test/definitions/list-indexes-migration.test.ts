@@ -5,8 +5,8 @@
 // its statistics of organizationId → tenantId again.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { FolderMigrationSource } from '../../engine/migrations.js';
-import { MIGRATIONS_DIR } from '../../engine/paths.js';
+import { FolderMigrationSource } from '../../engine/db/migrations.js';
+import { MIGRATIONS_DIR } from '../../app/paths.js';
 import { readSchema } from '../../engine/schema/actual.js';
 import { diffSchema } from '../../engine/schema/diff.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';

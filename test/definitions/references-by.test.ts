@@ -13,7 +13,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRoles } from '../../auth/roles.js';
-import { ROLES_FILE } from '../../engine/paths.js';
+import { ROLES_FILE } from '../../app/paths.js';
 import { schemaName } from '../../engine/openapi/fragments.js';
 import type { CompiledResource } from '../../engine/resource/compiled.js';
 import { compileDefinitions } from '../../engine/resource/compile.js';

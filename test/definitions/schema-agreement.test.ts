@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import knex from 'knex';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { MIGRATIONS_DIR, PROJECT_ROOT } from '../../engine/paths.js';
+import { MIGRATIONS_DIR, PROJECT_ROOT } from '../../app/paths.js';
 import { readSchema } from '../../engine/schema/actual.js';
 import { diffSchema } from '../../engine/schema/diff.js';
 import { expectedSchema } from '../../engine/schema/expected.js';

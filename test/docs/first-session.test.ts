@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { PROJECT_ROOT } from '../../engine/paths.js';
+import { PROJECT_ROOT } from '../../app/paths.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { assertError } from '../helpers/error-envelope.js';
 import { png } from '../helpers/images.js';

@@ -12,7 +12,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parse } from 'yaml';
-import { PROJECT_ROOT, RESOURCES_DIR } from '../../engine/paths.js';
+import { PROJECT_ROOT, RESOURCES_DIR } from '../../app/paths.js';
 import { loadDefinitionDir } from '../../engine/resource/load.js';
 import { diffTables } from '../../engine/schema/diff.js';
 import { expectedSchema } from '../../engine/schema/expected.js';

@@ -6,13 +6,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import knex, { type Knex } from 'knex';
 import request from 'supertest';
-import { createApp, type App, type AppOptions } from '../../engine/app.js';
-import { loadConfig, type Config } from '../../engine/config.js';
-import { embeddedImage, openDatabase, type Database } from '../../engine/db.js';
-import { setLogLevel } from '../../engine/log.js';
-import { migrate } from '../../engine/migrations.js';
+import { createProjectApp as createApp, type ProjectAppOptions as AppOptions } from '../../app/create-app.js';
+import type { App } from '../../engine/app.js';
+import { loadConfig, type Config } from '../../engine/config/config.js';
+import { embeddedImage, openDatabase, type Database } from '../../engine/db/database.js';
+import { setLogLevel } from '../../engine/log/log.js';
+import { migrate } from '../../engine/db/migrations.js';
 import type { Module } from '../../engine/module.js';
-import { MIGRATIONS_DIR, RESOURCES_DIR } from '../../engine/paths.js';
+import { MIGRATIONS_DIR, RESOURCES_DIR } from '../../app/paths.js';
 import { modules as projectModules } from '../../resources/modules.js';
 
 // The process's own log lines (knex's warnings while a test takes a database away, say) are noise

@@ -7,8 +7,8 @@
 import knex from 'knex';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createApp } from '../../engine/app.js';
-import { loadConfig } from '../../engine/config.js';
+import { createProjectApp as createApp } from '../../app/create-app.js';
+import { loadConfig } from '../../engine/config/config.js';
 import type { CompiledField, CompiledResource } from '../../engine/resource/compiled.js';
 import { modules } from '../../resources/modules.js';
 import { newTenant } from './accounts.js';
@@ -186,8 +186,8 @@ export function genericCrudTests(options: GenericCrudOptions = {}): { app: () =>
       assert.ok(row, 'the row exists');
       assert.is(row.tenantId, acme.tenantId);
       assertHolds(r, sent, row, 'the row');
-      for (const { field, from } of r.callerDefaults) {
-        if (from === 'userId' && !(field in sent)) assert.is(record[field], acme.userId, `${field} is the caller's user`);
+      for (const { field, claim } of r.callerDefaults) {
+        if (claim === 'userId' && !(field in sent)) assert.is(record[field], acme.userId, `${field} is the caller's user`);
       }
       await assertLinks(r, sent, record.id);
     });

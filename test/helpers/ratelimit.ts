@@ -10,10 +10,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import * as assert from 'uvu/assert';
-import { createApp, type App, type AppOptions } from '../../engine/app.js';
-import { loadConfig } from '../../engine/config.js';
+import { createProjectApp as createApp, type ProjectAppOptions as AppOptions } from '../../app/create-app.js';
+import type { App } from '../../engine/app.js';
+import { loadConfig } from '../../engine/config/config.js';
 import { ExpiringCounts } from '../../engine/ratelimit/expiring-counts.js';
-import { RESOURCES_DIR } from '../../engine/paths.js';
+import { RESOURCES_DIR } from '../../app/paths.js';
 import { modules as projectModules } from '../../resources/modules.js';
 import { TEST_ENV, type TestApp } from './app.js';
 

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
-import { ROLES_FILE } from '../../engine/paths.js';
+import { ROLES_FILE } from '../../app/paths.js';
 
 export interface RolesCopy {
   /** Give it to createTestApp as appOptions.rolesFile. */

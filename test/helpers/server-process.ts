@@ -1,11 +1,11 @@
-// The real server (`engine/server.ts`, what `npm start` runs) in a child process, for the tests
+// The real server (`app/start.ts`, what `npm start` runs) in a child process, for the tests
 // that are about start-up, shutdown and the process around the app.
 import knex from 'knex';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { TEST_ENV } from './app.js';
 
-const SERVER = fileURLToPath(new URL('../../engine/server.ts', import.meta.url));
+const SERVER = fileURLToPath(new URL('../../app/start.ts', import.meta.url));
 // Resolved here, so the child may run in any working directory (`--import tsx` resolves from the cwd).
 const TSX = import.meta.resolve('tsx');
 /** A guard against a hung child, not a timing assertion: a first PGlite start takes seconds. */

@@ -75,7 +75,7 @@ fields:
 /** Definitions (name → YAML text) compiled as the app compiles its resource folder. */
 export function compile(definitions: Record<string, string>) {
   const sources = Object.entries(definitions).map(([name, text]) => parseDefinition(text, `inline/${name}.yaml`));
-  return compileDefinitions(sources, { permissions: new Set(['PROJECT_EDIT']) });
+  return compileDefinitions(sources, { permissions: new Set(['PROJECT_EDIT']), owner: { role: 'EMPLOYEE', claim: 'employeeId', ownerIs: 'its own employee' } });
 }
 
 const registry = compile(DEFINITIONS);
@@ -96,7 +96,7 @@ export function callerOf({ ownerScoped = false, employeeId = EMPLOYEE }: { owner
     userId: '7e1a0000-0000-4000-8000-0000000000a1',
     tenantId: TENANT,
     role: ownerScoped ? 'EMPLOYEE' : 'ADMIN',
-    employeeId: employeeId ?? undefined,
+    claims: { employeeId: employeeId ?? undefined },
     permissions: new Set(),
   };
 }

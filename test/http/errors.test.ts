@@ -2,7 +2,7 @@
 // sentences; bodies are JSON of at most 1 MiB; database errors become 4xx without leaking SQL.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mapDatabaseError } from '../../engine/db-errors.js';
+import { mapDatabaseError } from '../../engine/db/errors.js';
 import { newTenant, uniqueEmail, PASSWORD, type Session } from '../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { assertError, assertNoLeak, assertNotFound } from '../helpers/error-envelope.js';

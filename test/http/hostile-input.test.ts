@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MAX_MESSAGES } from '../../engine/errors.js';
-import { mapDatabaseError } from '../../engine/db-errors.js';
+import { mapDatabaseError } from '../../engine/db/errors.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { newTenant, type Session } from '../helpers/accounts.js';
 import { assertError } from '../helpers/error-envelope.js';

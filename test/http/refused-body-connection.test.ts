@@ -4,13 +4,13 @@
 // connection either serves the next request, or the answer said `Connection: close` and the
 // server ends the connection right after it. Never the old failure: a 413 that said keep-alive,
 // after which the next request on the connection hung until the connection was reset.
-// Through the production HTTP server (engine/http/server.ts) over the in-process app.
+// Through the production HTTP server (engine/http/stoppable-server.ts) over the in-process app.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createStoppableServer, type StoppableServer } from '../../engine/http/server.js';
+import { createStoppableServer, type StoppableServer } from '../../engine/http/stoppable-server.js';
 import { DRAIN_BYTES } from '../../engine/http/unread-body.js';
 import { newTenant, type Session } from '../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';

@@ -8,7 +8,7 @@ import Koa from 'koa';
 import request from 'supertest';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { errorMiddleware } from '../../engine/errors.js';
+import { errorMiddleware } from '../../engine/http/error-envelope.js';
 import { allowedMethods } from '../../engine/routing/allowed-methods.js';
 import { fixedPathOf, prefixOfLayer, prefixOfPath, routesByPrefix } from '../../engine/routing/by-prefix.js';
 

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createStoppableServer } from '../../engine/http/server.js';
+import { createStoppableServer } from '../../engine/http/stoppable-server.js';
 import { newTenant, type Session } from '../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { assertError } from '../helpers/error-envelope.js';
@@ -109,7 +109,7 @@ test('methods the router does not know are 405 on a known path and 404 on an unk
   assertNotAllowed(await send('OPTIONS', '/api/employee'), ['GET', 'HEAD', 'POST'], 'OPTIONS /api/employee');
 });
 
-/** One raw request over a socket to the real HTTP server (engine/http/server.ts): what came back before it closed. */
+/** One raw request over a socket to the real HTTP server (engine/http/stoppable-server.ts): what came back before it closed. */
 function rawExchange(port: number, request: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1', () => socket.write(request));

@@ -9,7 +9,7 @@ import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createLogger } from '../../engine/log.js';
+import { createLogger } from '../../engine/log/log.js';
 import { PUBLIC_RELATIONS } from '../../resources/public-share/customer-view.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { assertError, assertNotFound } from '../helpers/error-envelope.js';

@@ -13,13 +13,12 @@ import request from 'supertest';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MAX_PASSWORD_LENGTH } from '../../auth/password.js';
-import { signAccessToken } from '../../auth/tokens.js';
-import { PUBLIC_PATHS } from '../../auth/authenticate.js';
-import { createApp } from '../../engine/app.js';
-import { loadConfig } from '../../engine/config.js';
-import { knexConfig } from '../../engine/db.js';
+import { signAccessToken, tokenKeys } from '../../auth/tokens.js';
+import { createProjectApp as createApp } from '../../app/create-app.js';
+import { loadConfig } from '../../engine/config/config.js';
+import { knexConfig } from '../../engine/db/database.js';
 import { schemaName } from '../../engine/openapi/fragments.js';
-import { RESOURCES_DIR } from '../../engine/paths.js';
+import { RESOURCES_DIR } from '../../app/paths.js';
 import { DEFAULT_TAKE } from '../../engine/resource/compiled.js';
 import { modules } from '../../resources/modules.js';
 import { newTenant, PASSWORD, uniqueEmail } from '../helpers/accounts.js';
@@ -268,7 +267,7 @@ test('every operation documents 503, and the server answers it in the envelope w
   try {
     const app = createApp({ config: loadConfig(TEST_ENV), db, modules, logError: () => {} });
     const http = request(app.koa.callback());
-    const token = signAccessToken(app.engine.keys, { sub: randomUUID(), tenantId: randomUUID(), role: 'SUPER_ADMIN', sid: randomUUID() });
+    const token = signAccessToken(tokenKeys(app.engine.config), { sub: randomUUID(), tenantId: randomUUID(), role: 'SUPER_ADMIN', sid: randomUUID() });
     const auth = { Authorization: `Bearer ${token}` };
     const id = randomUUID();
     const calls = [
@@ -317,7 +316,7 @@ test('the Tenant-Id header: documented on every operation that takes a token, an
   assert.ok(without.includes('GET /api/health') && without.includes('POST /api/auth/login'), without.join(', '));
   for (const where of without) {
     const path = where.split(' ')[1].replace(/\{[^}]+\}/g, 'x');
-    assert.ok(PUBLIC_PATHS.some((pattern) => pattern.test(path)), `${where} is documented without a token but the server asks one`);
+    assert.ok(t.isPublic(path), `${where} is documented without a token but the server asks one`);
   }
 
   // Registration with a token and a foreign header creates nobody; the own tenant's header passes.

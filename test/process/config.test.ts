@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ConfigError, loadConfig } from '../../engine/config.js';
+import { ConfigError, loadConfig } from '../../engine/config/config.js';
 
 const SECRET = 'a'.repeat(32);
 const REFRESH = 'b'.repeat(32);

@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadConfig } from '../../engine/config.js';
-import { embeddedSyncCalls } from '../../engine/db-embedded.js';
-import { openDatabase } from '../../engine/db.js';
+import { loadConfig } from '../../engine/config/config.js';
+import { embeddedSyncCalls } from '../../engine/db/embedded.js';
+import { openDatabase } from '../../engine/db/database.js';
 import { newTenant } from '../helpers/accounts.js';
 import { createTestApp, TEST_ENV, usingPostgres, type TestApp } from '../helpers/app.js';
 

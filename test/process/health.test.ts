@@ -4,9 +4,9 @@ import { createServer, type Socket } from 'node:net';
 import request from 'supertest';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createApp } from '../../engine/app.js';
-import { loadConfig } from '../../engine/config.js';
-import { openDatabase, type Database } from '../../engine/db.js';
+import { createProjectApp as createApp } from '../../app/create-app.js';
+import { loadConfig } from '../../engine/config/config.js';
+import { openDatabase, type Database } from '../../engine/db/database.js';
 import { modules } from '../../resources/modules.js';
 import { createTestApp, TEST_ENV, type TestApp } from '../helpers/app.js';
 

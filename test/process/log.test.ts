@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createLogger, flatLineWriter, REDACTED, type FlatFields } from '../../engine/log.js';
+import { createLogger, flatLineWriter, REDACTED, type FlatFields } from '../../engine/log/log.js';
 
 /** A logger like createLogger's, with a fixed time so that two lines can be compared whole. */
 function capturingLogger(lines: string[], level = 'info') {

@@ -1,7 +1,7 @@
 // The mailer itself: SMTP through a real server on loopback, and the log line without SMTP_URL.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadConfig } from '../../engine/config.js';
+import { loadConfig } from '../../engine/config/config.js';
 import { createMailer } from '../../engine/mail.js';
 import { TEST_ENV } from '../helpers/app.js';
 import { startSmtp, type SmtpCapture } from '../helpers/smtp.js';

@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ensureSchema, openDatabase, resolvePooler, type Database } from '../../engine/db.js';
-import { usesTransactionPooler } from '../../engine/db-pooler.js';
+import { ensureSchema, openDatabase, resolvePooler, type Database } from '../../engine/db/database.js';
+import { usesTransactionPooler } from '../../engine/db/pooler.js';
 import { dropSchema } from '../helpers/server-process.js';
 
 const { DATABASE_URL, TEST_POOLER_URL } = process.env;

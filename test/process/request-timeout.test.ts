@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { checkIntervalMs } from '../../engine/http/server.js';
+import { checkIntervalMs } from '../../engine/http/stoppable-server.js';
 import { newOwner, openRequest, send, sleep, type Owner } from '../helpers/http-client.js';
 import { killServers, startServer, type ServerProcess, dropSchema } from '../helpers/server-process.js';
 

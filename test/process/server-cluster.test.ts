@@ -16,7 +16,7 @@ import knex from 'knex';
 import request from 'supertest';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { MIGRATIONS_DIR } from '../../engine/paths.js';
+import { MIGRATIONS_DIR } from '../../app/paths.js';
 import { PASSWORD } from '../helpers/accounts.js';
 import { chunked, head, RawConnection } from '../helpers/raw-connection.js';
 import { killServers, runServerToExit, startServer, startServerProcess, startupFailure, type ServerProcess } from '../helpers/server-process.js';

@@ -12,7 +12,7 @@ import path from 'node:path';
 import request from 'supertest';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DataDirLockedError, lockDataDir } from '../../engine/db-lock.js';
+import { DataDirLockedError, lockDataDir } from '../../engine/db/data-dir-lock.js';
 import { killServers, runNpmScript, runServerToExit, startServer, type ServerProcess } from '../helpers/server-process.js';
 
 const cwd = mkdtempSync(path.join(tmpdir(), 'crash-restart-'));

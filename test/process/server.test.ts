@@ -1,4 +1,4 @@
-// The real server process (`npm start` runs engine/server.ts): start-up on the embedded database
+// The real server process (`npm start` runs app/start.ts): start-up on the embedded database
 // under ./data (one process, whatever WEB_CONCURRENCY says), the data-folder lock, graceful
 // SIGTERM, data surviving a restart, PostgreSQL when DATABASE_URL is set, and start-up failures
 // that name what to fix: one JSON log line at level fatal (the last on stdout, no stack) and its
@@ -13,7 +13,7 @@ import knex from 'knex';
 import request from 'supertest';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { MIGRATIONS_DIR } from '../../engine/paths.js';
+import { MIGRATIONS_DIR } from '../../app/paths.js';
 import { PASSWORD, uniqueEmail } from '../helpers/accounts.js';
 import { dropSchema, killServers, runNpmScript, runServerToExit, startServer, startupFailure, type ServerProcess } from '../helpers/server-process.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';

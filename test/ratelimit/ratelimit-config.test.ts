@@ -3,7 +3,7 @@
 // of leaving the service unlimited or limited by a number nobody meant.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ConfigError, loadConfig } from '../../engine/config.js';
+import { ConfigError, loadConfig } from '../../engine/config/config.js';
 
 const rateLimitsOf = (env: Record<string, string>) => loadConfig(env).rateLimits;
 

@@ -12,7 +12,7 @@
 import jwt from 'jsonwebtoken';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { LogLevel } from '../../engine/log.js';
+import type { LogLevel } from '../../engine/log/log.js';
 import type { ExpiringCounts } from '../../engine/ratelimit/expiring-counts.js';
 import { login, newTenant, PASSWORD, uniqueEmail, userWithRole, type Session } from '../helpers/accounts.js';
 import { createTestApp, TEST_ENV, type TestApp } from '../helpers/app.js';

@@ -1,5 +1,5 @@
 // The limits in force, compared row by row with the limits the service promises: its tiers and
-// its per-endpoint table are written below by hand, so a change to resources/limits.yaml that
+// its per-endpoint table are written below by hand, so a change to config/limits.yaml that
 // drifts from the promised numbers fails here. Also: a resource's own `limits:`
 // (test/fixtures/limits), a limits file with a mistake stopping start-up with its place, and
 // RATE_LIMIT_SCALE / RATE_LIMIT_WINDOW_SCALE.
@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PolicyMatcher, type EndpointPolicy, type LimitTable } from '../../engine/ratelimit/policy.js';
-import { RESOURCES_DIR } from '../../engine/paths.js';
+import { RESOURCES_DIR } from '../../app/paths.js';
 import { DefinitionError } from '../../engine/resource/load.js';
 import { newTenant, userWithRole, type Session } from '../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { RESOURCES_DIR } from '../../engine/paths.js';
+import { RESOURCES_DIR } from '../../app/paths.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { newTenant } from '../helpers/accounts.js';
 import { badRequestBody, ids, minutesFrom, listAssertions } from '../helpers/list-data.js';

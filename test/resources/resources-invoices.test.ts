@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRoles } from '../../auth/roles.js';
-import { ROLES_FILE } from '../../engine/paths.js';
+import { ROLES_FILE } from '../../app/paths.js';
 import { compileDefinitions } from '../../engine/resource/compile.js';
 import { DefinitionError, parseDefinition } from '../../engine/resource/load.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';

@@ -6,8 +6,8 @@
 import fc from 'fast-check';
 import knex from 'knex';
 import { test } from 'uvu';
-import { createApp } from '../../engine/app.js';
-import { loadConfig } from '../../engine/config.js';
+import { createProjectApp as createApp } from '../../app/create-app.js';
+import { loadConfig } from '../../engine/config/config.js';
 import { modules } from '../../resources/modules.js';
 import { createTestApp, TEST_ENV, type TestApp } from '../helpers/app.js';
 import { describeFinding, property, seedOf, type Probe } from '../helpers/fuzz/campaign.js';

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createLogger } from '../../engine/log.js';
+import { createLogger } from '../../engine/log/log.js';
 import type { Module } from '../../engine/module.js';
 import { modules as projectModules } from '../../resources/modules.js';
 import { newTenant, PASSWORD, uniqueEmail, type Session } from '../helpers/accounts.js';
@@ -317,7 +317,7 @@ test('a JSON body nested deeper than JSON_MAX_DEPTH, or with a longer array, is 
 
 test('mail without SMTP: the log line shows the code in development, never in production', async () => {
   const { createMailer } = await import('../../engine/mail.js');
-  const { loadConfig } = await import('../../engine/config.js');
+  const { loadConfig } = await import('../../engine/config/config.js');
   const logged: string[] = [];
   const message = { to: 'who@example.com', subject: 'Your code', text: 'Your code:\n482913\n' };
   await createMailer(loadConfig({ NODE_ENV: 'development' }), { log: (line) => logged.push(line) }).send(message);

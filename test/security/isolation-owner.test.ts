@@ -10,7 +10,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRoles } from '../../auth/roles.js';
-import { ROLES_FILE } from '../../engine/paths.js';
+import { ROLES_FILE } from '../../app/paths.js';
 import type { CompiledResource } from '../../engine/resource/compiled.js';
 import { newTenant, userWithRole, type Session } from '../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';

@@ -4,7 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { RESOURCES_DIR } from '../../engine/paths.js';
+import { RESOURCES_DIR } from '../../app/paths.js';
 import { newTenant, userWithRole, type Session } from '../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { assertError, assertForbidden, assertNotFound } from '../helpers/error-envelope.js';

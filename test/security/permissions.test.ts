@@ -1,4 +1,4 @@
-// Roles map to permissions through resources/roles.yaml and each resource names the
+// Roles map to permissions through config/roles.yaml and each resource names the
 // permission it needs. Every role of the slice against employee, organization, tags and skill:
 // reads and writes answer 2xx or 403 "Forbidden resource", and a refused write leaves no trace.
 import { test } from 'uvu';

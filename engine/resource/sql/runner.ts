@@ -2,11 +2,11 @@
 // builder, no model hydration, rows as the driver reads them. On PostgreSQL each distinct text
 // becomes a named prepared statement (parsed and planned once per connection), unless a
 // transaction pooler stands between (the name would meet server connections that hold it already,
-// or lack it: engine/db-pooler.ts); PGlite, one in-process connection, takes the text as it is. The connection comes from knex's pool, so a
+// or lack it: engine/db/pooler.ts); PGlite, one in-process connection, takes the text as it is. The connection comes from knex's pool, so a
 // transaction, the pool's limits and its acquire timeout apply exactly as to knex's own queries.
 import type { Knex } from 'knex';
 import pg from 'pg';
-import { usesTransactionPooler } from '../../db-pooler.js';
+import { usesTransactionPooler } from '../../db/pooler.js';
 
 export interface Statement {
   text: string;

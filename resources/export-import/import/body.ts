@@ -3,7 +3,7 @@
 // IMPORT_MAX_BYTES, never further: the rows are validated all together before anything is written.
 import type { Readable } from 'node:stream';
 import type { Context } from 'koa';
-import type { Config } from '../../../engine/config.js';
+import type { Config } from '../../../engine/config/config.js';
 import { badRequest, HttpError } from '../../../engine/errors.js';
 import { readBodyBytes } from '../../../engine/http/body-bytes.js';
 import { readMultipart, tooLarge } from '../../../engine/http/multipart.js';

@@ -1,7 +1,7 @@
 // What a single create leaves to the database's constraints, checked over the whole file before
 // anything is written, so that every row breaking one is listed (the database would stop at the
 // first): the `rules:` entries (field >= atLeast) and the `unique:` rules between rows of the file.
-import { ruleConstraintName } from '../../../engine/migrations.js';
+import { ruleConstraintName } from '../../../engine/db/migrations.js';
 import type { CompiledResource } from '../../../engine/resource/compiled.js';
 
 /** A time or a number, comparable either way (timestamps are ISO strings once prepared). */

@@ -2,7 +2,8 @@
 // then, only if none failed, all rows in one transaction. Either way the answer says which rows
 // failed and why, one entry per broken rule.
 import type { Caller } from '../../../engine/caller.js';
-import { HttpError, toHttpError } from '../../../engine/errors.js';
+import { HttpError } from '../../../engine/errors.js';
+import { toHttpError } from '../../../engine/http/error-envelope.js';
 import { isPlainObject } from '../../../engine/objects.js';
 import { BatchRowError } from '../../../engine/resource/service.js';
 import { prepareChildren, prepareWrite, type PreparedWrite, type WriteContext } from '../../../engine/resource/write-body.js';

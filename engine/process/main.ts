@@ -1,14 +1,16 @@
-// `npm start`. On the embedded database, or with WEB_CONCURRENCY=1, this process serves
-// (serve.ts). On PostgreSQL it is otherwise a node:cluster's primary (cluster/primary.ts): a child
-// checks the definitions and migrates, once, then WEB_CONCURRENCY workers (one per core by
-// default) serve and share the port. The primary loads only what it needs for that (the
+// The process model's one entry (`npm start` calls runProcess with the application's Project). On the embedded database, or with WEB_CONCURRENCY=1,
+// this process serves (serving.ts). On PostgreSQL it is otherwise a node:cluster's primary
+// (primary.ts): a child prepares the cluster (preparation.ts: checks the definitions and migrates,
+// once), then WEB_CONCURRENCY workers (worker.ts, serving.ts; one per core by default) serve and
+// share the port. The primary loads only what it needs for that (the
 // configuration, the log, the workers' shared rate-limit counts), never the app: its memory stays
 // small.
 import { fork } from 'node:child_process';
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
-import { ConfigError, loadConfig, type Config } from './config.js';
-import { logEvent as log, rssMiB, setLogLevel } from './log.js';
+import { ConfigError, loadConfig, type Config } from '../config/config.js';
+import { logEvent as log, rssMiB, setLogLevel } from '../log/log.js';
+import type { Project } from './project.js';
 import { STOP_MARGIN_MS } from './shutdown.js';
 import { exitWithStartupFailure, unexpectedFailure } from './startup-failure.js';
 
@@ -67,17 +69,22 @@ function stopBeforeWorkers(signal: NodeJS.Signals) {
   process.exit(0);
 }
 
-async function main() {
+/**
+ * Runs this process as what it is: a single serving process, a cluster's primary, its preparation
+ * or one of its workers. The application is loaded (loadProject) only by a process that builds
+ * the app: a primary never does, and its memory stays small.
+ */
+export async function runProcess(loadProject: () => Promise<Project>): Promise<void> {
   const config = readConfig();
   setLogLevel(config.logLevel);
-  if (process.env[PREPARE_ENV]) return (await import('./serve.js')).prepareCluster(config);
-  if (cluster.isWorker) return (await import('./serve.js')).serveWorker(config);
+  if (process.env[PREPARE_ENV]) return (await import('./preparation.js')).prepareCluster(config, await loadProject());
+  if (cluster.isWorker) return (await import('./serving.js')).serveWorker(config, await loadProject());
   if (config.jwt.generated) log('warn', 'JWT_SECRET / JWT_REFRESH_SECRET not set: using secrets generated for this process (tokens die with it)');
   if (config.env === 'production' && !config.mail.smtpUrl) log('warn', 'SMTP_URL not set: mail is not delivered, and its log lines leave out the codes and links it carries');
   const workers = processCount(config);
-  if (workers === 1) return (await import('./serve.js')).serveAlone(config);
+  if (workers === 1) return (await import('./serving.js')).serveAlone(config, await loadProject());
   if ((await prepareInChild()) !== 0) process.exit(1);
-  const { runPrimary } = await import('./cluster/primary.js');
+  const { runPrimary } = await import('./primary.js');
   process.off('SIGTERM', stopBeforeWorkers).off('SIGINT', stopBeforeWorkers);
   runPrimary({
     workers,
@@ -90,4 +97,3 @@ async function main() {
   });
 }
 
-await main();

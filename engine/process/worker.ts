@@ -1,7 +1,7 @@
 // A worker's side of starting: it tells its primary whether it serves. The primary decides what a
 // failure means (stop the cluster on a first start, retry later on a replacement) and prints it,
 // so that N workers failing alike do not say it N times.
-import { exitWithStartupFailure } from '../startup-failure.js';
+import { exitWithStartupFailure } from './startup-failure.js';
 import { isPortClosed, type Serving, type StartupFailed, type StoppedAccepting } from './messages.js';
 
 /** If the channel is gone, the message would never arrive: exit anyway after this long. */
@@ -24,7 +24,7 @@ const PORT_CLOSED_WAIT_MS = 1000;
 /**
  * A stopping worker has closed its listener: tells the primary, and resolves when the primary says
  * no worker accepts connections any more (at once if the primary is gone, after a while if it
- * does not answer). Until then the worker's answers keep their connections alive (http/server.ts).
+ * does not answer). Until then the worker's answers keep their connections alive (http/stoppable-server.ts).
  */
 export function portClosed(): Promise<void> {
   if (!process.send || !process.connected) return Promise.resolve();

@@ -2,11 +2,11 @@
 // line of its log, for whatever reads the log) and the same message as plain text on stderr (for
 // the person at the terminal), then exit code 1. Never a bare stack: the stack of a failure
 // nobody foresaw travels inside the log line, under `err`.
-import { rootLogger } from './log.js';
+import { rootLogger } from '../log/log.js';
 
 /** Says why start-up failed, once on each stream; `err` (with its stack) only for a failure without a message of its own. */
 export function sayStartupFailure(message: string, err?: unknown): void {
-  // Written at once: fatal lines are never held (log-stdout.ts).
+  // Written at once: fatal lines are never held (log/stdout.ts).
   rootLogger.fatal(err === undefined ? {} : { err }, message);
   console.error(message);
 }

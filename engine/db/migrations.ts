@@ -4,8 +4,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Knex } from 'knex';
-import { MIGRATIONS_DIR } from './paths.js';
-import { tenantWideUniqueColumns } from './resource/compiled.js';
+import { tenantWideUniqueColumns } from '../resource/compiled.js';
 
 interface MigrationFile {
   name: string;
@@ -35,9 +34,9 @@ export class FolderMigrationSource implements Knex.MigrationSource<MigrationFile
   }
 }
 
-/** The project's migrations, then those of each extra resources folder that has a migrations/ subfolder. */
-export function migrationFolders(extraResourceDirs: string[]): string[] {
-  return [MIGRATIONS_DIR, ...extraResourceDirs.map((dir) => path.join(dir, 'migrations')).filter((dir) => existsSync(dir))];
+/** The application's migrations, then those of each extra resources folder that has a migrations/ subfolder. */
+export function migrationFolders(migrationsDir: string, extraResourceDirs: string[]): string[] {
+  return [migrationsDir, ...extraResourceDirs.map((dir) => path.join(dir, 'migrations')).filter((dir) => existsSync(dir))];
 }
 
 /** The database has applied migrations that none of the folders provides any more. */

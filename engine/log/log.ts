@@ -1,15 +1,15 @@
 // Structured logs: one JSON line per event on stdout (pino), with an ISO time and the level by
 // name. What a line carries is redacted by key in its first levels (passwords, tokens, codes,
-// secrets, authorization headers; log-redaction.ts), its fields, bindings and errors alike, so
+// secrets, authorization headers; redaction.ts), its fields, bindings and errors alike, so
 // that a careless `extra` cannot put a credential in a log. stdout is written once per turn of
-// the event loop (log-stdout.ts); the request line has a fast path (log-flat-line.ts).
+// the event loop (stdout.ts); the request line has a fast path (flat-line.ts).
 import pino, { type Logger } from 'pino';
-import type { LogLevelSetting } from './config.js';
-import { redactedCopy } from './log-redaction.js';
-import { stdoutByTurn } from './log-stdout.js';
+import type { LogLevelSetting } from '../config/config.js';
+import { redactedCopy } from './redaction.js';
+import { stdoutByTurn } from './stdout.js';
 
-export { flatLineWriter, type FlatFields } from './log-flat-line.js';
-export { REDACTED, REDACTED_KEYS } from './log-redaction.js';
+export { flatLineWriter, type FlatFields } from './flat-line.js';
+export { REDACTED, REDACTED_KEYS } from './redaction.js';
 
 export type { Logger } from 'pino';
 export type LogLevel = 'info' | 'warn' | 'error';

@@ -1,7 +1,7 @@
 // PostgreSQL (and PGlite, which speaks the same error codes) errors → client answers.
 // Only column and table names from the error reach the client, never the SQL or the values.
-import { HttpError } from './errors.js';
-import { storageFull } from './storage-full.js';
+import { HttpError } from '../errors.js';
+import { storageFull } from '../storage-full.js';
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', '57P01', '57P03', '08000', '08001', '08003', '08006']);
 
@@ -13,7 +13,7 @@ const CONNECTION_LOST =
   /(Connection terminated(?: unexpectedly| due to connection timeout)?|timeout expired|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)$/;
 
 /**
- * A query on PostgreSQL got no answer within DATABASE_TIMEOUT_MS (engine/db.ts): the database is
+ * A query on PostgreSQL got no answer within DATABASE_TIMEOUT_MS (db/database.ts): the database is
  * overloaded, hung or unreachable. Its connection has been destroyed, never to be reused.
  */
 export class DatabaseTimeoutError extends Error {

@@ -16,8 +16,8 @@
 import fs from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
-import { DEFAULT_MIN_FREE_BYTES, type EmbeddedDurability, type EmbeddedOptions } from './config-embedded.js';
-import { StorageFullError } from './storage-full.js';
+import { DEFAULT_MIN_FREE_BYTES, type EmbeddedDurability, type EmbeddedOptions } from '../config/embedded.js';
+import { StorageFullError } from '../storage-full.js';
 
 let syncCalls = 0;
 /** How many fsync calls the embedded databases of this process have made (tests read it). */

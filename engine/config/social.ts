@@ -1,6 +1,6 @@
 // Social login settings: which providers are on (a client id and secret for each), and their
 // endpoints, the public ones unless overridden.
-import { ConfigError, httpUrl, type Env } from './config-values.js';
+import { ConfigError, httpUrl, type Env } from './values.js';
 
 export const SOCIAL_PROVIDERS = ['google', 'github', 'microsoft', 'facebook'] as const;
 export type SocialProvider = (typeof SOCIAL_PROVIDERS)[number];

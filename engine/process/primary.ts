@@ -2,7 +2,7 @@
 // workers (they share the port through node:cluster), replaces one that dies, keeps the rate-limit
 // counts they share when there is no Redis, and on SIGTERM/SIGINT stops them all gracefully: it
 // tells the workers when none of them accepts connections any more (node:cluster has then closed
-// the port), the moment from which their answers may close connections (see http/server.ts).
+// the port), the moment from which their answers may close connections (see http/stoppable-server.ts).
 //
 // Each worker has a slot. A worker that dies is replaced in its slot: at once when it had served
 // for a while, else after a back-off that doubles with each quick death in a row (1 s up to 30 s),
@@ -10,9 +10,9 @@
 // serving. The cluster gives up (exit code 1, with the worker's message) only when no worker can
 // start: nothing serves, and since anything last served every slot has failed to start.
 import cluster, { type Worker } from 'node:cluster';
-import type { LogEvent } from '../log.js';
+import type { LogEvent } from '../log/log.js';
 import { isCountsAsked, PrimaryCounts } from '../ratelimit/primary-counts.js';
-import { sayStartupFailure } from '../startup-failure.js';
+import { sayStartupFailure } from './startup-failure.js';
 import { isServing, isStartupFailed, isStoppedAccepting, type PortClosed } from './messages.js';
 
 export interface PrimaryOptions {

@@ -1,8 +1,8 @@
-// Settings of the embedded database on its data folder (engine/db-embedded.ts): how durable a
+// Settings of the embedded database on its data folder (engine/db/embedded.ts): how durable a
 // commit is (EMBEDDED_DURABILITY) and how much room is kept free (EMBEDDED_MIN_FREE_MB).
-// Kept apart from db-embedded.ts, so that reading the configuration never loads PGlite (a cluster's
+// Kept apart from db/embedded.ts, so that reading the configuration never loads PGlite (a cluster's
 // primary reads it and must stay small).
-import { ConfigError, integer, type Env } from './config-values.js';
+import { ConfigError, integer, type Env } from './values.js';
 
 export type EmbeddedDurability = 'full' | 'relaxed';
 export const EMBEDDED_DURABILITIES: readonly EmbeddedDurability[] = ['full', 'relaxed'];

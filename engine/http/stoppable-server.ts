@@ -1,4 +1,4 @@
-// The HTTP server of a serving process (serve.ts): its time limits, its answers to requests too
+// The HTTP server of a serving process (process/serving.ts): its time limits, its answers to requests too
 // broken to reach the app, and how it stops.
 //
 // Time limits: a client has REQUEST_TIMEOUT_MS to send a whole request, headers and body; Node
@@ -16,7 +16,7 @@
 // In a cluster the port stays open until every worker has closed its listener (the primary holds
 // it): a client told to close its connection would reconnect to a port that accepts connections no
 // worker takes any more, and be reset. So a worker says `Connection: close` only once its primary
-// tells it that no worker accepts connections any more (cluster/worker.ts).
+// tells it that no worker accepts connections any more (process/worker.ts).
 import { createServer, STATUS_CODES, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import net from 'node:net';
 import type { Duplex } from 'node:stream';

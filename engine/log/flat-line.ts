@@ -4,7 +4,7 @@
 // its level prefix, time, bindings and line end) costs about 1. log.test.ts holds it to what
 // logger.info(fields, msg) writes, byte for byte.
 import pino, { type Logger } from 'pino';
-import { isRedactedKey, REDACTED } from './log-redaction.js';
+import { isRedactedKey, REDACTED } from './redaction.js';
 
 /** A line's flat fields: what a frequent line with fixed fields carries. */
 export type FlatFields = Record<string, string | number | boolean | undefined>;

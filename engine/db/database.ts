@@ -5,12 +5,12 @@ import { PGlite } from '@electric-sql/pglite';
 import knex, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
 import pg from 'pg';
-import { DatabaseTimeoutError } from './db-errors.js';
-import type { EmbeddedOptions } from './config-embedded.js';
-import { embeddedPGlite } from './db-embedded.js';
-import { lockDataDir } from './db-lock.js';
-import { behindTransactionPooler, markTransactionPooler, schemaPerTransaction, type PoolerSetting } from './db-pooler.js';
-import { logEvent } from './log.js';
+import { DatabaseTimeoutError } from './errors.js';
+import type { EmbeddedOptions } from '../config/embedded.js';
+import { embeddedPGlite } from './embedded.js';
+import { lockDataDir } from './data-dir-lock.js';
+import { behindTransactionPooler, markTransactionPooler, schemaPerTransaction, type PoolerSetting } from './pooler.js';
+import { logEvent } from '../log/log.js';
 
 // count(*) is int8: a string from pg, a number from PGlite. Read it as a number on both.
 pg.types.setTypeParser(20, (value: string) => Number.parseInt(value, 10));
@@ -40,16 +40,16 @@ export interface DatabaseOptions {
    * database that hangs must not keep it. Unset: no limit (migrations, the knex CLI).
    */
   timeoutMs?: number;
-  /** Embedded database on a data folder: durability and the free space kept (engine/db-embedded.ts). */
+  /** Embedded database on a data folder: durability and the free space kept (db/embedded.ts). */
   embedded?: EmbeddedOptions;
   /**
    * PostgreSQL only (DATABASE_POOLER): `transaction` when a transaction-mode pooler stands between
-   * (engine/db-pooler.ts); `auto` is resolved by openDatabase (resolvePooler); unset: `none`.
+   * (db/pooler.ts); `auto` is resolved by openDatabase (resolvePooler); unset: `none`.
    */
   pooler?: PoolerSetting;
 }
 
-export { DataDirLockedError, lockDataDir } from './db-lock.js';
+export { DataDirLockedError, lockDataDir } from './data-dir-lock.js';
 
 /**
  * What knex says, without the stack frames it appends to some of it ("Acquire connection error:
@@ -188,7 +188,7 @@ export async function ensureSchema(db: Knex, schema: string | undefined): Promis
 }
 
 /**
- * DATABASE_POOLER=auto made `transaction` or `none` by probing the connection (engine/db-pooler.ts).
+ * DATABASE_POOLER=auto made `transaction` or `none` by probing the connection (db/pooler.ts).
  * A probe that cannot connect says `none`: the first query then reports why the database is unusable.
  */
 export async function resolvePooler(options: DatabaseOptions): Promise<DatabaseOptions> {

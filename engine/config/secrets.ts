@@ -1,7 +1,7 @@
 // The JWT secrets of the configuration: required in production (and no placeholder there),
 // generated per process elsewhere, and the previous ones of a rotation held to the same rules.
 import { randomBytes } from 'node:crypto';
-import { ConfigError, type Env } from './config-values.js';
+import { ConfigError, type Env } from './values.js';
 
 /**
  * Words that mark a secret copied from documentation, an example file or a test instead of made

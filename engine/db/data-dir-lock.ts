@@ -9,7 +9,7 @@ import fs, { mkdirSync, readFileSync, readlinkSync, renameSync, rmSync } from 'n
 import { hostname } from 'node:os';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
-import { logEvent } from './log.js';
+import { logEvent } from '../log/log.js';
 
 export class DataDirLockedError extends Error {}
 

@@ -1,15 +1,15 @@
 // The environment, read once into one typed object. A bad value stops start-up with a message
 // naming the variable, so a typo never becomes a surprising default at run time.
 import path from 'node:path';
-import { checkTrustedProxies } from './ratelimit/client-ip.js';
-import type { PoolerSetting } from './db-pooler.js';
-import { embeddedSettings, type EmbeddedOptions } from './config-embedded.js';
-import { secrets } from './config-secrets.js';
-import { socialProviders, type SocialConfig } from './config-social.js';
-import { ConfigError, factor, folders, httpUrl, integer, onOff, serviceUrl, type Env } from './config-values.js';
+import { checkTrustedProxies } from '../ratelimit/client-ip.js';
+import type { PoolerSetting } from '../db/pooler.js';
+import { embeddedSettings, type EmbeddedOptions } from './embedded.js';
+import { secrets } from './secrets.js';
+import { socialProviders, type SocialConfig } from './social.js';
+import { ConfigError, factor, folders, httpUrl, integer, onOff, serviceUrl, type Env } from './values.js';
 
-export { ConfigError, type Env } from './config-values.js';
-export { SOCIAL_PROVIDERS, type SocialProvider, type SocialProviderConfig } from './config-social.js';
+export { ConfigError, type Env } from './values.js';
+export { SOCIAL_PROVIDERS, type SocialProvider, type SocialProviderConfig } from './social.js';
 
 export interface Config {
   env: string;

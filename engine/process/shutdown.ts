@@ -1,5 +1,5 @@
-// How long stopping may take, shared by a serving process (serve.ts, whose HTTP server stops as
-// http/server.ts says) and a cluster's primary (cluster/primary.ts). The grace period itself is
+// How long stopping may take, shared by a serving process (serving.ts, whose HTTP server stops as
+// http/stoppable-server.ts says) and a cluster's primary (primary.ts). The grace period itself is
 // SHUTDOWN_GRACE_MS (config.shutdownGraceMs).
 
 /** How long a serving process may take to close what it opened (database, Redis, mail) once its connections are closed. */

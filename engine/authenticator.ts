@@ -1,0 +1,18 @@
+// How the engine learns who is asking: an application injects an Authenticator into createApp
+// (app.ts); the engine knows no token format, session store or sign-in route. Its two steps sit
+// around the rate limits: the limits key a request by whom it names, and a request with bad
+// credentials must still count against its address before it is refused.
+import type { Middleware, Context } from 'koa';
+
+export interface Authenticator {
+  /** Before the rate limits: works out whom the credentials name (once per request), refusing nothing. */
+  identify: Middleware;
+  /** Whom the rate limits count a request against; undefined counts it by client address. */
+  holder(ctx: Context): { userId: string; role: string } | undefined;
+  /**
+   * After the rate limits: a request without a valid caller is refused (401) unless `isPublic`
+   * says its path is served without one (the engine's and each module's `publicPaths`); a valid
+   * one gets its Caller in ctx.state.caller (http/context.ts, callerOf).
+   */
+  authenticate(isPublic: (path: string) => boolean): Middleware;
+}

@@ -1,0 +1,114 @@
+// What a serving process does (a single process, or a cluster's worker): open the app (open-app.ts),
+// migrate unless the cluster was prepared before it (preparation.ts), listen, and close everything
+// on SIGTERM/SIGINT. Loaded only by processes that serve: a cluster's primary never loads the app.
+import cluster from 'node:cluster';
+import type { Server } from 'node:http';
+import { inspect } from 'node:util';
+import type { Config } from '../config/config.js';
+import type { Database } from '../db/database.js';
+import { createStoppableServer } from '../http/stoppable-server.js';
+import { logEvent, rootLogger, rssMiB } from '../log/log.js';
+import { within } from '../time-limit.js';
+import { closeAfterFailure, databaseProblem, describeFailure, fail, isExplained, openApp, StartupError, type OpenApp } from './open-app.js';
+import { migrateDatabase } from './preparation.js';
+import type { Project } from './project.js';
+import { CLOSE_LIMIT_MS } from './shutdown.js';
+import { portClosed, reportServing, reportStartupFailure } from './worker.js';
+
+const log = logEvent;
+
+async function listen(server: Server, config: Config): Promise<void> {
+  try {
+    await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject).listen(config.port, config.host));
+  } catch (err: any) {
+    if (err?.code === 'EADDRINUSE') throw new StartupError(`Port ${config.port} on ${config.host} is already in use: stop what uses it or set PORT to another port.`);
+    if (err?.code === 'EACCES') throw new StartupError(`Not allowed to listen on port ${config.port}: set PORT to a port above 1023.`);
+    if (err?.code === 'EADDRNOTAVAIL') throw new StartupError(`HOST ${config.host} is not an address of this machine.`);
+    throw err;
+  }
+}
+
+interface StartOptions {
+  project: Project;
+  /** False in a cluster's workers: the cluster was prepared (migrated) once before they were forked. */
+  migrate?: boolean;
+}
+
+async function start(config: Config, options: StartOptions): Promise<{ server: Server; database: Database; stop(): Promise<void> }> {
+  let opened: OpenApp | undefined;
+  try {
+    opened = await openApp(config, options.project);
+    const { database, app, close } = opened;
+    const { koa, rateLimiting } = app;
+    if (options.migrate !== false) await migrateDatabase(database, config, options.project);
+    await app.ready();
+    const { server, stop: stopServing } = createStoppableServer(koa.callback(), config);
+    await listen(server, config);
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    log('info', 'listening', {
+      port,
+      database: database.kind === 'pglite' ? `embedded (${config.dataDir})` : `postgresql${config.databaseSchema ? ` (schema ${config.databaseSchema})` : ''}`,
+      rateLimits: rateLimiting.store?.kind ?? 'off',
+      pid: process.pid,
+      ...(cluster.isWorker ? { worker: cluster.worker!.id } : {}),
+      rssMiB: rssMiB(),
+    });
+    // The primary logs `cluster started` once every worker has said it serves: this worker's
+    // `listening` line goes out first (lines are otherwise held to the end of the turn).
+    if (cluster.isWorker) {
+      rootLogger.flush();
+      reportServing(port);
+    }
+    const stop = async () => {
+      const began = Date.now();
+      // Requests in flight get SHUTDOWN_GRACE_MS to finish (see http/stoppable-server.ts); the rest are cut.
+      const { cut } = await stopServing(config.shutdownGraceMs, cluster.isWorker ? portClosed : undefined);
+      if (cut) log('warn', 'requests still running at the end of the grace period were cut', { requests: cut, graceMs: config.shutdownGraceMs, pid: process.pid });
+      // After the last request: a response may still have been sending its mail. A database or
+      // Redis that hangs must not keep the process from ending.
+      await within(close(), CLOSE_LIMIT_MS, 'Closing the database, the rate-limit store and the mail transport');
+      log('info', 'stopped', { pid: process.pid, ms: Date.now() - began, cutRequests: cut });
+    };
+    return { server, database, stop };
+  } catch (err) {
+    await closeAfterFailure(opened);
+    throw databaseProblem(err, config) ?? err;
+  }
+}
+
+/** Serves until SIGTERM/SIGINT, then stops gracefully (a worker's primary forwards them). */
+async function serve(config: Config, options: StartOptions, onFailure: (err: unknown) => never | void) {
+  let running: Awaited<ReturnType<typeof start>>;
+  try {
+    running = await start(config, options);
+  } catch (err) {
+    return onFailure(err);
+  }
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log('info', 'shutting down', { signal, pid: process.pid });
+    try {
+      await running.stop();
+      process.exit(0);
+    } catch (err) {
+      log('error', 'could not stop cleanly', { error: err instanceof Error ? err.message : inspect(err), pid: process.pid });
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/** The only process: it migrates, then serves. */
+export const serveAlone = (config: Config, project: Project) => serve(config, { project }, fail);
+
+/** A cluster's worker: the cluster was migrated before it; a failure to start is told to the primary, which says it once for all. */
+export const serveWorker = (config: Config, project: Project) =>
+  serve(config, { project, migrate: false }, (err) => {
+    // The primary prints the message; the stack of a failure nobody foresaw is this worker's to log.
+    if (!isExplained(err)) log('error', describeFailure(err), { err });
+    reportStartupFailure(describeFailure(err));
+  });

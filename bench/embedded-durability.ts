@@ -15,7 +15,7 @@ import { startChild, type Child } from './lib/children.js';
 import { call, ok } from './lib/http.js';
 import { PASSWORD } from './seed.js';
 
-const SERVER = fileURLToPath(new URL('../engine/process/main.ts', import.meta.url));
+const SERVER = fileURLToPath(new URL('../app/start.ts', import.meta.url));
 const DURABILITIES = ['full', 'relaxed'] as const;
 type Durability = (typeof DURABILITIES)[number];
 

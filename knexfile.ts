@@ -2,19 +2,13 @@
 // same database, settings and migration folders as `npm start`, read from the same environment.
 import knex, { type Knex } from 'knex';
 import { loadConfig } from './engine/config/config.js';
-import { ensureSchema, knexConfig, lockDataDir, resolvePooler } from './engine/db/database.js';
+import { configuredDatabase, ensureSchema, knexConfig, lockDataDir, resolvePooler } from './engine/db/database.js';
 import { MIGRATIONS_DIR } from './app/paths.js';
 import { FolderMigrationSource, migrationFolders } from './engine/db/migrations.js';
 
 export default async function knexfile(): Promise<Knex.Config> {
   const config = loadConfig();
-  const options = await resolvePooler({
-    databaseUrl: config.databaseUrl,
-    schema: config.databaseSchema,
-    dataDir: config.databaseUrl ? undefined : config.dataDir,
-    embedded: config.embedded,
-    pooler: config.databasePooler,
-  });
+  const options = await resolvePooler(configuredDatabase(config));
   if (!config.databaseUrl) {
     // The embedded database is one process's: a running server keeps the CLI out (and the other way
     // round). The lock is released when the CLI exits.

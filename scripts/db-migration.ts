@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../engine/config/config.js';
-import { DataDirLockedError, ensureSchema, openDatabase } from '../engine/db/database.js';
+import { configuredDatabase, DataDirLockedError, ensureSchema, openDatabase } from '../engine/db/database.js';
 import { StorageFullError } from '../engine/storage-full.js';
 import { migrate, migrationFolders, MissingMigrationsError } from '../engine/db/migrations.js';
 import { projectRegistry } from '../app/create-app.js';
@@ -73,12 +73,7 @@ function nextTimestamp(dirs: string[], now = new Date()): string {
 async function main(args: string[]): Promise<number> {
   const { name, into } = parseArguments(args);
   const config = loadConfig();
-  const database = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    schema: config.databaseSchema,
-    dataDir: config.databaseUrl ? undefined : config.dataDir,
-    embedded: config.embedded,
-  });
+  const database = await openDatabase(configuredDatabase(config));
   try {
     if (config.databaseUrl) await ensureSchema(database.knex, config.databaseSchema);
     const applied = await migrate(database.knex, migrationFolders(MIGRATIONS_DIR, config.extraResourceDirs));

@@ -6,6 +6,7 @@ import knex, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
 import pg from 'pg';
 import { DatabaseTimeoutError } from './errors.js';
+import type { Config } from '../config/config.js';
 import type { EmbeddedOptions } from '../config/embedded.js';
 import { embeddedPGlite } from './embedded.js';
 import { lockDataDir } from './data-dir-lock.js';
@@ -19,6 +20,21 @@ export interface Database {
   knex: Knex;
   kind: 'pglite' | 'postgres';
   close(): Promise<void>;
+}
+
+/**
+ * The database the configuration names, as the server, the knex CLI and the migration tool open
+ * it (one place, so that a new setting such as the pooler reaches all three). No time limit:
+ * the serving process adds DATABASE_TIMEOUT_MS itself; migrations run without one.
+ */
+export function configuredDatabase(config: Config): DatabaseOptions {
+  return {
+    databaseUrl: config.databaseUrl,
+    schema: config.databaseSchema,
+    dataDir: config.databaseUrl ? undefined : config.dataDir,
+    embedded: config.embedded,
+    pooler: config.databasePooler,
+  };
 }
 
 export interface DatabaseOptions {

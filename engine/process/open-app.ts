@@ -5,7 +5,7 @@
 // JSON log line and the same text on stderr (startup-failure.ts).
 import type { App } from '../app.js';
 import { ConfigError, type Config } from '../config/config.js';
-import { DataDirLockedError, openDatabase, type Database } from '../db/database.js';
+import { configuredDatabase, DataDirLockedError, openDatabase, type Database } from '../db/database.js';
 import { MissingMigrationsError } from '../db/migrations.js';
 import { logEvent as log } from '../log/log.js';
 import { DefinitionError } from '../resource/load.js';
@@ -50,14 +50,7 @@ export interface OpenApp {
 
 /** What start() and a cluster's preparation do first: open the database and build the app once. */
 export async function openApp(config: Config, project: Project): Promise<OpenApp> {
-  const database = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    schema: config.databaseSchema,
-    dataDir: config.databaseUrl ? undefined : config.dataDir,
-    embedded: config.embedded,
-    timeoutMs: config.databaseTimeoutMs,
-    pooler: config.databasePooler,
-  });
+  const database = await openDatabase({ ...configuredDatabase(config), timeoutMs: config.databaseTimeoutMs });
   try {
     // Definitions first: a mistake in one is reported before anything touches the database.
     const app = project.createApp(config, database.knex, log);

@@ -140,11 +140,11 @@ export function tokenHolder(ctx: Context): { userId: string; role: string } | un
 }
 
 /** Every route but the public ones needs a valid access token of a live session (bearerToken ran before). */
-export function authenticate(isPublic: (path: string) => boolean): Middleware {
+export function authenticate(isPublic: (ctx: Context) => boolean): Middleware {
   return function authenticated(ctx, next) {
     const found = bearerOf(ctx);
     if (found?.lookupError) throw found.lookupError;
-    if (isPublic(ctx.path)) return next();
+    if (isPublic(ctx)) return next();
     if (!found?.caller || !found.live) throw unauthorized();
     checkNamedTenant(ctx, found.caller.tenantId);
     ctx.state.caller = found.caller;

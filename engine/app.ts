@@ -10,14 +10,14 @@ import type { Authenticator } from './authenticator.js';
 import type { RoleTable } from './caller.js';
 import type { Config } from './config/config.js';
 import { errorMiddleware } from './http/error-envelope.js';
-import { registerHealth } from './health.js';
+import { healthRoute } from './health.js';
 import { jsonBody } from './http/body.js';
 import { unreadBody } from './http/unread-body.js';
 import { utf8Url } from './http/text.js';
 import { createMailer, type Mailer } from './mail.js';
 import type { Engine, Module } from './module.js';
 import { buildOpenApiDocument, type DocumentInfo } from './openapi/document.js';
-import { registerDocs } from './openapi/docs-routes.js';
+import { docsRoutes } from './openapi/docs-routes.js';
 import { requestId, requestIdOf } from './http/request-id.js';
 import { requestLog } from './http/request-log.js';
 import { crossOrigin, securityHeaders } from './http/security.js';
@@ -25,7 +25,9 @@ import { logEvent, rootLogger, type LogEvent, type Logger } from './log/log.js';
 import { createRateLimiting, type RateLimiting } from './ratelimit/setup.js';
 import { compileDefinitions } from './resource/compile.js';
 import { loadDefinitionDir, loadDefinitionFile } from './resource/load.js';
-import { registerResourceRoutes } from './resource/routes.js';
+import { crudRoutes } from './resource/routes.js';
+import { routeMatchOf, type Route } from './route.js';
+import { RouteTable } from './routing/route-table.js';
 import { allowedMethods } from './routing/allowed-methods.js';
 import { routesByPrefix } from './routing/by-prefix.js';
 import { ResourceService } from './resource/service.js';
@@ -60,10 +62,12 @@ export interface App {
   koa: Koa;
   engine: Engine;
   openapi: Record<string, unknown>;
+  /** Every declared route, in the order the router tries them. */
+  routes: Route[];
   rateLimiting: RateLimiting;
   /** Resolves when the services the app counts on are connected (or have been waited for long enough). */
   ready(): Promise<void>;
-  /** Whether a path is served without a caller: the engine's own public paths and every module's. */
+  /** Whether a path is served without a caller, as its routes declare (any method). */
   isPublic(path: string): boolean;
   /** Closes what the app opened itself (the rate-limit store); the database is the caller's. */
   close(): Promise<void>;
@@ -74,9 +78,6 @@ const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_
 function isClientGone(err: any): boolean {
   return CLIENT_GONE.has(err?.code) || err?.message === 'aborted';
 }
-
-/** What the engine serves without a caller: the health check, and everything outside /api (the documentation). */
-const ENGINE_PUBLIC_PATHS = [/^\/api\/health\/?$/, /^\/(?!api(\/|$))/];
 
 /** How long start-up waits for Redis before serving without it (fail-open). */
 const STORE_READY_TIMEOUT_MS = 2000;
@@ -100,20 +101,28 @@ export function createApp(options: AppOptions): App {
   // Case-sensitive like the paths the authentication middleware lets through without a token:
   // /API/employee must not reach a route by another spelling.
   const router = new Router({ sensitive: true });
-  registerHealth(router, db, config.healthTimeoutMs);
+  const table = new RouteTable(router);
+  table.add(healthRoute(db, config.healthTimeoutMs));
   // Modules first: their fixed paths (/api/tags/getByName) must win over a generated /:id.
-  for (const module of modules) module.register(router, engine);
-  for (const service of services.values()) if (service.resource.routes) registerResourceRoutes(router, service);
+  for (const module of modules) {
+    if (module.routes) table.add(...module.routes(engine));
+    module.register?.(router, engine);
+  }
+  for (const service of services.values()) if (service.resource.routes) table.add(...crudRoutes(service));
+  const legacyAnon = [/^\/api\/public\//];
+  const legacyAnonymous = (path: string) => legacyAnon.some((p) => p.test(path));
   const rateLimiting = createRateLimiting({
     config,
     limitsFile: options.limitsFile,
     registry,
     roles: roles.grants.keys(),
-    identify: authenticator.holder,
+    // A route counted as anonymous (a share link) ignores the token: it buys no allowance there.
+    identify: (ctx) => (routeMatchOf(ctx)?.anonymous || legacyAnonymous(ctx.path) ? undefined : authenticator.holder(ctx)),
     log: options.log ?? logEvent,
   });
-  const openapi = buildOpenApiDocument(engine, modules, rateLimiting.table, options.documentInfo);
-  registerDocs(router, openapi);
+  const openapi = buildOpenApiDocument(engine, table.routes, modules, rateLimiting.table, options.documentInfo);
+  table.add(...docsRoutes(openapi));
+  const routes = routesByPrefix(router);
 
   const logger = (options.logger ?? rootLogger).child({}, { level: config.logLevel });
   const logError = (err: unknown, ctx?: Context, status = 500) => {
@@ -133,7 +142,8 @@ export function createApp(options: AppOptions): App {
   // Outermost: once everything else has answered, it settles a request body the answer did not read.
   koa.use(unreadBody());
   koa.use(requestId());
-  koa.use(requestLog(logger, modules.flatMap((m) => m.logMasks ?? [])));
+  koa.use(table.middleware(routes.match));
+  koa.use(requestLog(logger));
   koa.use(securityHeaders());
   const definedHeaders = [...registry.values()].flatMap((r) => (r.organizationHeader ? [r.organizationHeader] : []));
   koa.use(crossOrigin(config.corsOrigins, definedHeaders));
@@ -143,19 +153,25 @@ export function createApp(options: AppOptions): App {
   koa.use(authenticator.identify);
   koa.use(rateLimiting.middleware);
   koa.use(utf8Url());
-  const publicPaths = [...ENGINE_PUBLIC_PATHS, ...modules.flatMap((m) => m.publicPaths ?? [])];
-  const isPublic = (path: string) => publicPaths.some((pattern) => pattern.test(path));
-  koa.use(authenticator.authenticate(isPublic));
-  const routes = routesByPrefix(router);
-  koa.use(jsonBody(config.bodyLimit, modules.flatMap((m) => m.ownBodies ?? []), config.json, routes.hasRoute));
+  const legacyPublic = modules.flatMap((m) => m.publicPaths ?? []);
+  koa.use(authenticator.authenticate((ctx) => routeMatchOf(ctx)!.public || legacyPublic.some((p) => p.test(ctx.path))));
+  const legacyOwn = modules.flatMap((m) => m.ownBodies ?? []);
+  koa.use(
+    jsonBody(config.bodyLimit, config.json, (ctx) => {
+      if (legacyOwn.some((r) => r.method === ctx.method && r.path.test(ctx.path))) return 'own';
+      const route = routeMatchOf(ctx)?.route;
+      return route ? (route.body ?? 'json') : undefined;
+    }),
+  );
   koa.use(routes);
   koa.use(allowedMethods());
   return {
     koa,
     engine,
     openapi,
+    routes: table.routes,
     rateLimiting,
-    isPublic,
+    isPublic: (path) => table.matchOf(routes.match, '', path).public || legacyPublic.some((p) => p.test(path)),
     ready: async () => rateLimiting.store?.ready(STORE_READY_TIMEOUT_MS),
     close: async () => rateLimiting.store?.close(),
   };

@@ -11,8 +11,8 @@ export interface Authenticator {
   holder(ctx: Context): { userId: string; role: string } | undefined;
   /**
    * After the rate limits: a request without a valid caller is refused (401) unless `isPublic`
-   * says its path is served without one (the engine's and each module's `publicPaths`); a valid
-   * one gets its Caller in ctx.state.caller (http/context.ts, callerOf).
+   * says it is served without one (its route's declared access); a valid one gets its Caller in
+   * ctx.state.caller (http/context.ts, callerOf).
    */
-  authenticate(isPublic: (path: string) => boolean): Middleware;
+  authenticate(isPublic: (ctx: Context) => boolean): Middleware;
 }

@@ -4,10 +4,11 @@ import type Router from '@koa/router';
 import type { Knex } from 'knex';
 import type { RoleTable } from './caller.js';
 import type { Config } from './config/config.js';
-import type { LogMask } from './http/request-log.js';
+export interface LogMask { pattern: RegExp; replacement: string }
 import type { Mailer } from './mail.js';
 import type { Registry } from './resource/compiled.js';
 import type { ResourceService } from './resource/service.js';
+import type { Route } from './route.js';
 
 export interface Engine {
   config: Config;
@@ -26,19 +27,17 @@ export interface Module {
   name: string;
   /** Definition files compiled with resources/*.yaml; mark them `routes: false` to write the routes here. */
   definitions?: string[];
-  /**
-   * Routes that read their own request body (multipart uploads, CSV imports): the JSON body parser
-   * leaves these alone, and the route answers 415 itself for a content type it does not take.
-   */
+  /** The module's routes, each declared once (engine/route.ts). */
+  routes?(engine: Engine): Route[];
+  /** @deprecated until every module declares its routes */
   ownBodies?: OwnBody[];
-  /**
-   * Paths of this module's routes served without a caller (sign-in, a share link a customer opens):
-   * authentication lets them through. Matched against the whole request path, whatever the method.
-   */
+  /** @deprecated */
   publicPaths?: RegExp[];
-  /** Paths that carry a secret (a share link's token in /api/public/…): masked in request log lines. */
+  /** @deprecated */
   logMasks?: LogMask[];
-  register(router: Router, engine: Engine): void;
+  /** @deprecated */
+  register?(router: Router, engine: Engine): void;
+  /** @deprecated */
   openapi?(engine: Engine): OpenApiPaths;
   /** Named schemas the module's paths refer to as `#/components/schemas/<name>`. */
   openapiSchemas?(engine: Engine): Record<string, object>;

@@ -8,7 +8,6 @@ import type { IncomingMessage } from 'node:http';
 import type { Context, Next } from 'koa';
 import bodyParser from 'koa-bodyparser';
 import { badRequest, HttpError } from '../errors.js';
-import type { OwnBody } from '../module.js';
 import { requestAborted, unreadableBody } from './body-bytes.js';
 import { isWellFormed, otherCharset, utf8Text } from './text.js';
 
@@ -123,15 +122,14 @@ function parseFailure(err: any, ctx: Context): HttpError {
   return isCompressed(ctx.req) ? badRequest('the request body could not be decompressed') : unreadableBody();
 }
 
-export type RouteLookup = (method: string, path: string) => boolean;
+/** How the route answering a request reads its body (its declaration's `body`), or undefined when no route answers it. */
+export type BodyReading = (ctx: Context) => 'json' | 'own' | undefined;
 
 /**
  * The JSON body parser: `limitBytes` and `shape` come from the configuration (BODY_LIMIT,
- * JSON_MAX_DEPTH, JSON_MAX_ARRAY); `hasRoute` tells whether a route answers a request, asked only
- * before refusing its body's type.
+ * JSON_MAX_DEPTH, JSON_MAX_ARRAY); `readingOf` tells how the request's route reads its body.
  */
-export function jsonBody(limitBytes: number, ownBodies: OwnBody[], shape: JsonShapeLimits, hasRoute: RouteLookup = () => true) {
-  const readsOwnBody = (ctx: Context) => ownBodies.some((route) => route.method === ctx.method && route.path.test(ctx.path));
+export function jsonBody(limitBytes: number, shape: JsonShapeLimits, readingOf: BodyReading = () => 'json') {
   // koa-bodyparser hands `encoding` on to co-body and raw-body (its type definitions spell it
   // `encode`). `binary` is Node's other name for Latin-1: iconv-lite hands it to Node's own
   // decoder, where its `latin1` is a table walked in JavaScript, several times slower.
@@ -149,14 +147,16 @@ export function jsonBody(limitBytes: number, ownBodies: OwnBody[], shape: JsonSh
   };
   const parse = bodyParser(options);
   return async function body(ctx: Context, next: Next) {
-    if (!METHODS_WITH_BODY.has(ctx.method) || readsOwnBody(ctx)) return next();
+    if (!METHODS_WITH_BODY.has(ctx.method)) return next();
+    const reading = readingOf(ctx);
+    if (reading === 'own') return next();
     if (!hasBody(ctx)) {
       ctx.request.body = {};
       return next();
     }
     const refusal = ctx.is(JSON_TYPES) ? otherCharset(ctx) : new HttpError(415, 'Unsupported media type: send application/json');
     if (refusal) {
-      if (!hasRoute(ctx.method, ctx.path)) return next();
+      if (reading === undefined) return next();
       throw refusal;
     }
     normalizeEncoding(ctx.req);

@@ -1,34 +1,27 @@
 // One log line per answered request: id, method, path, status, duration and the caller. Never the
 // query string or a body: they carry codes, tokens and passwords (a social callback's ?code=, a
 // reset link's token), and the redaction of log/log.ts works by key, not inside a URL; a path that
-// carries a secret (a share link's token) is masked as its module says. Its fields are
+// carries a secret (a share link's token) is masked as its route declares. Its fields are
 // fixed and flat, so it is written by log/log.ts's flat-line writer: a line on every request is then
 // a small share of the request's cost (and no closure is made per request for it).
 import { Stream } from 'node:stream';
 import type { Context, Next } from 'koa';
 import { flatLineWriter, type Logger } from '../log/log.js';
+import { routeMatchOf } from '../route.js';
 import { requestIdOf } from './request-id.js';
 
-/** A part of a path that is a secret (a share link's token): the log writes `replacement` for what `pattern` matches. */
-export interface LogMask {
-  pattern: RegExp;
-  replacement: string;
-}
-
-function masker(masks: LogMask[]): (path: string) => string {
-  if (!masks.length) return (path) => path;
-  return (path) => masks.reduce((masked, mask) => masked.replace(mask.pattern, mask.replacement), path);
-}
-
-export function requestLog(logger: Logger, masks: LogMask[] = []) {
+export function requestLog(logger: Logger) {
   const writeLine = flatLineWriter(logger, 'request');
-  const logged = masker(masks);
+  const logged = (ctx: Context) => {
+    const mask = routeMatchOf(ctx)?.logPath;
+    return mask ? mask(ctx.path) : ctx.path;
+  };
   const write = (ctx: Context, started: number, incomplete?: true) => {
     const caller = ctx.state.caller as { userId?: string; tenantId?: string } | undefined;
     writeLine({
       reqId: requestIdOf(ctx),
       method: ctx.method,
-      path: logged(ctx.path),
+      path: logged(ctx),
       status: ctx.status,
       ms: Math.round((performance.now() - started) * 10) / 10,
       userId: caller?.userId,

@@ -6,7 +6,7 @@
 import cors from '@koa/cors';
 import type { Context, Middleware, Next } from 'koa';
 import helmet from 'koa-helmet';
-import { TOTAL_EXACT_HEADER } from '../resource/routes.js';
+import { TOTAL_EXACT_HEADER } from '../resource/route-names.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 
 /** Answers are JSON or files, never pages: a browser that renders one anyway may load nothing and sits in no frame. */

@@ -4,9 +4,9 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { koaSwagger } from 'koa2-swagger-ui';
+import type { Route } from '../route.js';
 
 export const DOCS_PATH = '/swg';
 export const DOCUMENT_PATH = '/swg-json';
@@ -83,19 +83,25 @@ async function serveAsset(ctx: Context, cache: Map<string, Buffer>) {
   ctx.body = content;
 }
 
-export function registerDocs(router: Router, document: Record<string, unknown>) {
+/** The document, the page that shows it and the page's assets: public, and outside the document. */
+export function docsRoutes(document: Record<string, unknown>): Route[] {
   const page = renderPage();
   // Serialised once: the document never changes while the process runs.
   const json = JSON.stringify(document);
   const cache = new Map<string, Buffer>();
-  router.get(DOCUMENT_PATH, (ctx) => {
-    ctx.type = 'application/json; charset=utf-8';
-    ctx.body = json;
-  });
-  router.get([DOCS_PATH, `${DOCS_PATH}/`], (ctx) => {
+  const served = (path: string, handler: Route['handler']): Route => ({ method: 'GET', path, access: 'public', handler, docs: false });
+  const showPage: Route['handler'] = (ctx) => {
     ctx.type = 'text/html; charset=utf-8';
     ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
     ctx.body = page;
-  });
-  router.get(`${ASSETS_PATH}/:version/:file`, (ctx) => serveAsset(ctx, cache));
+  };
+  return [
+    served(DOCUMENT_PATH, (ctx) => {
+      ctx.type = 'application/json; charset=utf-8';
+      ctx.body = json;
+    }),
+    served(DOCS_PATH, showPage),
+    served(`${DOCS_PATH}/`, showPage),
+    served(`${ASSETS_PATH}/:version/:file`, (ctx) => serveAsset(ctx, cache)),
+  ];
 }

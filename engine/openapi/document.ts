@@ -1,14 +1,14 @@
-// The OpenAPI 3.0 document, built once at start-up from the same compiled definitions that the
-// routes and validators come from: generated resource paths, health, and each module's paths.
+// The OpenAPI 3.0 document, built once at start-up from the route declarations (engine/route.ts)
+// that the routes, their checks and validators come from, and the compiled definitions' schemas.
 import { REQUEST_ID_HEADER } from '../http/request-id.js';
 import type { LimitTable } from '../ratelimit/policy.js';
 import type { Engine, Module, OpenApiPaths } from '../module.js';
+import type { Route } from '../route.js';
 import { BEARER_SCHEME, buildComponents } from './components.js';
 import { everyAnswerHeaders, everyAnswerHeadersInWords } from './every-answer-headers.js';
 import { errorResponses, OPERATION_METHODS as METHODS, tenantHeaderParameter, tenantQueryParameter } from './fragments.js';
-import { healthPaths } from './health-paths.js';
+import { anonymousOperations, declaredPaths } from './declared-paths.js';
 import { exemptionsInWords, withRateLimits } from './rate-limit-fragments.js';
-import { resourcePaths } from './resource-paths.js';
 
 export type OpenApiDocument = Record<string, unknown> & { paths: OpenApiPaths };
 
@@ -208,17 +208,23 @@ function withModuleSchemas(components: Record<string, any>, engine: Engine, modu
 }
 
 /** @param limits the rate limits in force: every limited operation documents their headers and its 429 */
-export function buildOpenApiDocument(engine: Engine, modules: Module[], limits: LimitTable, info: DocumentInfo = GENERIC_DOCUMENT_INFO): OpenApiDocument {
+export function buildOpenApiDocument(
+  engine: Engine,
+  routes: Route[],
+  modules: Module[],
+  limits: LimitTable,
+  info: DocumentInfo = GENERIC_DOCUMENT_INFO,
+): OpenApiDocument {
   const paths: OpenApiPaths = {};
   const owners = new Map<string, string>();
-  merge(paths, healthPaths(), 'health', owners);
-  for (const resource of engine.registry.values()) {
-    if (resource.routes) merge(paths, resourcePaths(resource), `resource ${resource.name}`, owners);
-  }
+  merge(paths, declaredPaths(routes), 'a route declaration', owners);
   for (const module of modules) merge(paths, module.openapi?.(engine) ?? {}, `module ${module.name}`, owners);
   checkOperationIds(paths);
   withBadRequest(paths);
-  const limited = withRateLimits(withTenantHeader(paths), withModuleSchemas(buildComponents(engine.registry, info.tokenOrigin), engine, modules), limits);
+  const anonymous = anonymousOperations(routes);
+  const limited = withRateLimits(withTenantHeader(paths), withModuleSchemas(buildComponents(engine.registry, info.tokenOrigin), engine, modules), limits, (method, path) =>
+    anonymous.has(`${method} ${path}`),
+  );
   withRequestIdHeader(limited.paths, limited.components);
   limited.components.headers = { ...limited.components.headers, ...everyAnswerHeaders() };
   withoutBodiesOnHead(limited.paths, limited.components);

@@ -75,16 +75,16 @@ function tooManyRequestsComponent(table: LimitTable): Json {
 }
 
 /** The limits that count a call of one operation, in words; its path template is matched as a request path would be. */
-function describeLimits(matcher: PolicyMatcher, method: string, path: string): string {
+function describeLimits(matcher: PolicyMatcher, method: string, path: string, anonymous: boolean): string {
   const counted = matcher.countedMethod(method);
   const endpoint = matcher.endpointPolicies(method, path).map((p) => {
     const notes = [p.reason, p.per === 'address' ? 'per client address' : undefined].filter(Boolean);
     return `\`${p.name}\`: ${perWindow(p)}${notes.length ? ` (${notes.join('; ')})` : ''}`;
   });
   const tiers = matcher.table.tiers.map((t) => `\`${t.name}\`: ${perWindow(t)}`).join(', ');
-  const anonymous = matcher.tierOf(undefined);
-  const tier = matcher.countsAsAnonymous(path)
-    ? `the \`${anonymous.name}\` tier, ${perWindow(anonymous)}, per client address whatever token the request carries`
+  const anonymousTier = matcher.tierOf(undefined);
+  const tier = anonymous
+    ? `the \`${anonymousTier.name}\` tier, ${perWindow(anonymousTier)}, per client address whatever token the request carries`
     : `the caller's tier, one of ${tiers}`;
   const sameAs = counted === method ? '' : ` (${method} counts as ${counted})`;
   const listed = [...endpoint, tier].join('; ');
@@ -130,7 +130,12 @@ export function exemptionsInWords(table: LimitTable): string {
  * each of its answers, a 429, and its limits in its description. The shared error responses get
  * the headers themselves (every answer passes the limiter first); exempt operations stop naming them.
  */
-export function withRateLimits(paths: OpenApiPaths, components: Json, table: LimitTable): { paths: OpenApiPaths; components: Json } {
+export function withRateLimits(
+  paths: OpenApiPaths,
+  components: Json,
+  table: LimitTable,
+  countsAsAnonymous: (method: string, path: string) => boolean,
+): { paths: OpenApiPaths; components: Json } {
   const matcher = new PolicyMatcher(table);
   const plain: Record<string, Json> = components.responses ?? {};
   const limitedPaths: OpenApiPaths = {};
@@ -140,7 +145,7 @@ export function withRateLimits(paths: OpenApiPaths, components: Json, table: Lim
         if (!OPERATION_METHODS.has(key)) return [key, value];
         const method = key.toUpperCase();
         const op = value as Json;
-        return [key, matcher.isExempt(method, path) ? exemptOperation(op, plain) : limitedOperation(op, describeLimits(matcher, method, path))];
+        return [key, matcher.isExempt(method, path) ? exemptOperation(op, plain) : limitedOperation(op, describeLimits(matcher, method, path, countsAsAnonymous(method, path)))];
       }),
     );
   }

@@ -3,7 +3,7 @@
 import { ANY_AUTHENTICATED } from '../caller.js';
 import type { OpenApiPaths } from '../module.js';
 import type { CompiledResource, Operation } from '../resource/compiled.js';
-import { COUNT_PATH, PAGINATION_PATH, TOTAL_EXACT_HEADER } from '../resource/routes.js';
+import { COUNT_PATH, PAGINATION_PATH, TOTAL_EXACT_HEADER } from '../resource/route-names.js';
 import {
   errorResponses,
   idParameter,

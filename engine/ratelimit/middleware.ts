@@ -20,7 +20,10 @@ export interface RateLimitOptions {
   store: LimitStore;
   /** Start of every key in the store. */
   prefix: string;
-  /** The holder of the request's access token when it is valid and its session live; undefined for any other request. */
+  /**
+   * The holder of the request's access token when it is valid and its session live; undefined for
+   * any other request, and for one whose route counts it as anonymous (a share link).
+   */
   identify(ctx: Context): TokenHolder | undefined;
   clientAddress: ClientAddress;
   /** Unix seconds now; the store keeps its own clock, this one only words the headers. */
@@ -131,8 +134,7 @@ export function rateLimits(options: RateLimitOptions): Middleware {
   return async function rateLimited(ctx: Context, next: Next) {
     // While the store is known to be failing, requests go on uncounted without waiting for it.
     if (matcher.isExempt(ctx.method, ctx.path) || !options.store.available()) return next();
-    // A path counted as anonymous (share links) ignores the token: it buys no allowance there.
-    const holder = matcher.countsAsAnonymous(ctx.path) ? undefined : options.identify(ctx);
+    const holder = options.identify(ctx);
     const address = `ip:${options.clientAddress(ctx.req)}`;
     const caller = holder ? `sub:${holder.userId}` : address;
     const policies = [matcher.tierOf(holder?.role), ...matcher.endpointPolicies(ctx.method, ctx.path)];

@@ -40,8 +40,6 @@ export interface LimitTable {
   /** Method → the method it is counted as (PATCH → PUT). */
   sameAs: Record<string, string>;
   exempt: Array<{ method: string; paths: string[] }>;
-  /** Paths (exact, or ending in /*) whose requests count as anonymous whatever token they carry. */
-  anonymous: string[];
 }
 
 export const ANONYMOUS_TIER = 'anonymous';
@@ -52,7 +50,6 @@ interface LimitsFile {
   endpoints: Array<{ method: string; path?: string; paths?: string[]; per?: 'caller' | 'address'; requests: number; window: number; reason?: string }>;
   sameAs?: Record<string, string>;
   exempt?: Array<{ method: string; path?: string; paths?: string[] }>;
-  anonymous?: Array<{ path?: string; paths?: string[] }>;
 }
 
 const schema = JSON.parse(readFileSync(new URL('./limits.schema.json', import.meta.url), 'utf8'));
@@ -131,8 +128,7 @@ export function loadLimitTable(file: string, registry: Registry, roles: Iterable
   }
   if (problems.length) throw new DefinitionError(problems, HEADING);
   const exempt = (doc.exempt ?? []).map((e) => ({ method: counted(e.method), paths: e.paths ?? [e.path!] }));
-  const anonymous = (doc.anonymous ?? []).flatMap((a) => a.paths ?? [a.path!]);
-  return { tiers, endpoints, sameAs, exempt, anonymous };
+  return { tiers, endpoints, sameAs, exempt };
 }
 
 /** Settings that tune a table for development and tests without editing it. */
@@ -190,7 +186,6 @@ class PathIndex<T> {
 export class PolicyMatcher {
   private readonly byMethod = new Map<string, PathIndex<EndpointPolicy>>();
   private readonly exemptByMethod = new Map<string, PathIndex<true>>();
-  private readonly anonymousPaths = new PathIndex<true>();
   private readonly tierByRole = new Map<string, TierPolicy>();
   private readonly anonymous: TierPolicy;
   private readonly authenticated: TierPolicy;
@@ -203,7 +198,6 @@ export class PolicyMatcher {
     };
     for (const policy of table.endpoints) for (const path of policy.paths) indexOf(this.byMethod, policy.method).add(path, policy);
     for (const entry of table.exempt) for (const path of entry.paths) indexOf(this.exemptByMethod, entry.method).add(path, true);
-    for (const path of table.anonymous) this.anonymousPaths.add(path, true);
     for (const tier of table.tiers) for (const role of tier.roles) if (!this.tierByRole.has(role)) this.tierByRole.set(role, tier);
     this.anonymous = table.tiers.find((t) => t.name === ANONYMOUS_TIER)!;
     this.authenticated = table.tiers.find((t) => t.name === AUTHENTICATED_TIER)!;
@@ -222,11 +216,6 @@ export class PolicyMatcher {
   isExempt(method: string, path: string): boolean {
     const index = this.exemptByMethod.get(this.countedMethod(method));
     return index !== undefined && index.find(normalizedPath(path)).length > 0;
-  }
-
-  /** Whether every request to the path counts as anonymous (tier and key), whatever token it carries. */
-  countsAsAnonymous(path: string): boolean {
-    return this.anonymousPaths.find(normalizedPath(path)).length > 0;
   }
 
   /** The method and endpoint policies a request meets (its tier comes on top). */

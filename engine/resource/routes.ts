@@ -1,21 +1,18 @@
-// The routes every resource gets, under its path and each alias (docs/api-conventions.md). The handlers and
-// the route table are separate so that a hand-written module can mount the same table with
-// some handlers of its own.
-import type Router from '@koa/router';
+// The routes every resource gets, under its path and each alias (docs/api-conventions.md),
+// declared with their permission and documentation. A hand-written module whose resource keeps
+// the generated behaviour (event types) declares the same routes with notes of its own.
 import type { Context, Middleware } from 'koa';
 import { badRequest } from '../errors.js';
-import { authorize, parseQueryString, readParameters, searchInput } from '../http/context.js';
+import { callerOf, parseQueryString, readParameters, searchInput } from '../http/context.js';
+import { openApiPath } from '../openapi/declared-paths.js';
+import { resourcePaths, type OperationNotes } from '../openapi/resource-paths.js';
+import type { OperationDoc, Route, RouteMethod } from '../route.js';
 import type { CompiledResource } from './compiled.js';
 import { UUID_PATTERN } from './fields.js';
 import { parseListQuery, parseRelations } from './list-query.js';
 import type { ListResult, ResourceService } from './service.js';
+import { COUNT_PATH, PAGINATION_PATH, TOTAL_EXACT_HEADER } from './route-names.js';
 
-/** The sub-paths of the list's other spellings (Ever Gauzy's): the same page, or its total alone. */
-export const PAGINATION_PATH = 'pagination';
-export const COUNT_PATH = 'count';
-
-/** Says whether total is exact (false: the count policy's cap or estimate, docs/query-language.md#counting). */
-export const TOTAL_EXACT_HEADER = 'X-Total-Exact';
 
 function answerList(ctx: Context, { items, total, exact }: ListResult) {
   ctx.set(TOTAL_EXACT_HEADER, String(exact));
@@ -40,81 +37,84 @@ export function writeContext(ctx: Context, resource: CompiledResource) {
   return { organizationHeader };
 }
 
-export interface CrudHandlers {
-  list: Middleware;
-  /** The list's total alone, under the same parameters (GET /api/{r}/count). */
-  count: Middleware;
-  search: Middleware;
-  read: Middleware;
-  create: Middleware;
-  replace: Middleware;
-  modify: Middleware;
-  remove: Middleware;
-}
-
-export function crudHandlers(service: ResourceService): CrudHandlers {
+/** The generated handlers; each runs after its declaration's permission check (callerOf, not authorize). */
+export function crudHandlers(service: ResourceService): Record<CrudOperation, Middleware> {
   const resource = service.resource;
-  const can = resource.permissions;
   return {
     async list(ctx) {
-      const caller = authorize(ctx, can.read);
+      const caller = callerOf(ctx);
       answerList(ctx, await service.list(caller, parseListQuery(resource, parseQueryString(ctx.querystring), caller.tenantId)));
     },
     async count(ctx) {
-      const caller = authorize(ctx, can.read);
+      const caller = callerOf(ctx);
       const { total, exact } = await service.count(caller, parseListQuery(resource, parseQueryString(ctx.querystring), caller.tenantId));
       ctx.set(TOTAL_EXACT_HEADER, String(exact));
       ctx.body = { total };
     },
     async search(ctx) {
-      const caller = authorize(ctx, can.read);
+      const caller = callerOf(ctx);
       answerList(ctx, await service.list(caller, parseListQuery(resource, searchInput(ctx.request.body), caller.tenantId)));
     },
     async read(ctx) {
-      const caller = authorize(ctx, can.read);
+      const caller = callerOf(ctx);
       ctx.body = await service.read(caller, ctx.params.id, relationsOf(resource, ctx));
     },
     async create(ctx) {
-      const caller = authorize(ctx, can.create);
+      const caller = callerOf(ctx);
       ctx.body = await service.create(caller, ctx.request.body, writeContext(ctx, resource));
       ctx.status = 201;
     },
     async replace(ctx) {
-      const caller = authorize(ctx, can.update);
+      const caller = callerOf(ctx);
       ctx.body = await service.replace(caller, ctx.params.id, ctx.request.body);
     },
     async modify(ctx) {
-      const caller = authorize(ctx, can.update);
+      const caller = callerOf(ctx);
       ctx.body = await service.modify(caller, ctx.params.id, ctx.request.body);
     },
     async remove(ctx) {
-      const caller = authorize(ctx, can.delete);
+      const caller = callerOf(ctx);
       await service.remove(caller, ctx.params.id);
       ctx.status = 204;
     },
   };
 }
 
+type CrudOperation = 'list' | 'count' | 'search' | 'read' | 'create' | 'replace' | 'modify' | 'remove';
+
+/** Each route of a resource's path: method, sub-path, handler, permission. */
+const CRUD_TABLE: Array<[RouteMethod, string, CrudOperation, 'read' | 'create' | 'update' | 'delete']> = [
+  ['GET', '', 'list', 'read'],
+  ['GET', `/${PAGINATION_PATH}`, 'list', 'read'],
+  ['GET', `/${COUNT_PATH}`, 'count', 'read'],
+  ['POST', '/search', 'search', 'read'],
+  ['GET', '/:id', 'read', 'read'],
+  ['POST', '', 'create', 'create'],
+  ['PUT', '/:id', 'replace', 'update'],
+  ['PATCH', '/:id', 'modify', 'update'],
+  ['DELETE', '/:id', 'remove', 'delete'],
+];
+
 /**
  * The seven routes under the resource's path and each alias, and the list's two Ever Gauzy
- * spellings: /pagination (the list itself) and /count (its total). Fixed sub-paths never reach
- * /:id, whatever the order (routing/by-prefix.ts).
+ * spellings: /pagination (the list itself) and /count (its total); documented as
+ * openapi/resource-paths.ts words them, with `notes` where a module's handlers differ. Fixed
+ * sub-paths never reach /:id, whatever the order (routing/by-prefix.ts).
  */
-export function mountCrudRoutes(router: Router, resource: CompiledResource, handlers: CrudHandlers) {
-  for (const path of resource.paths) {
-    const base = `/api/${path}`;
-    router.get(base, handlers.list);
-    router.get(`${base}/${PAGINATION_PATH}`, handlers.list);
-    router.get(`${base}/${COUNT_PATH}`, handlers.count);
-    router.post(`${base}/search`, handlers.search);
-    router.get(`${base}/:id`, handlers.read);
-    router.post(base, handlers.create);
-    router.put(`${base}/:id`, handlers.replace);
-    router.patch(`${base}/:id`, handlers.modify);
-    router.delete(`${base}/:id`, handlers.remove);
-  }
-}
-
-export function registerResourceRoutes(router: Router, service: ResourceService) {
-  mountCrudRoutes(router, service.resource, crudHandlers(service));
+export function crudRoutes(service: ResourceService, notes?: OperationNotes): Route[] {
+  const { resource } = service;
+  const handlers = crudHandlers(service);
+  const documented = resourcePaths(resource, notes);
+  return resource.paths.flatMap((path) =>
+    CRUD_TABLE.map(([method, sub, operation, permission]): Route => {
+      const routePath = `/api/${path}${sub}`;
+      return {
+        method,
+        path: routePath,
+        permission: resource.permissions[permission],
+        handler: handlers[operation],
+        docs: documented[openApiPath(routePath)][method.toLowerCase()] as OperationDoc,
+      };
+    }),
+  );
 }

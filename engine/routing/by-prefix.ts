@@ -10,7 +10,7 @@
 // /api/tags/search or /api/image-asset/upload) only ever reaches its own routes. A method it does
 // not have is then a 405 naming its methods, never a generated /api/tags/:id reading "search" as
 // an id, whichever was registered first.
-import Router, { type Layer } from '@koa/router';
+import Router, { type Layer, type MatchResult } from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
 
 /**
@@ -73,7 +73,7 @@ export function fixedPathOf(layer: Layer): string | undefined {
  * that path's routes alone (with the routes that may match any path). Routes registered on
  * `router` afterwards are not seen: call it last.
  */
-export function routesByPrefix(router: Router, depth = PREFIX_DEPTH): Middleware & { router: Router; hasRoute(method: string, path: string): boolean } {
+export function routesByPrefix(router: Router, depth = PREFIX_DEPTH): Middleware & { router: Router; match(method: string, path: string): MatchResult } {
   const keyed = router.stack.map((layer) => ({ layer, key: prefixOfLayer(layer, depth) }));
   const keys = new Set(keyed.flatMap(({ key }) => (key === undefined ? [] : [key])));
   const routerOf = (layers: Layer[]) => {
@@ -90,11 +90,8 @@ export function routesByPrefix(router: Router, depth = PREFIX_DEPTH): Middleware
   }
   const groupOf = (path: string) => fixed.get(withoutTrailingSlash(path)) ?? groups.get(prefixOfPath(path, depth)) ?? anyPath;
   const dispatch = (ctx: Context, next: Next) => groupOf(ctx.path).routes(ctx, next);
-  /**
-   * Whether a route (not only a middleware) answers `method` on `path`: for a middleware that must
-   * know before dispatch, on a path off the usual one (a body refused only if a route would read it).
-   */
-  const hasRoute = (method: string, path: string) => groupOf(path).group.match(path, method).route;
+  /** The layers that match `path`, and those that also match `method`: for what must know a request's route before dispatch. */
+  const match = (method: string, path: string) => groupOf(path).group.match(path, method);
   // Like @koa/router's own dispatch middleware, it names the router whose routes it serves.
-  return Object.assign(dispatch, { router, hasRoute });
+  return Object.assign(dispatch, { router, match });
 }

@@ -60,7 +60,7 @@ function stubAuthenticator(): Authenticator {
     holder: () => undefined,
     authenticate: (isPublic) => (ctx: Context, next: Next) => {
       const caller = callerOf(ctx);
-      if (!caller && !isPublic(ctx.path)) throw unauthorized();
+      if (!caller && !isPublic(ctx)) throw unauthorized();
       ctx.state.caller = caller;
       return next();
     },

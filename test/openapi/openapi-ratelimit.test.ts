@@ -171,7 +171,7 @@ test("the document's description explains the keying, the counting and the heade
 test('another table: its exempt operations drop the headers (shared answers inlined), scaled numbers are shown', async () => {
   const table = scaleLimitTable(t.rateLimiting.table, { scale: 2, windowScale: 0.5 });
   const exempting: LimitTable = { ...table, exempt: [...table.exempt, { method: 'GET', paths: ['/api/employee'] }] };
-  const other = buildOpenApiDocument(t.engine, [...authModules, ...projectModules], exempting) as Record<string, any>;
+  const other = buildOpenApiDocument(t.engine, t.routes, [...authModules, ...projectModules], exempting) as Record<string, any>;
   const problem = await problemsOf(other);
   assert.is(problem, undefined, problem);
   assert.equal(exemptOperations(other, exempting), ['GET /api/employee', 'GET /api/health']);

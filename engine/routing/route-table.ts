@@ -1,0 +1,65 @@
+// The declared routes of an app, registered on its router, and found again per request before
+// routing (engine/route.ts): authentication, the rate limits, the body parser and the request log
+// read the matched declaration instead of lists of paths of their own.
+import type Router from '@koa/router';
+import type { Layer } from '@koa/router';
+import type { Context, Middleware, Next } from 'koa';
+import { authorize } from '../http/context.js';
+import type { Route, RouteMatch } from '../route.js';
+import { setRouteMatch } from '../route.js';
+import { compileValidator } from '../validation.js';
+
+/** Paths outside /api (the documentation) are served without a caller even when no route has them: they are a 404, not a 401. */
+const OUTSIDE_API = /^\/(?!api(\/|$))/;
+
+const isPublic = (route: Route) => route.access === 'public' || route.access === 'optional';
+
+/** The handler with the declaration's checks before it: the permission, then the body. */
+function guarded(route: Route): Middleware {
+  const { permission, handler } = route;
+  const validate = route.schemas?.body && compileValidator(route.schemas.body);
+  if (!permission && !validate) return handler;
+  return (ctx: Context, next: Next) => {
+    if (permission) authorize(ctx, permission);
+    if (validate) ctx.state.body = validate(ctx.request.body);
+    return handler(ctx, next);
+  };
+}
+
+export type LayerMatcher = (method: string, path: string) => { path: Layer[]; pathAndMethod: Layer[] };
+
+export class RouteTable {
+  readonly routes: Route[] = [];
+  private readonly byLayer = new Map<Layer, Route>();
+
+  constructor(private readonly router: Router) {}
+
+  add(...routes: Route[]) {
+    for (const route of routes) {
+      const layer = this.router.register(route.path, [route.method], guarded(route)) as Layer;
+      this.byLayer.set(layer, route);
+      this.routes.push(route);
+    }
+  }
+
+  /** What a request meets, with `match` the router's own matching (routing/by-prefix.ts). */
+  matchOf(match: LayerMatcher, method: string, path: string): RouteMatch {
+    const found = match(method, path);
+    const onPath = found.path.flatMap((layer) => this.byLayer.get(layer) ?? []);
+    const route = found.pathAndMethod.reduce<Route | undefined>((first, layer) => first ?? this.byLayer.get(layer), undefined);
+    return {
+      route,
+      public: route ? isPublic(route) : onPath.length ? onPath.some(isPublic) : OUTSIDE_API.test(path),
+      anonymous: onPath.some((r) => r.rateLimit === 'anonymous'),
+      logPath: onPath.find((r) => r.logPath)?.logPath,
+    };
+  }
+
+  /** Outermost of what reads it: finds the request's route once, for everything after. */
+  middleware(match: LayerMatcher): Middleware {
+    return (ctx, next) => {
+      setRouteMatch(ctx, this.matchOf(match, ctx.method, ctx.path));
+      return next();
+    };
+  }
+}

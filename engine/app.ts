@@ -109,15 +109,13 @@ export function createApp(options: AppOptions): App {
     module.register?.(router, engine);
   }
   for (const service of services.values()) if (service.resource.routes) table.add(...crudRoutes(service));
-  const legacyAnon = [/^\/api\/public\//];
-  const legacyAnonymous = (path: string) => legacyAnon.some((p) => p.test(path));
   const rateLimiting = createRateLimiting({
     config,
     limitsFile: options.limitsFile,
     registry,
     roles: roles.grants.keys(),
     // A route counted as anonymous (a share link) ignores the token: it buys no allowance there.
-    identify: (ctx) => (routeMatchOf(ctx)?.anonymous || legacyAnonymous(ctx.path) ? undefined : authenticator.holder(ctx)),
+    identify: (ctx) => (routeMatchOf(ctx)?.anonymous ? undefined : authenticator.holder(ctx)),
     log: options.log ?? logEvent,
   });
   const openapi = buildOpenApiDocument(engine, table.routes, modules, rateLimiting.table, options.documentInfo);
@@ -160,7 +158,7 @@ export function createApp(options: AppOptions): App {
     jsonBody(config.bodyLimit, config.json, (ctx) => {
       if (legacyOwn.some((r) => r.method === ctx.method && r.path.test(ctx.path))) return 'own';
       const route = routeMatchOf(ctx)?.route;
-      return route ? (route.body ?? 'json') : undefined;
+      return route ? (route.body ?? 'json') : routes.match(ctx.method, ctx.path).route ? 'json' : undefined;
     }),
   );
   koa.use(routes);

@@ -5,9 +5,8 @@
 import type { Engine, Module } from '../../engine/module.js';
 import type { ResourceService } from '../../engine/resource/service.js';
 import { CustomerView } from './customer-view.js';
-import { registerLinkRoutes } from './link-routes.js';
-import { publicShareOpenApi } from './openapi.js';
-import { registerPublicRoutes } from './public-routes.js';
+import { linkRoutes } from './link-routes.js';
+import { publicRoutes } from './public-routes.js';
 import { publicShareSchemas } from './schemas.js';
 
 const INVOICE = 'invoice';
@@ -20,18 +19,8 @@ function invoicesOf(engine: Engine): ResourceService {
 
 export const publicShareModule: Module = {
   name: 'public-share',
-  register(router, engine) {
-    registerLinkRoutes(router, invoicesOf(engine), engine.config);
-    registerPublicRoutes(router, engine.db, new CustomerView(engine.db, engine.registry));
-  },
-  openapi() {
-    return publicShareOpenApi();
-  },
+  routes: (engine) => [...linkRoutes(invoicesOf(engine), engine.config), ...publicRoutes(engine.db, new CustomerView(engine.db, engine.registry))],
   openapiSchemas(engine) {
     return publicShareSchemas(engine.registry);
   },
-  // Share links: a customer opens an invoice or estimate with the link's token, not an account.
-  publicPaths: [/^\/api\/public\//],
-  // The token is a credential: request log lines show the route, never the token.
-  logMasks: [{ pattern: /^(\/api\/public\/[^/]+\/[^/]+\/)[^/]+/, replacement: '$1:token' }],
 };

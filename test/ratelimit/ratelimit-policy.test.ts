@@ -195,7 +195,7 @@ test('a limits file with a mistake stops start-up, pointing at the mistake', () 
     ['patch-endpoint.yaml', ':14:13 endpoints.1.method: ', /PATCH is counted as PUT \(sameAs\); limit PUT/],
     ['bad-path.yaml', ':11:11 endpoints.0.path: ', /must match pattern/],
     ['bad-per.yaml', ':12:10 endpoints.0.per: ', /must be one of: caller, address/],
-    ['bad-anonymous.yaml', ':11:5 anonymous.0.method: ', /is not a known property/],
+    ['bad-anonymous.yaml', ':11:1 anonymous: ', /is not a known property/],
   ];
   for (const [name, place, fault] of cases) {
     const file = path.join(FIXTURES, 'bad', name);

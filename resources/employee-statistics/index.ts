@@ -2,8 +2,8 @@
 // tasks assigned and seconds per UTC month over the last 12 months, in one SQL statement.
 // The definitions it reads (employee, time-log, task) are the generated resources'.
 import type { Engine, Module } from '../../engine/module.js';
-import { statisticsOpenApi, statisticsSchemas } from './openapi.js';
-import { registerStatisticsRoutes, type Clock } from './routes.js';
+import { statisticsSchemas } from './openapi.js';
+import { statisticsRoute, type Clock } from './routes.js';
 import type { StatisticsSources } from './statistics-query.js';
 
 function resourceOf(engine: Engine, name: string) {
@@ -23,12 +23,7 @@ function sourcesOf(engine: Engine): StatisticsSources {
 export function createEmployeeStatisticsModule(now: Clock = () => new Date()): Module {
   return {
     name: 'employee-statistics',
-    register(router, engine) {
-      registerStatisticsRoutes(router, engine.db, sourcesOf(engine), now);
-    },
-    openapi(engine) {
-      return statisticsOpenApi(resourceOf(engine, 'employee'));
-    },
+    routes: (engine) => [statisticsRoute(engine.db, sourcesOf(engine), now)],
     openapiSchemas: statisticsSchemas,
   };
 }

@@ -1,9 +1,5 @@
-// The statistics route in the OpenAPI document, its answer a named schema of the components.
-import type { OpenApiPaths } from '../../engine/module.js';
-import { errorResponses, idParameter, jsonResponse, ref } from '../../engine/openapi/fragments.js';
-import type { CompiledResource } from '../../engine/resource/compiled.js';
+// The statistics answer, a named schema of the document's components (routes.ts refers to it).
 import { MONTHS } from './statistics-query.js';
-import { statisticsPath } from './routes.js';
 
 const seconds = (description: string) => ({ type: 'integer', minimum: 0, description });
 
@@ -38,30 +34,5 @@ const statisticsSchema = {
     },
   },
 };
-
-const DESCRIPTION =
-  "Time tracked by one employee of the caller's tenant, computed in one query. Running time logs add no seconds " +
-  'but count in timeLogCount; months are UTC and counted from the server\'s clock. An employee without time logs ' +
-  'answers zeros. Needs the time-log read permission (TIME_TRACKER), and either the employee read permission (the ' +
-  "owner rule applies) or the EMPLOYEE role asking for its own employee record; another tenant's employee, or another employee for an EMPLOYEE, is a 404. " +
-  'No query parameters are taken: any one is a 400.';
-
-export function statisticsOpenApi(employee: CompiledResource): OpenApiPaths {
-  return {
-    [statisticsPath(employee)]: {
-      get: {
-        tags: [employee.name],
-        operationId: 'getEmployeeStatistics',
-        summary: "An employee's tracked time: totals, tasks assigned and the last 12 months",
-        description: DESCRIPTION,
-        parameters: [idParameter()],
-        responses: {
-          '200': jsonResponse("The employee's statistics", ref(STATISTICS_SCHEMA)),
-          ...errorResponses(400, 401, 403, 404, 500, 503),
-        },
-      },
-    },
-  };
-}
 
 export const statisticsSchemas = () => ({ [STATISTICS_SCHEMA]: statisticsSchema });

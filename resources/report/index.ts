@@ -3,8 +3,7 @@
 import type { Engine, Module } from '../../engine/module.js';
 import type { CompiledResource } from '../../engine/resource/compiled.js';
 import type { ReportResources } from './definition.js';
-import { reportOpenApi } from './openapi.js';
-import { registerReportRoutes } from './routes.js';
+import { reportRoutes } from './routes.js';
 
 function resourceOf(engine: Engine, name: string): CompiledResource {
   const resource = engine.registry.get(name);
@@ -20,10 +19,5 @@ const resourcesOf = (engine: Engine): ReportResources => ({
 
 export const reportModule: Module = {
   name: 'report',
-  register(router, engine) {
-    registerReportRoutes(router, { db: engine.db, ...resourcesOf(engine) });
-  },
-  openapi(engine) {
-    return reportOpenApi(resourcesOf(engine));
-  },
+  routes: (engine) => reportRoutes({ db: engine.db, ...resourcesOf(engine) }),
 };

@@ -1,14 +1,13 @@
-// The report routes in the OpenAPI document: the catalogue, one operation per report (its own
-// groupBy values and default, its own answer schema), and the path of any other name (a 404).
-import type { OpenApiPaths } from '../../engine/module.js';
-import { dateSchema as dateParameterSchema, errorResponses, jsonResponse, pascalCase } from '../../engine/openapi/fragments.js';
+// The report routes' documentation fragments (routes.ts declares each operation): every report's
+// query parameters (its own groupBy values and default), the catalogue's item and the permission
+// rule in words.
+import { dateSchema as dateParameterSchema } from '../../engine/openapi/fragments.js';
 import { REPORTS } from './catalogue.js';
 import { GROUP_BY, PARAMETERS, type ReportDefinition, type ReportResources } from './definition.js';
 import { MAX_IDS } from './parameters.js';
 import { MONEY_PERMISSION, requiredPermissions } from './permissions.js';
-import { REPORT_PATH } from './routes.js';
 
-const TAG = 'report';
+export const REPORT_TAG = 'report';
 
 /** The list parameters' date schema (the one of every date in the document). */
 const dateSchema = dateParameterSchema();
@@ -26,13 +25,13 @@ function ids(name: string, what: string) {
 }
 
 /** The rule in words, with the permission names of this registry. */
-const permissionRule = ({ timeLog, employee, project }: ReportResources) =>
+export const permissionRule = ({ timeLog, employee, project }: ReportResources) =>
   `Every report sums time logs, so it needs the time-log read permission (${timeLog.permissions.read}); the money reports also need ${MONEY_PERMISSION} and ` +
   `the employee read permission (${employee.permissions.read}: bill rates), and project-budgets the project read permission (${project.permissions.read}: budgets). ` +
   'Employee and project names in the time reports are labels of the logs counted (an EMPLOYEE counts only its own logs).';
 
 /** The query parameters of one report; groupBy takes that report's values only. */
-const parametersOf = (report: ReportDefinition) => [
+export const parametersOf = (report: ReportDefinition) => [
   { name: 'startDate', in: 'query', required: false, description: 'Start of the range (inclusive). Defaults per report (see the description).', schema: dateSchema },
   { name: 'endDate', in: 'query', required: false, description: 'End of the range (exclusive); a date-only value includes that whole day. Defaults per report.', schema: dateSchema },
   { name: 'organizationId', in: 'query', required: false, description: "Only time logs naming this organization (project-budgets: only its projects, each with every log on it, whatever organization the log names). An unknown id gives an empty report.", schema: { type: 'string', format: 'uuid' } },
@@ -46,6 +45,13 @@ const parametersOf = (report: ReportDefinition) => [
     schema: { type: 'string', enum: [...report.groupBy], default: report.defaultGroupBy },
   },
 ];
+
+/** How one report runs, in words: its period, permissions, time rules and 400s. */
+export const runDescription = (report: ReportDefinition, resources: ReportResources) =>
+  `${report.description} ${report.period.description} Needs the permissions ${requiredPermissions(report, resources).join(' and ')}. ` +
+  "Aggregates time logs of the caller's tenant (an EMPLOYEE counts only its own). Times are UTC; a running log counts nothing; " +
+  'a log is cut to the range and split at day or week boundaries. Every parameter problem is a 400 (an unknown parameter, a bad date or UUID, ' +
+  `startDate after endDate, a range longer than the report allows, a groupBy it does not take); a role lacking any of its permissions a 403. ${permissionRule(resources)}`;
 
 const catalogueItem = {
   type: 'object',
@@ -62,50 +68,9 @@ const catalogueItem = {
   },
 };
 
-/** GET /api/report/{the report's slug}: its parameters, its answer. */
-function runOperation(report: ReportDefinition, resources: ReportResources) {
-  return {
-    tags: [TAG],
-    operationId: `runReport${pascalCase(report.slug)}`,
-    summary: `Run the ${report.slug} report: ${report.name}`,
-    description:
-      `${report.description} ${report.period.description} Needs the permissions ${requiredPermissions(report, resources).join(' and ')}. ` +
-      "Aggregates time logs of the caller's tenant (an EMPLOYEE counts only its own). Times are UTC; a running log counts nothing; " +
-      'a log is cut to the range and split at day or week boundaries. Every parameter problem is a 400 (an unknown parameter, a bad date or UUID, ' +
-      `startDate after endDate, a range longer than the report allows, a groupBy it does not take); a role lacking any of its permissions a 403. ${permissionRule(resources)}`,
-    parameters: parametersOf(report),
-    responses: {
-      '200': jsonResponse(`The ${report.slug} report`, report.schema),
-      ...errorResponses(400, 401, 403, 500, 503),
-    },
-  };
-}
-
-export function reportOpenApi(resources: ReportResources): OpenApiPaths {
-  return {
-    [REPORT_PATH]: {
-      get: {
-        tags: [TAG],
-        operationId: 'listReports',
-        summary: 'The reports the caller may run',
-        description: `The catalogue, limited to the reports the caller's role holds every permission of. Any signed-in user; takes no parameters. ${permissionRule(resources)}`,
-        responses: {
-          '200': jsonResponse('The catalogue', { type: 'object', required: ['items', 'total'], properties: { items: { type: 'array', items: catalogueItem }, total: { type: 'integer', minimum: 0 } } }),
-          // 403: a Tenant-Id header naming another tenant than the token's (checked wherever a token is).
-          ...errorResponses(400, 401, 403, 500, 503),
-        },
-      },
-    },
-    ...Object.fromEntries(REPORTS.map((report) => [`${REPORT_PATH}/${report.slug}`, { get: runOperation(report, resources) }])),
-    [`${REPORT_PATH}/{slug}`]: {
-      get: {
-        tags: [TAG],
-        operationId: 'unknownReport',
-        summary: 'Any other report name',
-        description: `There is no such report: a 404 naming the reports (${REPORTS.map((r) => r.slug).join(', ')}), each of which has a path of its own above.`,
-        parameters: [{ name: 'slug', in: 'path', required: true, description: 'A name that is not a report', schema: { type: 'string' } }],
-        responses: errorResponses(401, 403, 404, 500, 503),
-      },
-    },
-  };
-}
+/** GET /api/report's answer. */
+export const catalogueSchema = {
+  type: 'object',
+  required: ['items', 'total'],
+  properties: { items: { type: 'array', items: catalogueItem }, total: { type: 'integer', minimum: 0 } },
+};

@@ -3,8 +3,7 @@
 // filter /api/tags?where[name]=…. tag.yaml stays the tag's definition.
 import type { Engine, Module } from '../../engine/module.js';
 import type { ResourceService } from '../../engine/resource/service.js';
-import { tagByNameOpenApi } from './openapi.js';
-import { registerTagByNameRoutes } from './routes.js';
+import { tagByNameRoutes } from './routes.js';
 
 const TAG = 'tag';
 
@@ -16,10 +15,5 @@ function serviceOf(engine: Engine): ResourceService {
 
 export const tagByNameModule: Module = {
   name: 'tag-by-name',
-  register(router, engine) {
-    registerTagByNameRoutes(router, serviceOf(engine));
-  },
-  openapi(engine) {
-    return tagByNameOpenApi(serviceOf(engine).resource);
-  },
+  routes: (engine) => tagByNameRoutes(serviceOf(engine)),
 };

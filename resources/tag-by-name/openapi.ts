@@ -1,10 +1,8 @@
-// The deprecated tag lookup in the OpenAPI document: deprecated operations naming their
-// successor, with the headers every answer carries.
-import type { OpenApiPaths } from '../../engine/module.js';
+// The deprecated tag lookup's documentation fragments (routes.ts declares the operations):
+// deprecated operations naming their successor, with the headers every answer carries.
 import { errorResponse } from '../../engine/openapi/components.js';
-import { jsonResponse, pascalCase, ref, schemaName } from '../../engine/openapi/fragments.js';
+import { jsonResponse, ref, schemaName } from '../../engine/openapi/fragments.js';
 import type { CompiledResource } from '../../engine/resource/compiled.js';
-import { BY_NAME_PATH, byNamePaths } from './routes.js';
 
 const HEADERS = {
   Deprecation: { description: 'Always "true": this route is deprecated.', schema: { type: 'string', enum: ['true'] } },
@@ -21,33 +19,25 @@ const DESCRIPTION =
 /** The route sets the headers before anything else it does, so its errors carry them too (a 401 of the route's own, not one refused before it). */
 const ERRORS = [400, 401, 403, 404, 500, 503];
 
-function operation(resource: CompiledResource, operationId: string, parameter: object, path: string) {
-  const alias = path === BY_NAME_PATH ? '' : ` Alias of ${BY_NAME_PATH}, kept for Ever Gauzy clients: it behaves the same.`;
+/** The name, in the path or as ?name=. */
+export const nameParameter = (where: 'path' | 'query') => ({
+  name: 'name',
+  in: where,
+  required: true,
+  schema: { type: 'string', minLength: 1 },
+  description: 'The exact tag name',
+});
+
+/** The operation's description, naming the path it is an alias of when it is one. */
+export const byNameDescription = (aliasOf: string | undefined) =>
+  DESCRIPTION + (aliasOf ? ` Alias of ${aliasOf}, kept for Ever Gauzy clients: it behaves the same.` : '');
+
+/** The tag, or an error, each with the deprecation headers. */
+export function byNameResponses(resource: CompiledResource) {
   const record = jsonResponse('The tag with this name', ref(schemaName(resource, 'record'))) as Record<string, unknown>;
   const errors = Object.fromEntries(ERRORS.map((status) => {
     const shared = errorResponse(status);
     return [String(status), { ...shared, headers: { ...shared.headers, ...HEADERS } }];
   }));
-  return {
-    get: {
-      tags: [resource.name],
-      operationId,
-      summary: 'Find a tag by its name (deprecated)',
-      description: DESCRIPTION + alias,
-      deprecated: true,
-      parameters: [parameter],
-      responses: { '200': { ...record, headers: HEADERS }, ...errors },
-    },
-  };
-}
-
-export function tagByNameOpenApi(resource: CompiledResource): OpenApiPaths {
-  const name = (where: 'path' | 'query') => ({ name: 'name', in: where, required: true, schema: { type: 'string', minLength: 1 }, description: 'The exact tag name' });
-  const paths: OpenApiPaths = {};
-  for (const path of byNamePaths(resource)) {
-    const suffix = path === BY_NAME_PATH ? '' : `Via${pascalCase(path.split('/')[2])}`;
-    paths[path] = operation(resource, `getTagByNameQuery${suffix}`, name('query'), path);
-    paths[`${path}/{name}`] = operation(resource, `getTagByName${suffix}`, name('path'), path);
-  }
-  return paths;
+  return { '200': { ...record, headers: HEADERS }, ...errors };
 }

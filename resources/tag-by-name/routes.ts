@@ -1,13 +1,15 @@
 // The two spellings of the deprecated tag lookup: the name in the path or in ?name=. Both answer
 // like a read of the tag (its permission, tenant scope, 404 envelope), with the deprecation
 // headers on every answer so that a client learns of the successor even from an error.
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { authorize, parameterLabel } from '../../engine/http/context.js';
 import { badRequest, notFound } from '../../engine/errors.js';
+import { pascalCase } from '../../engine/openapi/fragments.js';
 import { parseListQuery } from '../../engine/resource/list-query.js';
 import type { CompiledResource } from '../../engine/resource/compiled.js';
 import type { ResourceService } from '../../engine/resource/service.js';
+import type { Route } from '../../engine/route.js';
+import { byNameDescription, byNameResponses, nameParameter } from './openapi.js';
 
 export const BY_NAME_PATH = '/api/tags/getByName';
 
@@ -48,10 +50,28 @@ async function findByName(ctx: Context, service: ResourceService, fromPath: stri
   ctx.body = items[0];
 }
 
-export function registerTagByNameRoutes(router: Router, service: ResourceService) {
-  // Modules are registered before the generated routes, so /api/tags/:id does not take these.
-  for (const path of byNamePaths(service.resource)) {
-    router.get(path, (ctx) => findByName(ctx, service, undefined));
-    router.get(`${path}/:name`, (ctx) => findByName(ctx, service, ctx.params.name));
-  }
+/**
+ * Both spellings under the tag's path and each alias. No declared permission: the headers come
+ * before the read permission's check (findByName), so that a 403 carries them too.
+ */
+export function tagByNameRoutes(service: ResourceService): Route[] {
+  const { resource } = service;
+  // Modules' routes come before the generated ones, so /api/tags/:id does not take these.
+  return byNamePaths(resource).flatMap((path): Route[] => {
+    const aliasOf = path === BY_NAME_PATH ? undefined : BY_NAME_PATH;
+    const suffix = aliasOf ? `Via${pascalCase(path.split('/')[2])}` : '';
+    const docs = (operationId: string, parameter: object) => ({
+      tags: [resource.name],
+      operationId,
+      summary: 'Find a tag by its name (deprecated)',
+      description: byNameDescription(aliasOf),
+      deprecated: true,
+      parameters: [parameter],
+      responses: byNameResponses(resource),
+    });
+    return [
+      { method: 'GET', path, handler: (ctx) => findByName(ctx, service, undefined), docs: docs(`getTagByNameQuery${suffix}`, nameParameter('query')) },
+      { method: 'GET', path: `${path}/:name`, handler: (ctx) => findByName(ctx, service, ctx.params.name), docs: docs(`getTagByName${suffix}`, nameParameter('path')) },
+    ];
+  });
 }

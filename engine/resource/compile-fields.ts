@@ -11,7 +11,7 @@ const timestamp: FieldDefinition = { type: 'timestamp' };
 
 const OPTIONAL_ORGANIZATION =
   "The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, " +
-  "the caller's employee's, or the tenant's only one; else null";
+  "the caller's own organization (its organizationId claim), or the tenant's only one; else null";
 
 /** The columns every record of a scope has, before the definition's own fields. */
 function baseFields(definition: ResourceDefinition, organizationRoot?: string): Array<[string, FieldDefinition, boolean]> {

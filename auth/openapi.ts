@@ -1,11 +1,9 @@
-// The auth module's part of the OpenAPI document: register and login, with the very schema
-// objects their routes validate with (auth/routes.ts), converted to OpenAPI.
-import type { OpenApiPaths } from '../engine/module.js';
-import { BEARER_SCHEME } from '../engine/openapi/components.js';
-import { errorResponses, jsonBody, jsonResponse } from '../engine/openapi/fragments.js';
+// Schemas of the auth routes' documentation (auth/routes.ts), shared with the account routes
+// (auth/password): the user as they answer it, and the register body as documented, from the very
+// schema object the route validates with (auth/schemas.ts).
 import { toOpenApiSchema } from '../engine/openapi/schema-conversion.js';
 import { newPasswordSchema } from './password.js';
-import { loginSchema, NEVER_ASSIGNED, registerSchema } from './routes.js';
+import { NEVER_ASSIGNED, registerSchema } from './schemas.js';
 
 const uuid = { type: 'string', format: 'uuid' };
 const nullableString = { type: 'string', nullable: true };
@@ -52,7 +50,7 @@ function withIgnored(schema: Record<string, any>): Record<string, any> {
  * password rules the route checks after validation (auth/password.ts), and the rule that a
  * password is sent at the top level, inside user, or both.
  */
-function registerRequest() {
+export function registerRequest() {
   const schema = withIgnored(toOpenApiSchema(registerSchema));
   schema.properties.user = withIgnored(schema.properties.user);
   schema.properties.password = newPasswordSchema;
@@ -63,7 +61,8 @@ function registerRequest() {
   return schema;
 }
 
-const loginAnswer = {
+/** What login answers: the user and a token pair. */
+export const loginAnswer = {
   type: 'object',
   required: ['user', 'token', 'refresh_token'],
   properties: {
@@ -72,44 +71,3 @@ const loginAnswer = {
     refresh_token: { type: 'string', description: 'JWT refresh token (single use)' },
   },
 };
-
-export function authOpenApi(): OpenApiPaths {
-  return {
-    '/api/auth/register': {
-      post: {
-        tags: ['auth'],
-        operationId: 'register',
-        summary: 'Register a user',
-        description: [
-          'Without a token: creates the user and a new tenant, with the user as its SUPER_ADMIN.',
-          "With an ADMIN or SUPER_ADMIN token: creates the user in the caller's tenant with user.role (default EMPLOYEE).",
-          'role and tenantId without such a token are a 403. The password may be sent at the top level, inside user, or both',
-          '(then equal): at least 8 characters with an upper-case letter, a lower-case letter, a digit and a special character;',
-          'confirmPassword, when sent, must match. The server-owned fields (readOnly in the schema: id, hash, isEmailVerified,',
-          'isActive, roleId, name, createdAt, updatedAt) are ignored wherever they are sent, at the top level or inside user.',
-        ].join(' '),
-        // The bearer token is optional here: anonymous registration is the common case.
-        security: [{}, { [BEARER_SCHEME]: [] }],
-        requestBody: jsonBody(registerRequest()),
-        responses: {
-          '201': jsonResponse('The new user (no secrets)', authUser),
-          ...errorResponses(400, 401, 403, 409, 413, 415, 500, 503),
-        },
-      },
-    },
-    '/api/auth/login': {
-      post: {
-        tags: ['auth'],
-        operationId: 'login',
-        summary: 'Sign in with email and password',
-        description: 'Unknown email, wrong password and inactive user all answer the same 401.',
-        security: [],
-        requestBody: jsonBody(toOpenApiSchema(loginSchema)),
-        responses: {
-          '200': jsonResponse('The user, an access token and a refresh token', loginAnswer),
-          ...errorResponses(400, 401, 413, 415, 500, 503),
-        },
-      },
-    },
-  };
-}

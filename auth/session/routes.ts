@@ -1,13 +1,15 @@
 // POST /api/auth/refresh-token, GET /api/auth/check, GET /api/auth/authenticated, and signing out
-// (POST /api/auth/logout, GET for Ever Gauzy clients).
-import type Router from '@koa/router';
+// (POST /api/auth/logout, GET for Ever Gauzy clients), each declared once with its documentation.
 import type { Context } from 'koa';
 import { HttpError, unauthorized } from '../../engine/errors.js';
 import { callerOf } from '../../engine/http/context.js';
 import type { Engine } from '../../engine/module.js';
-import { compileValidator } from '../../engine/validation.js';
+import { errorResponses, jsonResponse } from '../../engine/openapi/fragments.js';
+import type { Route } from '../../engine/route.js';
+import { validBody } from '../../engine/route.js';
 import { OK } from '../answers.js';
 import { optionalCaller, sessionOf } from '../authenticate.js';
+import { checkAnswer, logoutOperation, tokenPair } from './openapi.js';
 import { refreshSession } from './refresh.js';
 import { revokeSession } from './revoke.js';
 
@@ -22,22 +24,59 @@ export const refreshSchema = {
 /** Both spellings of signing out: POST, and the GET Ever Gauzy clients send. */
 export const LOGOUT_PATH = '/api/auth/logout';
 
-export function registerSessionRoutes(router: Router, engine: Engine) {
-  const validateRefresh = compileValidator<{ refresh_token: string }>(refreshSchema);
+export function sessionRoutes(engine: Engine): Route[] {
+  const refresh: Route = {
+    method: 'POST',
+    path: '/api/auth/refresh-token',
+    // The refresh token is the credential: a signed-out client holds no access token.
+    access: 'public',
+    schemas: { body: refreshSchema },
+    async handler(ctx) {
+      ctx.body = await refreshSession(engine, validBody<{ refresh_token: string }>(ctx).refresh_token);
+    },
+    docs: {
+      tags: ['auth'],
+      operationId: 'refreshToken',
+      summary: 'Exchange a refresh token for a new token pair',
+      description: [
+        'Each refresh token is good for one exchange: the one sent is spent and the answer carries its successor.',
+        'An expired, revoked, unknown or forged token, an access token, or a token of an inactive user is a 401.',
+        'Sending a token that was already spent is a 401 and ends its whole session: the successor issued for it',
+        'is revoked too, so whoever holds it must sign in again, and the access tokens of that session are refused',
+        'from then on, as after a password reset or change. The new access token carries the role and employee',
+        'of the user as they are now.',
+      ].join(' '),
+      responses: {
+        '200': jsonResponse('A new access token and refresh token', tokenPair),
+        ...errorResponses(400, 401, 413, 415, 500, 503),
+      },
+    },
+  };
 
-  router.post('/api/auth/refresh-token', async (ctx) => {
-    const body = validateRefresh(ctx.request.body ?? {});
-    ctx.body = await refreshSession(engine, body.refresh_token);
-  });
-
-  router.get('/api/auth/check', (ctx) => {
-    const caller = callerOf(ctx);
-    // The bearer middleware verified the token and left its claims here; a token without exp
-    // never gets this far (authenticate.ts).
-    const { exp } = ctx.state.jwt as { exp: number };
-    const expiresAt = new Date(exp * 1000).toISOString();
-    ctx.body = { valid: true, userId: caller.userId, tenantId: caller.tenantId, role: caller.role, expiresAt };
-  });
+  const check: Route = {
+    method: 'GET',
+    path: '/api/auth/check',
+    handler(ctx) {
+      const caller = callerOf(ctx);
+      // The bearer middleware verified the token and left its claims here; a token without exp
+      // never gets this far (authenticate.ts).
+      const { exp } = ctx.state.jwt as { exp: number };
+      const expiresAt = new Date(exp * 1000).toISOString();
+      ctx.body = { valid: true, userId: caller.userId, tenantId: caller.tenantId, role: caller.role, expiresAt };
+    },
+    docs: {
+      tags: ['auth'],
+      operationId: 'checkToken',
+      summary: 'Check the access token',
+      description:
+        'The claims of the bearer token and when it expires; any token the API would refuse is a 401, ' +
+        'among them one whose session has ended (password reset or change, a spent refresh token sent again).',
+      responses: {
+        '200': jsonResponse('The token is valid', checkAnswer),
+        ...errorResponses(401, 403, 500, 503),
+      },
+    },
+  };
 
   // Ends the session of the access token presented: its refresh tokens are refused at once, its
   // access tokens at once here and within SESSION_CHECK_TTL_MS on other instances (live.ts). The
@@ -53,20 +92,44 @@ export function registerSessionRoutes(router: Router, engine: Engine) {
     if (ctx.method !== 'HEAD') await revokeSession(engine.db, userId, sessionId);
     ctx.body = OK;
   };
-  router.post(LOGOUT_PATH, logout);
-  router.get(LOGOUT_PATH, logout);
 
   // Public, for clients that only ask "am I signed in?": any token the bearer middleware would
   // refuse (or none) is `false`, never a 401. A valid token with a Tenant-Id header naming another
   // tenant stays the 403 it is wherever a token is taken.
-  router.get('/api/auth/authenticated', (ctx) => {
-    let signedIn: boolean;
-    try {
-      signedIn = optionalCaller(ctx) !== undefined;
-    } catch (err) {
-      if (err instanceof HttpError && err.status === 403) throw err;
-      signedIn = false;
-    }
-    ctx.body = signedIn;
-  });
+  const authenticated: Route = {
+    method: 'GET',
+    path: '/api/auth/authenticated',
+    // The token is optional: it is what the answer is about.
+    access: 'optional',
+    handler(ctx) {
+      let signedIn: boolean;
+      try {
+        signedIn = optionalCaller(ctx) !== undefined;
+      } catch (err) {
+        if (err instanceof HttpError && err.status === 403) throw err;
+        signedIn = false;
+      }
+      ctx.body = signedIn;
+    },
+    docs: {
+      tags: ['auth'],
+      operationId: 'isAuthenticated',
+      summary: 'Whether the bearer token (if any) is valid',
+      description:
+        'true for a token the API would accept; false without a token or with any other one (never a 401). ' +
+        'A valid token with a Tenant-Id header naming another tenant is a 403, as everywhere a token is taken.',
+      responses: {
+        '200': jsonResponse('true or false', { type: 'boolean' }),
+        ...errorResponses(403, 500, 503),
+      },
+    },
+  };
+
+  return [
+    refresh,
+    check,
+    { method: 'POST', path: LOGOUT_PATH, handler: logout, docs: logoutOperation('logout', 'post') },
+    { method: 'GET', path: LOGOUT_PATH, handler: logout, docs: { ...logoutOperation('logoutGet', 'get'), summary: 'Sign out (the GET Ever Gauzy clients send)' } },
+    authenticated,
+  ];
 }

@@ -2,16 +2,18 @@
 // Failures before the provider is trusted (a bad, expired, foreign or replayed state) are 400s and
 // touch no account; failures at the provider send the browser back to the client's sign-in page
 // with ?error=<code>, which it can show; neither is ever a 500.
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import * as oauth from 'oauth4webapi';
 import { SOCIAL_PROVIDERS, type SocialProvider } from '../../engine/config/config.js';
 import { badRequest, HttpError } from '../../engine/errors.js';
 import type { Engine } from '../../engine/module.js';
+import { errorResponses } from '../../engine/openapi/fragments.js';
+import type { Route } from '../../engine/route.js';
 import { primaryEmployee } from '../accounts.js';
 import { issueSession } from '../session/issue.js';
 import { userForProfile } from './accounts.js';
 import { authorizeUrl, exchangeCode, ProviderFailure, providerClient, readProfile, type ProviderClient } from './oauth.js';
+import { LABEL, queryParameter, redirectAnswer } from './openapi.js';
 import { PROVIDER_RULES } from './providers.js';
 import { checkState, codeVerifier, newState, spendState, STATE_SECONDS, stateKey, type StateKey } from './state.js';
 
@@ -85,24 +87,74 @@ async function callback(ctx: Context, engine: Engine, p: ProviderClient, key: St
   redirect(ctx, `${engine.config.clientBaseUrl}/#/sign-in/success?${query}`);
 }
 
-export function registerSocialRoutes(router: Router, engine: Engine) {
+export function socialRoutes(engine: Engine): Route[] {
   const key = stateKey(engine.config.jwt.secret);
-  for (const provider of SOCIAL_PROVIDERS) {
+  return SOCIAL_PROVIDERS.flatMap((provider): Route[] => {
     const config = engine.config.social[provider];
     const p = config && providerClient(config, PROVIDER_RULES[provider]);
-    router.get(`/api/auth/${provider}`, async (ctx) => {
-      if (!p) throw disabled(provider);
-      await start(ctx, p, key, provider);
-    });
-    router.get(`/api/auth/${provider}/callback`, async (ctx) => {
-      if (!p) throw disabled(provider);
-      try {
-        await callback(ctx, engine, p, key, provider);
-      } catch (err) {
-        if (!(err instanceof ProviderFailure)) throw err;
-        logFailure(engine, provider, err);
-        redirect(ctx, `${engine.config.clientBaseUrl}/#/sign-in?${new URLSearchParams({ error: err.code })}`);
-      }
-    });
-  }
+    const label = LABEL[provider];
+    // Starting a social login and its callback are how a signed-out user gets a token.
+    return [
+      {
+        method: 'GET',
+        path: `/api/auth/${provider}`,
+        access: 'public',
+        async handler(ctx) {
+          if (!p) throw disabled(provider);
+          await start(ctx, p, key, provider);
+        },
+        docs: {
+          tags: ['social login'],
+          operationId: `${provider}SignIn`,
+          summary: `Start signing in with ${label}`,
+          description: [
+            `Redirects the browser to ${label}'s authorization page with a signed state (single use, valid 10 minutes,`,
+            'bound to this browser by a cookie) and a PKCE S256 challenge. 404 when the provider has no client id and secret configured.',
+          ].join(' '),
+          responses: {
+            '302': redirectAnswer(`${label}'s authorization page`, `${COOKIE}=<nonce>: binds the state to this browser (HttpOnly, SameSite=Lax, this provider's callback path, 10 minutes)`),
+            ...errorResponses(404, 500, 503),
+          },
+        },
+      },
+      {
+        method: 'GET',
+        path: `/api/auth/${provider}/callback`,
+        access: 'public',
+        async handler(ctx) {
+          if (!p) throw disabled(provider);
+          try {
+            await callback(ctx, engine, p, key, provider);
+          } catch (err) {
+            if (!(err instanceof ProviderFailure)) throw err;
+            logFailure(engine, provider, err);
+            redirect(ctx, `${engine.config.clientBaseUrl}/#/sign-in?${new URLSearchParams({ error: err.code })}`);
+          }
+        },
+        docs: {
+          tags: ['social login'],
+          operationId: `${provider}SignInCallback`,
+          summary: `Complete signing in with ${label}`,
+          description: [
+            `Where ${label} sends the browser back. Checks the state, exchanges the code, reads the profile, then signs in the user`,
+            `linked to this ${label} account, else the user with the same email if ${label} has verified it (the account is linked),`,
+            'else creates a user with a new tenant as its SUPER_ADMIN. Redirects to CLIENT_BASE_URL/#/sign-in/success?jwt=…&refresh_token=…&userId=….',
+            'When the provider refuses or fails, redirects to CLIENT_BASE_URL/#/sign-in?error=<code>: the provider\'s own code (access_denied, …),',
+            'token_exchange_failed, profile_unavailable, email_not_verified (no linked account and no verified email) or account_inactive.',
+            'A missing, forged, expired, replayed or other provider\'s state, or a callback in another browser, is a 400 and changes nothing.',
+          ].join(' '),
+          parameters: [
+            queryParameter('code', 'The authorization code'),
+            queryParameter('state', 'The state sent with the authorization request'),
+            queryParameter('error', "The provider's error code, when the user refused or the request failed"),
+            queryParameter('error_description', "The provider's explanation of the error"),
+          ],
+          responses: {
+            '302': redirectAnswer('The client: its sign-in success page with the tokens, or its sign-in page with ?error=', `Clears ${COOKIE}: the state is spent`),
+            ...errorResponses(400, 404, 500, 503),
+          },
+        },
+      },
+    ];
+  });
 }

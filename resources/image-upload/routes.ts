@@ -1,10 +1,9 @@
 // The image routes beside the generated image-asset CRUD: upload (a multipart file becomes a
 // record and a stored file), the stored file itself, and a delete that removes the file with its
-// record. Registered before the generated routes, so this DELETE answers in place of theirs.
+// record. Declared before the generated routes, so this DELETE answers in place of theirs.
 import { randomUUID } from 'node:crypto';
-import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { authorize } from '../../engine/http/context.js';
+import { callerOf } from '../../engine/http/context.js';
 import { logEvent } from '../../engine/log/log.js';
 import { badRequest, HttpError } from '../../engine/errors.js';
 import { readMultipart } from '../../engine/http/multipart.js';
@@ -12,15 +11,13 @@ import type { Engine } from '../../engine/module.js';
 import { writeContext } from '../../engine/resource/routes.js';
 import { checkId, type ResourceService } from '../../engine/resource/service.js';
 import { prepareWrite } from '../../engine/resource/write-body.js';
+import type { Route } from '../../engine/route.js';
+import { fileDocs, uploadDocs } from './docs.js';
 import { kindOfMimeType } from './kinds.js';
 import { downloadName, nameFromFilename } from './names.js';
 import { receiveImage, type ReceivedImage } from './receive.js';
 import { ImageStore } from './storage.js';
-
-export const FILE_FIELD = 'file';
-export const NAME_FIELD = 'name';
-/** How long a browser may keep a file: a file never changes under its id, but access can end. */
-export const CACHE_SECONDS = 3600;
+import { CACHE_SECONDS, FILE_FIELD, NAME_FIELD } from './wire.js';
 
 export const noStoredFile = () => new HttpError(404, 'This image asset has no stored file');
 
@@ -32,7 +29,7 @@ function refuseQuery(ctx: Context, route: string) {
   if (names.length) throw badRequest(names.map((name) => `${name} is not a supported parameter of ${route}; it takes none`));
 }
 
-export function registerImageRoutes(router: Router, engine: Engine, service: ResourceService) {
+export function imageRoutes(engine: Engine, service: ResourceService): Route[] {
   const { config, db } = engine;
   const resource = service.resource;
   const store = new ImageStore(config.uploadDir);
@@ -41,8 +38,9 @@ export function registerImageRoutes(router: Router, engine: Engine, service: Res
   const nameMaxLength = resource.fields.get(NAME_FIELD)?.definition.maxLength ?? 255;
   const [canonical] = resource.paths;
 
+  // Each handler runs after its declaration's permission check (callerOf, not authorize).
   async function upload(ctx: Context) {
-    const caller = authorize(ctx, resource.permissions.create);
+    const caller = callerOf(ctx);
     refuseQuery(ctx, `POST /api/${canonical}/upload`);
     // The organization (header, caller's, or the tenant's only one) is settled before the body is
     // read: a request that cannot be stored is not streamed to disk first.
@@ -92,7 +90,7 @@ export function registerImageRoutes(router: Router, engine: Engine, service: Res
   }
 
   async function serveFile(ctx: Context) {
-    const caller = authorize(ctx, resource.permissions.read);
+    const caller = callerOf(ctx);
     refuseQuery(ctx, `GET /api/${canonical}/{id}/file`);
     const record = await service.read(caller, ctx.params.id);
     // Only an upload sets url: a record created without a file has none to look for.
@@ -115,7 +113,7 @@ export function registerImageRoutes(router: Router, engine: Engine, service: Res
   }
 
   async function remove(ctx: Context) {
-    const caller = authorize(ctx, resource.permissions.delete);
+    const caller = callerOf(ctx);
     const id = checkId(ctx.params.id);
     await service.remove(caller, id);
     // The record is gone: the answer is a 204 whatever the disk says; a file it failed to remove
@@ -126,9 +124,19 @@ export function registerImageRoutes(router: Router, engine: Engine, service: Res
     ctx.status = 204;
   }
 
-  for (const path of resource.paths) {
-    router.post(`/api/${path}/upload`, upload);
-    router.get(`/api/${path}/:id/file`, serveFile);
-    router.delete(`/api/${path}/:id`, remove);
-  }
+  const { create, read, delete: del } = resource.permissions;
+  return resource.paths.flatMap((path, i): Route[] => {
+    const alias = i > 0;
+    const fileOps = fileDocs(resource, path, alias);
+    return [
+      // The upload reads its own (multipart) body: the JSON parser leaves it alone.
+      { method: 'POST', path: `/api/${path}/upload`, permission: create, body: 'own', handler: upload, docs: uploadDocs(resource, path, alias, config.uploadMaxBytes) },
+      { method: 'GET', path: `/api/${path}/:id/file`, permission: read, handler: serveFile, docs: fileOps.get },
+      // The router answers a HEAD with the GET route registered first (serveFile leaves the body
+      // out); this declaration gives the HEAD its documentation.
+      { method: 'HEAD', path: `/api/${path}/:id/file`, permission: read, handler: serveFile, docs: fileOps.head },
+      // Documented by the generated DELETE it answers in place of: the same permission and answers.
+      { method: 'DELETE', path: `/api/${path}/:id`, permission: del, handler: remove, docs: false },
+    ];
+  });
 }

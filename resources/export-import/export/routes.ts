@@ -5,20 +5,19 @@
 // Once the first bytes are out the status cannot change: a failure after that (the database
 // gone) destroys the response, so the client sees a truncated transfer, and Koa hands the error
 // to the application's 'error' event, the log of errors raised after a response has started.
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { ANY_AUTHENTICATED, type Caller } from '../../../engine/caller.js';
 import { badRequest } from '../../../engine/errors.js';
-import { authorize, parameterLabel, parseQueryString } from '../../../engine/http/context.js';
+import { authorize, callerOf, parameterLabel, parseQueryString } from '../../../engine/http/context.js';
 import type { Engine } from '../../../engine/module.js';
 import type { CompiledResource } from '../../../engine/resource/compiled.js';
+import type { Route } from '../../../engine/route.js';
 import { resourceNamed } from '../exchange.js';
+import { exportAllDocs, exportResourceDocs } from './docs.js';
 import { byteStream, CONTENT_TYPES, csvChunks, EXPORT_FORMATS, jsonChunks, primed, type ExportFormat } from './formats.js';
+import { EXPORT_PATH, EXPORT_PERMISSION } from './names.js';
 import { keysetBatches } from './rows.js';
 import { zipStream } from './zip.js';
-
-export const EXPORT_PATH = '/api/export';
-export const EXPORT_PERMISSION = 'EXPORT_ADD';
 
 const mayRead = (caller: Caller, resource: CompiledResource) =>
   resource.permissions.read === ANY_AUTHENTICATED || caller.permissions.has(resource.permissions.read);
@@ -59,8 +58,9 @@ const chunksOf = (engine: Engine, resource: CompiledResource, caller: Caller, fo
   return format === 'csv' ? csvChunks(resource.visibleColumns, batches) : jsonChunks(batches);
 };
 
+// Both handlers run after their declaration's check of EXPORT_PERMISSION (callerOf, not authorize).
 async function exportOne(ctx: Context, engine: Engine) {
-  const caller = authorize(ctx, EXPORT_PERMISSION);
+  const caller = callerOf(ctx);
   const resource = resourceNamed(engine, ctx.params.resource);
   authorize(ctx, resource.permissions.read);
   const format = formatOf(ctx);
@@ -70,7 +70,7 @@ async function exportOne(ctx: Context, engine: Engine) {
 }
 
 async function exportAll(ctx: Context, engine: Engine) {
-  const caller = authorize(ctx, EXPORT_PERMISSION);
+  const caller = callerOf(ctx);
   noParameters(ctx);
   const resources = readableResources(engine, caller);
   const open = (resource: CompiledResource) => primed(chunksOf(engine, resource, caller, 'csv'));
@@ -84,7 +84,15 @@ async function exportAll(ctx: Context, engine: Engine) {
   ctx.body = zipStream(entries);
 }
 
-export function registerExportRoutes(router: Router, engine: Engine): void {
-  router.get(EXPORT_PATH, (ctx) => exportAll(ctx, engine));
-  router.get(`${EXPORT_PATH}/:resource`, (ctx) => exportOne(ctx, engine));
+export function exportRoutes(engine: Engine): Route[] {
+  return [
+    { method: 'GET', path: EXPORT_PATH, permission: EXPORT_PERMISSION, handler: (ctx) => exportAll(ctx, engine), docs: exportAllDocs() },
+    {
+      method: 'GET',
+      path: `${EXPORT_PATH}/:resource`,
+      permission: EXPORT_PERMISSION,
+      handler: (ctx) => exportOne(ctx, engine),
+      docs: exportResourceDocs(engine),
+    },
+  ];
 }

@@ -1,19 +1,18 @@
 // POST /api/import/{resource}: CSV or a JSON array, as a multipart upload or the raw body; every
 // row validated by the resource's create rules, then all written in one transaction, or none.
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { badRequest, errorBody } from '../../../engine/errors.js';
 import { authorize, parameterLabel, parseQueryString } from '../../../engine/http/context.js';
 import type { Engine } from '../../../engine/module.js';
 import { UUID_PATTERN } from '../../../engine/resource/fields.js';
 import { writeContext } from '../../../engine/resource/routes.js';
+import type { Route } from '../../../engine/route.js';
 import { FORMATS, readImportFile, type ImportFormat } from './body.js';
+import { importDocs } from './docs.js';
 import { importTarget } from './importable.js';
+import { IMPORT_PATH, IMPORT_PERMISSION } from './names.js';
 import { importRows } from './rows.js';
 import { importAll } from './write.js';
-
-export const IMPORT_PERMISSION = 'IMPORT_ADD';
-export const IMPORT_PATH = '/api/import/:resource';
 
 /** The one query parameter: format, when a multipart file's name and type do not tell. */
 function requestedFormat(ctx: Context): ImportFormat | undefined {
@@ -28,9 +27,9 @@ function requestedFormat(ctx: Context): ImportFormat | undefined {
 
 const summary = (failed: number, total: number) => `${failed} of ${total} ${total === 1 ? 'row' : 'rows'} failed; nothing was imported`;
 
-export function registerImportRoutes(router: Router, engine: Engine): void {
+export function importRoute(engine: Engine): Route {
+  // Runs after the declaration's check of IMPORT_PERMISSION; the resource's create permission is its own.
   async function importResource(ctx: Context) {
-    authorize(ctx, IMPORT_PERMISSION);
     const target = importTarget(engine, ctx.params.resource);
     const caller = authorize(ctx, target.resource.permissions.create);
     const format = requestedFormat(ctx);
@@ -50,6 +49,14 @@ export function registerImportRoutes(router: Router, engine: Engine): void {
     ctx.status = 201;
     ctx.body = { imported: outcome.imported, errors: [] };
   }
-  // The router takes a trailing slash too (/api/import/tags/).
-  router.post(IMPORT_PATH, importResource);
+  return {
+    method: 'POST',
+    // The router takes a trailing slash too (/api/import/tags/).
+    path: IMPORT_PATH,
+    permission: IMPORT_PERMISSION,
+    // Multipart, CSV or JSON, larger than the JSON limit: read by body.ts.
+    body: 'own',
+    handler: importResource,
+    docs: importDocs(engine),
+  };
 }

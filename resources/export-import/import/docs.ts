@@ -1,11 +1,11 @@
-// POST /api/import/{resource} in the OpenAPI document: the three ways to send the file, the
-// success answer and the 400 that lists the failed rows.
-import type { Engine, OpenApiPaths } from '../../../engine/module.js';
+// The OpenAPI operation of POST /api/import/{resource} (route.ts declares it with this): the
+// three ways to send the file, the success answer and the 400 that lists the failed rows.
+import type { Engine } from '../../../engine/module.js';
 import { errorResponses, jsonResponse, multipartFileContent, organizationHeaderParameters, ref, schemaName } from '../../../engine/openapi/fragments.js';
 import { ERROR_SCHEMA } from '../../../engine/openapi/components.js';
 import { FILE_FIELD } from './body.js';
 import { importableNames, importableResources } from './importable.js';
-import { IMPORT_PERMISSION } from './route.js';
+import { IMPORT_PERMISSION } from './names.js';
 import { MAX_LISTED_ERRORS } from './write.js';
 
 const rowError = {
@@ -77,48 +77,44 @@ function organizationHeader(engine: Engine): object[] {
   return [{ ...header, description: "The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization" }];
 }
 
-export function importOpenApi(engine: Engine): OpenApiPaths {
+export function importDocs(engine: Engine) {
   const creates = importableResources(engine).map((r) => ref(schemaName(r, 'create')));
   return {
-    '/api/import/{resource}': {
-      post: {
-        tags: ['import'],
-        operationId: 'importResource',
-        summary: 'Import records of one resource from CSV or a JSON array: all rows or none',
-        description: DESCRIPTION,
-        parameters: [
-          {
-            name: 'resource',
-            in: 'path',
-            required: true,
-            description: 'The resource (its name or an alias); one the API does not create, such as user, is a 404',
-            schema: { type: 'string', enum: importableNames(engine) },
-          },
-          {
-            name: 'format',
-            in: 'query',
-            required: false,
-            description: "The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree",
-            schema: { type: 'string', enum: ['csv', 'json'] },
-          },
-          ...organizationHeader(engine),
-        ],
-        requestBody: {
-          required: true,
-          content: {
-            ...multipartFileContent(FILE_FIELD, 'A .csv or .json file'),
-            'text/csv': { schema: { type: 'string', description: 'CSV with a header row' }, example: 'name,color\nUrgent,#ff0000\n' },
-            'application/json': {
-              schema: { type: 'array', items: { anyOf: creates }, description: "Create bodies of the resource named in the path (its …Create schema)" },
-            },
-          },
-        },
-        responses: {
-          '201': jsonResponse('Every row was written', imported),
-          '400': { description: 'The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them', content: { 'application/json': { schema: failed } } },
-          ...errorResponses(401, 403, 404, 413, 415, 500, 503),
+    tags: ['import'],
+    operationId: 'importResource',
+    summary: 'Import records of one resource from CSV or a JSON array: all rows or none',
+    description: DESCRIPTION,
+    parameters: [
+      {
+        name: 'resource',
+        in: 'path',
+        required: true,
+        description: 'The resource (its name or an alias); one the API does not create, such as user, is a 404',
+        schema: { type: 'string', enum: importableNames(engine) },
+      },
+      {
+        name: 'format',
+        in: 'query',
+        required: false,
+        description: "The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree",
+        schema: { type: 'string', enum: ['csv', 'json'] },
+      },
+      ...organizationHeader(engine),
+    ],
+    requestBody: {
+      required: true,
+      content: {
+        ...multipartFileContent(FILE_FIELD, 'A .csv or .json file'),
+        'text/csv': { schema: { type: 'string', description: 'CSV with a header row' }, example: 'name,color\nUrgent,#ff0000\n' },
+        'application/json': {
+          schema: { type: 'array', items: { anyOf: creates }, description: "Create bodies of the resource named in the path (its …Create schema)" },
         },
       },
+    },
+    responses: {
+      '201': jsonResponse('Every row was written', imported),
+      '400': { description: 'The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them', content: { 'application/json': { schema: failed } } },
+      ...errorResponses(401, 403, 404, 413, 415, 500, 503),
     },
   };
 }

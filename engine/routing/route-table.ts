@@ -36,9 +36,12 @@ export class RouteTable {
 
   add(...routes: Route[]) {
     for (const route of routes) {
+      this.routes.push(route);
+      // A GET route answers HEAD already (@koa/router); a HEAD declared beside it only documents
+      // that answer, and is found through the GET's layer.
+      if (route.method === 'HEAD' && this.routes.some((r) => r.method === 'GET' && r.path === route.path)) continue;
       const layer = this.router.register(route.path, [route.method], guarded(route)) as Layer;
       this.byLayer.set(layer, route);
-      this.routes.push(route);
     }
   }
 

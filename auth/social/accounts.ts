@@ -2,7 +2,7 @@
 // same verified email (the identity is linked to it), else a new user with a new tenant, as its
 // SUPER_ADMIN, exactly as an anonymous registration makes one.
 import type { Knex } from 'knex';
-import type { SocialProvider } from '../../engine/config/config.js';
+import type { SocialProvider } from './config.js';
 import { createTenant, fullName } from '../accounts.js';
 import { clearPendingCodes } from '../email/codes.js';
 import { spendOutstanding } from '../password/reset-tokens.js';

@@ -1,7 +1,7 @@
 // The authorization-code flow with oauth4webapi: the authorize URL, the code exchange (client
 // secret in the body, PKCE verifier) and the profile read with the access token.
 import * as oauth from 'oauth4webapi';
-import type { SocialProviderConfig } from '../../engine/config/config.js';
+import type { SocialProviderConfig } from './config.js';
 import type { GithubEmail, Profile, ProviderRules } from './providers.js';
 
 /** A provider that does not answer in time fails the sign-in instead of holding the request open. */

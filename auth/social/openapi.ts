@@ -1,6 +1,6 @@
 // Pieces of the social login routes' documentation (auth/social/routes.ts): public routes
 // answering with redirects.
-import type { SocialProvider } from '../../engine/config/config.js';
+import type { SocialProvider } from './config.js';
 
 export const LABEL: Record<SocialProvider, string> = { google: 'Google', github: 'GitHub', microsoft: 'Microsoft', facebook: 'Facebook' };
 

@@ -1,6 +1,6 @@
 // What differs between the four providers: the scopes asked for, and how their profile answer
 // reads as one Profile. Everything else (authorize, token exchange, PKCE) is the same flow.
-import type { SocialProvider } from '../../engine/config/config.js';
+import type { SocialProvider } from './config.js';
 
 /** A provider account, as the rest of social login needs it. */
 export interface Profile {

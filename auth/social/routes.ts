@@ -4,7 +4,7 @@
 // with ?error=<code>, which it can show; neither is ever a 500.
 import type { Context } from 'koa';
 import * as oauth from 'oauth4webapi';
-import { SOCIAL_PROVIDERS, type SocialProvider } from '../../engine/config/config.js';
+import { SOCIAL_PROVIDERS, socialProviders, type SocialProvider } from './config.js';
 import { badRequest, HttpError } from '../../engine/errors.js';
 import type { Engine } from '../../engine/module.js';
 import { errorResponses } from '../../engine/openapi/fragments.js';
@@ -89,8 +89,9 @@ async function callback(ctx: Context, engine: Engine, p: ProviderClient, key: St
 
 export function socialRoutes(engine: Engine): Route[] {
   const key = stateKey(engine.config.jwt.secret);
+  const providers = socialProviders(engine.config.vars, engine.config.apiBaseUrl);
   return SOCIAL_PROVIDERS.flatMap((provider): Route[] => {
-    const config = engine.config.social[provider];
+    const config = providers[provider];
     const p = config && providerClient(config, PROVIDER_RULES[provider]);
     const label = LABEL[provider];
     // Starting a social login and its callback are how a signed-out user gets a token.

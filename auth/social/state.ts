@@ -7,7 +7,7 @@ import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:c
 import jwt from 'jsonwebtoken';
 import type { Knex } from 'knex';
 import { badRequest } from '../../engine/errors.js';
-import type { SocialProvider } from '../../engine/config/config.js';
+import type { SocialProvider } from './config.js';
 
 /** Long enough to sign in at the provider, short enough that a leaked state is soon useless. */
 export const STATE_SECONDS = 600;

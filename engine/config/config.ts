@@ -5,11 +5,9 @@ import { checkTrustedProxies } from '../ratelimit/client-ip.js';
 import type { PoolerSetting } from '../db/pooler.js';
 import { embeddedSettings, type EmbeddedOptions } from './embedded.js';
 import { secrets } from './secrets.js';
-import { socialProviders, type SocialConfig } from './social.js';
 import { ConfigError, factor, folders, httpUrl, integer, onOff, serviceUrl, type Env } from './values.js';
 
 export { ConfigError, type Env } from './values.js';
-export { SOCIAL_PROVIDERS, type SocialProvider, type SocialProviderConfig } from './social.js';
 
 export interface Config {
   env: string;
@@ -99,8 +97,8 @@ export interface Config {
   clientBaseUrl: string;
   /** This service's own public address (social login callbacks are built from it). */
   apiBaseUrl: string;
-  /** Social login providers; a provider without client id and secret is off (its routes answer 404). */
-  social: SocialConfig;
+  /** The variables this configuration was read from: an application's modules read their own settings there. */
+  vars: Readonly<Env>;
   /** redis:// or rediss:// URL; rate-limit counts live there (shared by every instance) when set. */
   redisUrl?: string;
   /**
@@ -235,7 +233,7 @@ export function loadConfig(env: Env = process.env): Config {
     mail: { smtpUrl: smtpUrl(env), from: env.MAIL_FROM || 'Workforce <no-reply@localhost>' },
     clientBaseUrl,
     apiBaseUrl,
-    social: socialProviders(env, apiBaseUrl),
+    vars: env,
     redisUrl: redisUrl(env),
     trustedProxies: trustedProxies(env),
     rateLimits: {

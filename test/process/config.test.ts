@@ -248,21 +248,4 @@ test('mail, client and API addresses: defaults, and a bad value names its variab
   assert.is(refusal({ API_BASE_URL: 'nope' }), 'API_BASE_URL must be an http(s) URL, got "nope"');
 });
 
-test('social providers: off without credentials, both credentials or neither, endpoints overridable', () => {
-  const off = loadConfig({});
-  assert.equal(Object.values(off.social), [undefined, undefined, undefined, undefined]);
-  assert.is(refusal({ GITHUB_CLIENT_ID: 'id' }), 'GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET go together: set both, or neither to switch github login off');
-  const on = loadConfig({ PORT: '4100', GOOGLE_CLIENT_ID: 'gid', GOOGLE_CLIENT_SECRET: 'gsecret', GOOGLE_TOKEN_URL: 'http://127.0.0.1:9/token' });
-  assert.equal(on.social.google, {
-    clientId: 'gid',
-    clientSecret: 'gsecret',
-    authorizeUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
-    tokenUrl: 'http://127.0.0.1:9/token',
-    profileUrl: 'https://openidconnect.googleapis.com/v1/userinfo',
-    callbackUrl: 'http://localhost:4100/api/auth/google/callback',
-  });
-  assert.is(on.social.github, undefined);
-  assert.is(refusal({ FACEBOOK_CLIENT_ID: 'a', FACEBOOK_CLIENT_SECRET: 'b', FACEBOOK_PROFILE_URL: 'graph' }), 'FACEBOOK_PROFILE_URL must be an http(s) URL, got "graph"');
-});
-
 test.run();

@@ -1,6 +1,7 @@
 // Social login settings: which providers are on (a client id and secret for each), and their
-// endpoints, the public ones unless overridden.
-import { ConfigError, httpUrl, type Env } from './values.js';
+// endpoints, the public ones unless overridden. Read from the variables the configuration was
+// loaded from (config.vars) when the module's routes are built, so a mistake stops start-up.
+import { ConfigError, httpUrl, type Env } from '../../engine/config/values.js';
 
 export const SOCIAL_PROVIDERS = ['google', 'github', 'microsoft', 'facebook'] as const;
 export type SocialProvider = (typeof SOCIAL_PROVIDERS)[number];

@@ -11,7 +11,7 @@ import { compileValidator } from '../../engine/validation.js';
 import { currentRole, fullName, roleId, userView } from '../accounts.js';
 import { authUser, ignoredProperties } from '../openapi.js';
 import { ADMIN_ROLES } from '../roles.js';
-import { withoutNeverAssigned } from '../routes.js';
+import { withoutNeverAssigned } from '../schemas.js';
 import { profileSchema, tenantSchema } from './schemas.js';
 
 interface ProfileBody {

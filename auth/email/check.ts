@@ -1,16 +1,31 @@
 // Whether an address has an account (sign-up forms ask before they submit).
-import type Router from '@koa/router';
 import type { Engine } from '../../engine/module.js';
-import { compileValidator } from '../../engine/validation.js';
+import { errorResponses, jsonResponse } from '../../engine/openapi/fragments.js';
+import { validBody, type Route } from '../../engine/route.js';
 import { emailBody, normalizeEmail, type EmailBody } from './schemas.js';
 
-export const EMAIL_CHECK_PATH = '/api/email-check/validate';
-
-export function registerCheckRoutes(router: Router, engine: Engine) {
-  const validate = compileValidator<EmailBody>(emailBody);
-  router.post(EMAIL_CHECK_PATH, async (ctx) => {
-    const email = normalizeEmail(validate(ctx.request.body).email);
-    const found = await engine.db('user').where({ email }).first('id');
-    ctx.body = { exists: Boolean(found) };
-  });
+export function checkRoutes(engine: Engine): Route[] {
+  return [
+    {
+      method: 'POST',
+      path: '/api/email-check/validate',
+      // Asked before there is an account to sign in with.
+      access: 'public',
+      schemas: { body: emailBody },
+      async handler(ctx) {
+        const email = normalizeEmail(validBody<EmailBody>(ctx).email);
+        const found = await engine.db('user').where({ email }).first('id');
+        ctx.body = { exists: Boolean(found) };
+      },
+      docs: {
+        tags: ['auth'],
+        operationId: 'emailCheck',
+        summary: 'Whether an email has an account',
+        responses: {
+          '200': jsonResponse('Whether the email is registered', { type: 'object', required: ['exists'], properties: { exists: { type: 'boolean' } } }),
+          ...errorResponses(400, 413, 415, 500, 503),
+        },
+      },
+    },
+  ];
 }

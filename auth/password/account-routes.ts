@@ -1,14 +1,17 @@
 // The signed-in user's own account: GET /api/user/me, PUT /api/user/me (profile), and
 // POST /api/tenant (renames the caller's tenant: clients that onboard in two steps name it second).
-import type Router from '@koa/router';
 import type { Knex } from 'knex';
 import { badRequest, conflict, forbidden, notFound, unauthorized } from '../../engine/errors.js';
 import { callerOf } from '../../engine/http/context.js';
 import type { Engine } from '../../engine/module.js';
+import { errorResponses, jsonBody, jsonResponse, tenantHeaderParameter } from '../../engine/openapi/fragments.js';
+import { toOpenApiSchema } from '../../engine/openapi/schema-conversion.js';
+import type { Route } from '../../engine/route.js';
 import { compileValidator } from '../../engine/validation.js';
 import { currentRole, fullName, roleId, userView } from '../accounts.js';
+import { authUser, ignoredProperties } from '../openapi.js';
 import { ADMIN_ROLES } from '../roles.js';
-import { withoutNeverAssigned } from '../routes.js';
+import { withoutNeverAssigned } from '../schemas.js';
 import { profileSchema, tenantSchema } from './schemas.js';
 
 interface ProfileBody {
@@ -22,7 +25,6 @@ interface ProfileBody {
 
 export const EMAIL_CHANGE_ELSEWHERE = 'email cannot be changed here: request the change with POST /api/email-reset/request-change';
 export const LAST_SUPER_ADMIN = "The tenant's last SUPER_ADMIN cannot give up that role";
-
 
 interface StoredUser {
   id: string;
@@ -57,55 +59,118 @@ async function checkNotLastSuperAdmin(trx: Knex.Transaction, user: StoredUser) {
   if (Number(n) <= 1) throw conflict(LAST_SUPER_ADMIN);
 }
 
-export function registerAccountRoutes(router: Router, engine: Engine) {
+const profileRequest = (() => {
+  const schema = toOpenApiSchema(profileSchema) as { properties: Record<string, object> };
+  // Server-owned fields are dropped before validation: documented as readOnly (sent, they are ignored).
+  return { ...schema, properties: { ...schema.properties, ...ignoredProperties() } };
+})();
+
+const tenantAnswer = {
+  type: 'object',
+  required: ['id', 'name', 'createdAt', 'updatedAt'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    name: { type: 'string' },
+    createdAt: { type: 'string', format: 'date-time' },
+    updatedAt: { type: 'string', format: 'date-time' },
+  },
+};
+
+export function accountRoutes(engine: Engine): Route[] {
   const { db } = engine;
   const validateProfile = compileValidator<ProfileBody>(profileSchema);
+  // Validated after the role check (a caller who may not rename is a 403 whatever it sends): not the route's `schemas`.
   const validateTenant = compileValidator<{ name: string }>(tenantSchema);
 
-  // Query parameters are ignored: Ever Gauzy clients ask for relations here that the answer already carries.
-  router.get('/api/user/me', async (ctx) => {
-    const caller = callerOf(ctx);
-    const user = await userView(db, caller.userId);
-    // A deactivated user is signed out here as at login, even before its token expires.
-    if (!user || user.tenantId !== caller.tenantId || !user.isActive) throw unauthorized();
-    ctx.body = user;
-  });
+  return [
+    {
+      method: 'GET',
+      path: '/api/user/me',
+      // Query parameters are ignored: Ever Gauzy clients ask for relations here that the answer already carries.
+      async handler(ctx) {
+        const caller = callerOf(ctx);
+        const user = await userView(db, caller.userId);
+        // A deactivated user is signed out here as at login, even before its token expires.
+        if (!user || user.tenantId !== caller.tenantId || !user.isActive) throw unauthorized();
+        ctx.body = user;
+      },
+      docs: {
+        tags: ['user'],
+        operationId: 'getMe',
+        summary: 'The signed-in user',
+        description: 'Query parameters (such as relations[]) are ignored: the answer always carries the role and the first employee id.',
+        parameters: [tenantHeaderParameter],
+        responses: { '200': jsonResponse('The user (no secrets)', authUser), ...errorResponses(401, 403, 500, 503) },
+      },
+    },
+    {
+      method: 'PUT',
+      path: '/api/user/me',
+      async handler(ctx) {
+        const caller = callerOf(ctx);
+        const body = validateProfile(withoutNeverAssigned(ctx.request.body));
+        const user = await storedUser(db, caller.userId, caller.tenantId);
+        if (!user) throw unauthorized();
+        checkPrivileged(body, user);
+        if (body.email !== undefined && body.email.trim().toLowerCase() !== user.email) throw badRequest(EMAIL_CHANGE_ELSEWHERE);
 
-  router.put('/api/user/me', async (ctx) => {
-    const caller = callerOf(ctx);
-    const body = validateProfile(withoutNeverAssigned(ctx.request.body));
-    const user = await storedUser(db, caller.userId, caller.tenantId);
-    if (!user) throw unauthorized();
-    checkPrivileged(body, user);
-    if (body.email !== undefined && body.email.trim().toLowerCase() !== user.email) throw badRequest(EMAIL_CHANGE_ELSEWHERE);
-
-    const changes: Record<string, unknown> = {};
-    if (body.firstName !== undefined || body.lastName !== undefined) {
-      // name follows the two parts only when one is sent: a name given otherwise (social sign-in) stays.
-      const firstName = body.firstName !== undefined ? body.firstName : user.firstName;
-      const lastName = body.lastName !== undefined ? body.lastName : user.lastName;
-      Object.assign(changes, { firstName, lastName, name: fullName(firstName, lastName) });
-    }
-    if (body.imageUrl !== undefined) changes.imageUrl = body.imageUrl;
-    await db.transaction(async (trx) => {
-      if (body.role !== undefined && body.role !== user.role) {
-        if (user.role === 'SUPER_ADMIN') await checkNotLastSuperAdmin(trx, user);
-        changes.roleId = await roleId(trx, user.tenantId, body.role);
-      }
-      await trx('user').where({ id: user.id }).update({ ...changes, updatedAt: trx.fn.now() });
-    });
-    ctx.body = await userView(db, user.id);
-  });
-
-  router.post('/api/tenant', async (ctx) => {
-    const caller = callerOf(ctx);
-    const role = await currentRole(db, caller.userId, caller.tenantId);
-    if (!role) throw unauthorized();
-    if (!ADMIN_ROLES.has(role)) throw forbidden();
-    const { name } = validateTenant(ctx.request.body);
-    const [tenant] = await db('tenant').where({ id: caller.tenantId }).update({ name, updatedAt: db.fn.now() })
-      .returning(['id', 'name', 'createdAt', 'updatedAt']);
-    if (!tenant) throw notFound();
-    ctx.body = tenant;
-  });
+        const changes: Record<string, unknown> = {};
+        if (body.firstName !== undefined || body.lastName !== undefined) {
+          // name follows the two parts only when one is sent: a name given otherwise (social sign-in) stays.
+          const firstName = body.firstName !== undefined ? body.firstName : user.firstName;
+          const lastName = body.lastName !== undefined ? body.lastName : user.lastName;
+          Object.assign(changes, { firstName, lastName, name: fullName(firstName, lastName) });
+        }
+        if (body.imageUrl !== undefined) changes.imageUrl = body.imageUrl;
+        await db.transaction(async (trx) => {
+          if (body.role !== undefined && body.role !== user.role) {
+            if (user.role === 'SUPER_ADMIN') await checkNotLastSuperAdmin(trx, user);
+            changes.roleId = await roleId(trx, user.tenantId, body.role);
+          }
+          await trx('user').where({ id: user.id }).update({ ...changes, updatedAt: trx.fn.now() });
+        });
+        ctx.body = await userView(db, user.id);
+      },
+      docs: {
+        tags: ['user'],
+        operationId: 'updateMe',
+        summary: "Update the signed-in user's profile",
+        description: [
+          'Only the fields sent change; null clears firstName, lastName or imageUrl; when either part is sent, name becomes firstName and lastName.',
+          'Server-owned fields (readOnly: id, hash, isEmailVerified, isActive, roleId, name, createdAt, updatedAt) are ignored.',
+          `email is accepted only unchanged (otherwise 400: "${EMAIL_CHANGE_ELSEWHERE}").`,
+          "role and tenantId need a caller whose role is now ADMIN or SUPER_ADMIN (else 403); tenantId must be the caller's tenant (else 403);",
+          `only a SUPER_ADMIN may give the SUPER_ADMIN role (else 403), and the tenant's last SUPER_ADMIN may not give it up (409: "${LAST_SUPER_ADMIN}").`,
+          'A new role shows in the access tokens issued from then on (at the next refresh or sign-in); the stored role, not the token\'s, decides who may change roles.',
+        ].join(' '),
+        parameters: [tenantHeaderParameter],
+        requestBody: jsonBody(profileRequest),
+        responses: { '200': jsonResponse('The updated user (no secrets)', authUser), ...errorResponses(400, 401, 403, 409, 413, 415, 500, 503) },
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/tenant',
+      async handler(ctx) {
+        const caller = callerOf(ctx);
+        const role = await currentRole(db, caller.userId, caller.tenantId);
+        if (!role) throw unauthorized();
+        if (!ADMIN_ROLES.has(role)) throw forbidden();
+        const { name } = validateTenant(ctx.request.body);
+        const [tenant] = await db('tenant').where({ id: caller.tenantId }).update({ name, updatedAt: db.fn.now() })
+          .returning(['id', 'name', 'createdAt', 'updatedAt']);
+        if (!tenant) throw notFound();
+        ctx.body = tenant;
+      },
+      docs: {
+        tags: ['tenant'],
+        operationId: 'renameTenant',
+        summary: "Rename the caller's tenant",
+        description: "Needs an ADMIN or SUPER_ADMIN token (else 403). Renames the caller's tenant (registration names it after its first user).",
+        parameters: [tenantHeaderParameter],
+        requestBody: jsonBody(toOpenApiSchema(tenantSchema)),
+        responses: { '200': jsonResponse('The tenant', tenantAnswer), ...errorResponses(400, 401, 403, 404, 413, 415, 500, 503) },
+      },
+    },
+  ];
 }

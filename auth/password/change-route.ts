@@ -1,39 +1,56 @@
 // POST /api/auth/change-password: the signed-in user replaces its password, proving the current
 // one; every other session of the user is revoked, the caller's own stays signed in.
-import type Router from '@koa/router';
 import { badRequest, unauthorized } from '../../engine/errors.js';
 import { callerOf } from '../../engine/http/context.js';
 import type { Engine } from '../../engine/module.js';
-import { compileValidator } from '../../engine/validation.js';
+import { errorResponses, jsonBody, tenantHeaderParameter } from '../../engine/openapi/fragments.js';
+import { validBody, type Route } from '../../engine/route.js';
 import { hashPassword, passwordProblems, verifyPassword } from '../password.js';
 import { sessionOf } from '../authenticate.js';
 import { revokeUserSessions } from '../session/revoke.js';
 import { OK } from '../answers.js';
+import { ok, PASSWORD_RULES, withPasswordRules } from './openapi.js';
 import { changePasswordSchema } from './schemas.js';
 
 export const WRONG_CURRENT = 'currentPassword is incorrect';
 
-export function registerChangePassword(router: Router, engine: Engine) {
+export function changePasswordRoute(engine: Engine): Route {
   const { db } = engine;
-  const validate = compileValidator<{ currentPassword: string; newPassword: string; confirmPassword: string }>(changePasswordSchema);
+  return {
+    method: 'POST',
+    path: '/api/auth/change-password',
+    schemas: { body: changePasswordSchema },
+    async handler(ctx) {
+      const caller = callerOf(ctx);
+      const { currentPassword, newPassword, confirmPassword } = validBody<{ currentPassword: string; newPassword: string; confirmPassword: string }>(ctx);
+      const user = await db('user').select('hash').where({ id: caller.userId, tenantId: caller.tenantId, isActive: true }).first();
+      if (!user) throw unauthorized();
+      const problems = passwordProblems(newPassword, 'newPassword');
+      if (confirmPassword !== newPassword) problems.unshift('confirmPassword must match newPassword');
+      // Checked even when the new password breaks a rule, so that every problem is listed at once.
+      if (!(await verifyPassword(user.hash, currentPassword))) problems.unshift(WRONG_CURRENT);
+      else if (newPassword === currentPassword) problems.push('newPassword must differ from currentPassword');
+      if (problems.length) throw badRequest(problems);
 
-  router.post('/api/auth/change-password', async (ctx) => {
-    const caller = callerOf(ctx);
-    const { currentPassword, newPassword, confirmPassword } = validate(ctx.request.body);
-    const user = await db('user').select('hash').where({ id: caller.userId, tenantId: caller.tenantId, isActive: true }).first();
-    if (!user) throw unauthorized();
-    const problems = passwordProblems(newPassword, 'newPassword');
-    if (confirmPassword !== newPassword) problems.unshift('confirmPassword must match newPassword');
-    // Checked even when the new password breaks a rule, so that every problem is listed at once.
-    if (!(await verifyPassword(user.hash, currentPassword))) problems.unshift(WRONG_CURRENT);
-    else if (newPassword === currentPassword) problems.push('newPassword must differ from currentPassword');
-    if (problems.length) throw badRequest(problems);
-
-    const hash = await hashPassword(newPassword);
-    await db.transaction(async (trx) => {
-      await trx('user').where({ id: caller.userId }).update({ hash, updatedAt: trx.fn.now() });
-      await revokeUserSessions(trx, caller.userId, sessionOf(caller));
-    });
-    ctx.body = OK;
-  });
+      const hash = await hashPassword(newPassword);
+      await db.transaction(async (trx) => {
+        await trx('user').where({ id: caller.userId }).update({ hash, updatedAt: trx.fn.now() });
+        await revokeUserSessions(trx, caller.userId, sessionOf(caller));
+      });
+      ctx.body = OK;
+    },
+    docs: {
+      tags: ['auth'],
+      operationId: 'changePassword',
+      summary: "Change the signed-in user's password",
+      description: [
+        `currentPassword must be the present password ("${WRONG_CURRENT}" otherwise); newPassword: ${PASSWORD_RULES}, different from`,
+        'the current one, and confirmPassword equal to it. Every refresh token of the user is revoked except those of the session the access token belongs to.',
+      ].join(' '),
+      parameters: [tenantHeaderParameter],
+      // The schema validated, with the new-password rules the handler checks after it.
+      requestBody: jsonBody(withPasswordRules(changePasswordSchema, ['newPassword', 'confirmPassword'])),
+      responses: { '200': ok, ...errorResponses(400, 401, 403, 413, 415, 500, 503) },
+    },
+  };
 }

@@ -5650,7 +5650,7 @@ export interface components {
             readonly tenantId: string;
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             /** Format: date-time */
@@ -5663,7 +5663,7 @@ export interface components {
         CandidateSourceCreate: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             name: string;
@@ -5683,7 +5683,7 @@ export interface components {
         CandidateSourceReplace: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             name: string;
@@ -5703,7 +5703,7 @@ export interface components {
         CandidateSourcePatch: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             name?: string;
@@ -6062,7 +6062,7 @@ export interface components {
             readonly tenantId: string;
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             /** Format: date-time */
@@ -6103,7 +6103,7 @@ export interface components {
         CommentCreate: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             /** @enum {string} */
@@ -6148,7 +6148,7 @@ export interface components {
         CommentReplace: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             /** @enum {string} */
@@ -6193,7 +6193,7 @@ export interface components {
         CommentPatch: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             /** @enum {string} */
@@ -7234,7 +7234,7 @@ export interface components {
             readonly tenantId: string;
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             /** Format: date-time */
@@ -7260,7 +7260,7 @@ export interface components {
         ImageAssetCreate: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             name?: string | null;
@@ -7290,7 +7290,7 @@ export interface components {
         ImageAssetReplace: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             name?: string | null;
@@ -7320,7 +7320,7 @@ export interface components {
         ImageAssetPatch: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             name?: string | null;
@@ -9423,7 +9423,7 @@ export interface components {
             readonly tenantId: string;
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             /** Format: date-time */
@@ -9450,7 +9450,7 @@ export interface components {
         ScreeningTaskCreate: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             /** Format: uuid */
@@ -9480,7 +9480,7 @@ export interface components {
         ScreeningTaskReplace: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             /** Format: uuid */
@@ -9510,7 +9510,7 @@ export interface components {
         ScreeningTaskPatch: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             /** Format: uuid */
@@ -9632,7 +9632,7 @@ export interface components {
             readonly tenantId: string;
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             /** Format: date-time */
@@ -9647,7 +9647,7 @@ export interface components {
         SkillCreate: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             name: string;
@@ -9669,7 +9669,7 @@ export interface components {
         SkillReplace: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             name: string;
@@ -9691,7 +9691,7 @@ export interface components {
         SkillPatch: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             name?: string;
@@ -9766,7 +9766,7 @@ export interface components {
             readonly tenantId: string;
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             /** Format: date-time */
@@ -9783,7 +9783,7 @@ export interface components {
         TagCreate: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             name: string;
@@ -9807,7 +9807,7 @@ export interface components {
         TagReplace: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             name: string;
@@ -9831,7 +9831,7 @@ export interface components {
         TagPatch: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             name?: string;
@@ -9910,7 +9910,7 @@ export interface components {
             readonly tenantId: string;
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             /** Format: date-time */
@@ -9961,7 +9961,7 @@ export interface components {
         TaskCreate: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             title: string;
@@ -10033,7 +10033,7 @@ export interface components {
         TaskReplace: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             title: string;
@@ -10105,7 +10105,7 @@ export interface components {
         TaskPatch: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             title?: string;
@@ -11685,7 +11685,7 @@ export interface components {
             readonly tenantId: string;
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             /** Format: date-time */
@@ -11713,7 +11713,7 @@ export interface components {
         EventTypeCreate: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             title: string;
@@ -11751,7 +11751,7 @@ export interface components {
         EventTypeReplace: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             title: string;
@@ -11789,7 +11789,7 @@ export interface components {
         EventTypePatch: {
             /**
              * Format: uuid
-             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's employee's, or the tenant's only one; else null
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
              */
             organizationId?: string | null;
             title?: string;

@@ -104,10 +104,7 @@ export function createApp(options: AppOptions): App {
   const table = new RouteTable(router);
   table.add(healthRoute(db, config.healthTimeoutMs));
   // Modules first: their fixed paths (/api/tags/getByName) must win over a generated /:id.
-  for (const module of modules) {
-    if (module.routes) table.add(...module.routes(engine));
-    module.register?.(router, engine);
-  }
+  for (const module of modules) table.add(...module.routes(engine));
   for (const service of services.values()) if (service.resource.routes) table.add(...crudRoutes(service));
   const rateLimiting = createRateLimiting({
     config,
@@ -151,14 +148,11 @@ export function createApp(options: AppOptions): App {
   koa.use(authenticator.identify);
   koa.use(rateLimiting.middleware);
   koa.use(utf8Url());
-  const legacyPublic = modules.flatMap((m) => m.publicPaths ?? []);
-  koa.use(authenticator.authenticate((ctx) => routeMatchOf(ctx)!.public || legacyPublic.some((p) => p.test(ctx.path))));
-  const legacyOwn = modules.flatMap((m) => m.ownBodies ?? []);
+  koa.use(authenticator.authenticate((ctx) => routeMatchOf(ctx)!.public));
   koa.use(
     jsonBody(config.bodyLimit, config.json, (ctx) => {
-      if (legacyOwn.some((r) => r.method === ctx.method && r.path.test(ctx.path))) return 'own';
-      const route = routeMatchOf(ctx)?.route;
-      return route ? (route.body ?? 'json') : routes.match(ctx.method, ctx.path).route ? 'json' : undefined;
+      const route = routeMatchOf(ctx)!.route;
+      return route && (route.body ?? 'json');
     }),
   );
   koa.use(routes);
@@ -169,7 +163,7 @@ export function createApp(options: AppOptions): App {
     openapi,
     routes: table.routes,
     rateLimiting,
-    isPublic: (path) => table.matchOf(routes.match, '', path).public || legacyPublic.some((p) => p.test(path)),
+    isPublic: (path) => table.matchOf(routes.match, '', path).public,
     ready: async () => rateLimiting.store?.ready(STORE_READY_TIMEOUT_MS),
     close: async () => rateLimiting.store?.close(),
   };

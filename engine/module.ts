@@ -1,10 +1,8 @@
 // What the app hands to each part that adds routes: generated resources, auth, and
 // hand-written modules (resources/*/index.ts) all see the same compiled engine.
-import type Router from '@koa/router';
 import type { Knex } from 'knex';
 import type { RoleTable } from './caller.js';
 import type { Config } from './config/config.js';
-export interface LogMask { pattern: RegExp; replacement: string }
 import type { Mailer } from './mail.js';
 import type { Registry } from './resource/compiled.js';
 import type { ResourceService } from './resource/service.js';
@@ -27,24 +25,8 @@ export interface Module {
   name: string;
   /** Definition files compiled with resources/*.yaml; mark them `routes: false` to write the routes here. */
   definitions?: string[];
-  /** The module's routes, each declared once (engine/route.ts). */
-  routes?(engine: Engine): Route[];
-  /** @deprecated until every module declares its routes */
-  ownBodies?: OwnBody[];
-  /** @deprecated */
-  publicPaths?: RegExp[];
-  /** @deprecated */
-  logMasks?: LogMask[];
-  /** @deprecated */
-  register?(router: Router, engine: Engine): void;
-  /** @deprecated */
-  openapi?(engine: Engine): OpenApiPaths;
+  /** The module's routes, each declared once (engine/route.ts): how they are served, checked and documented. */
+  routes(engine: Engine): Route[];
   /** Named schemas the module's paths refer to as `#/components/schemas/<name>`. */
   openapiSchemas?(engine: Engine): Record<string, object>;
-}
-
-export interface OwnBody {
-  method: string;
-  /** Matched against the whole request path. */
-  path: RegExp;
 }

@@ -1,12 +1,11 @@
 // The document's paths, read off the route declarations (engine/route.ts): each documented route
 // gives its operation, with `security` from its access and, when it validates a body with a
 // schema and documents none itself, that schema as its request body.
+import type { OpenApiPaths } from '../module.js';
 import type { Route } from '../route.js';
 import { BEARER_SCHEME } from './components.js';
 import { jsonBody } from './fragments.js';
 import { toOpenApiSchema } from './schema-conversion.js';
-
-export type OpenApiPaths = Record<string, Record<string, unknown>>;
 
 /** The order operations take in a path item, whatever order their routes were declared in. */
 const METHOD_ORDER = ['get', 'head', 'post', 'put', 'patch', 'delete'];

@@ -218,7 +218,6 @@ export function buildOpenApiDocument(
   const paths: OpenApiPaths = {};
   const owners = new Map<string, string>();
   merge(paths, declaredPaths(routes), 'a route declaration', owners);
-  for (const module of modules) merge(paths, module.openapi?.(engine) ?? {}, `module ${module.name}`, owners);
   checkOperationIds(paths);
   withBadRequest(paths);
   const anonymous = anonymousOperations(routes);

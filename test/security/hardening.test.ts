@@ -48,15 +48,25 @@ function requestLine(reqId: string, timeoutMs = 10_000): Promise<Record<string, 
 /** A route that fails like a bug would, to see what a 500 logs. */
 const failing: Module = {
   name: 'failing',
-  register(router) {
-    router.get('/api/test-failure', () => {
-      throw new Error('an unexpected failure');
-    });
+  routes: () => [
+    {
+      method: 'GET',
+      path: '/api/test-failure',
+      handler: () => {
+        throw new Error('an unexpected failure');
+      },
+      docs: false,
+    },
     // What the pool throws when no connection came in time: the database is away, not a bug.
-    router.get('/api/test-unavailable', () => {
-      throw Object.assign(new Error('Knex: Timeout acquiring a connection'), { name: 'KnexTimeoutError' });
-    });
-  },
+    {
+      method: 'GET',
+      path: '/api/test-unavailable',
+      handler: () => {
+        throw Object.assign(new Error('Knex: Timeout acquiring a connection'), { name: 'KnexTimeoutError' });
+      },
+      docs: false,
+    },
+  ],
 };
 
 let t: TestApp;

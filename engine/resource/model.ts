@@ -6,16 +6,26 @@ import { Model, type ModelClass, type QueryBuilder, type TransactionOrKnex } fro
 import type { Caller } from '../caller.js';
 import type { CompiledResource } from './compiled.js';
 
-/** A query of a resource's model; awaited, it answers model instances (hidden fields dropped from their JSON). */
-export type ResourceQuery = QueryBuilder<Model, Model[]>;
+/** A record of a resource: its columns are the definition's, known at run time only. */
+export interface ResourceRecord extends Model {
+  [column: string]: any;
+}
 
-export interface ResourceModelClass extends ModelClass<Model> {
+/** A query of a resource's model; awaited, it answers model instances (hidden fields dropped from their JSON). */
+export type ResourceQuery = QueryBuilder<ResourceRecord, ResourceRecord[]>;
+
+/** Who reads without a role: a share link's customer, inside the link's tenant (no owner rule). */
+export interface TenantReader {
+  tenantId: string;
+}
+
+export interface ResourceModelClass extends ModelClass<ResourceRecord> {
   /**
    * The records of the resource the caller may see: its tenant's, and for the owner rule's role
    * its own, or none at all. The conditions are added when the query is built, on the table or on
    * the alias the query was given (`.alias('e')`), so they hold whatever is chained after.
    */
-  scoped(caller: Caller, trx?: TransactionOrKnex): ResourceQuery;
+  scoped(caller: Caller | TenantReader, trx?: TransactionOrKnex): ResourceQuery;
 }
 
 /**
@@ -24,9 +34,9 @@ export interface ResourceModelClass extends ModelClass<Model> {
  * no record at all. Every read, write and loaded relation applies it, through the model's
  * scoped() or scopeSql() (sql/select.ts) on compiled text: it cannot be forgotten by a handler.
  */
-export function scopeConditions(resource: CompiledResource, caller: Caller): Array<[string, string]> | false {
+export function scopeConditions(resource: CompiledResource, caller: Caller | TenantReader): Array<[string, string]> | false {
   const rule = resource.ownerRule;
-  if (!resource.owner || !rule || caller.role !== rule.role) return [['tenantId', caller.tenantId]];
+  if (!resource.owner || !rule || !('role' in caller) || caller.role !== rule.role) return [['tenantId', caller.tenantId]];
   const owner = caller.claims[rule.claim];
   return owner ? [['tenantId', caller.tenantId], [resource.owner, owner]] : false;
 }
@@ -39,7 +49,10 @@ export function buildModel(resource: CompiledResource, base: typeof Model): Reso
       return resource.table;
     }
 
-    static scoped(caller: Caller, trx?: TransactionOrKnex): ResourceQuery {
+    // first() adds `limit 1`, as knex's does (Objection's default fetches every row and keeps one).
+    static override useLimitInFirst = true;
+
+    static scoped(caller: Caller | TenantReader, trx?: TransactionOrKnex): ResourceQuery {
       const conditions = scopeConditions(resource, caller);
       return this.query(trx).onBuild((query) => {
         if (!conditions) return void query.whereRaw('false');

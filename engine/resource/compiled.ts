@@ -84,7 +84,7 @@ export interface CompiledResource {
   /** How a list's total is counted (count.ts): the definition's `count:`, exact by default. */
   count: CountPolicy;
   owner?: string;
-  /** The application's owner rule, on a resource with an owner field (query.ts applies it). */
+  /** The application's owner rule, on a resource with an owner field (model.ts: scopeConditions applies it). */
   ownerRule?: OwnerRule;
   permissions: Record<Operation, string>;
   uniqueMessages: UniqueRule[];

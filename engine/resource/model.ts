@@ -1,7 +1,8 @@
 // An Objection model per resource: its table, the caller's scope, and a JSON formatter that drops
 // hidden fields even if a query selected them. Hand-written modules read and write a resource
 // through its model; the engine's generic CRUD runs its compiled statements (sql/), which apply
-// the same scopeConditions() as text. One rule, two renderings, no third way to the database.
+// the same scopeConditions() as text: one rule, rendered twice. No relation mappings: relations
+// load through the compiled SQL, and the modules' joins carry tenant conditions of their own.
 import { Model, type ModelClass, type QueryBuilder, type TransactionOrKnex } from 'objection';
 import type { Caller } from '../caller.js';
 import type { CompiledResource } from './compiled.js';

@@ -1,8 +1,8 @@
 // What a definition becomes at start-up: everything a request needs, looked up, never re-derived.
 import type { OwnerRule } from '../caller.js';
-import type { Model, ModelClass } from 'objection';
 import type { Validator } from '../validation.js';
 import type { Coerced } from './fields.js';
+import type { ResourceModelClass } from './model.js';
 import type { FieldDefinition, ResourceDefinition } from './types.js';
 
 export interface CompiledField {
@@ -84,7 +84,7 @@ export interface CompiledResource {
   /** How a list's total is counted (count.ts): the definition's `count:`, exact by default. */
   count: CountPolicy;
   owner?: string;
-  /** The application's owner rule, on a resource with an owner field (query.ts applies it). */
+  /** The application's owner rule, on a resource with an owner field (model.ts: scopeConditions applies it). */
   ownerRule?: OwnerRule;
   permissions: Record<Operation, string>;
   uniqueMessages: UniqueRule[];
@@ -103,7 +103,7 @@ export interface CompiledResource {
     patch: Validator<Record<string, unknown>>;
   };
   schemas: { record: object; create: object; replace: object; patch: object };
-  model: ModelClass<Model>;
+  model: ResourceModelClass;
 }
 
 /** A `unique:` entry of the definition, with the 409 sentence of a violation. */

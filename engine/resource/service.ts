@@ -7,7 +7,6 @@ import { badRequest, conflict, notFound } from '../errors.js';
 import type { CompiledRelation, CompiledResource } from './compiled.js';
 import { UUID_PATTERN } from './fields.js';
 import type { ListQuery } from './list-query.js';
-import { scope } from './query.js';
 import { relationTree, loadRelations } from './sql/relations.js';
 import { run } from './sql/runner.js';
 import { matchesStatement, pageStatement, readStatement } from './sql/select.js';
@@ -201,7 +200,7 @@ export class ResourceService {
   private async replaceChildren(trx: Knex.Transaction, caller: Caller, relation: CompiledRelation, parentRow: Record<string, any>, bodies: Array<Record<string, unknown>>) {
     const child = relation.target;
     const fresh = await prepareChildren(trx, this.resource, caller, relation, parentRow, bodies);
-    await scope(trx(child.table).where(`${child.table}.${relation.via}`, parentRow.id), child, caller).delete();
+    await child.model.scoped(caller, trx).where(`${child.table}.${relation.via}`, parentRow.id).delete();
     if (!fresh.length) return [];
     const rows = await trx(child.table)
       .insert(fresh.map((c) => ({ ...c.row, tenantId: caller.tenantId })))

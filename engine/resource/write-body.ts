@@ -223,7 +223,7 @@ async function prepareRow(
   if (mode === 'create' && resource.scope === 'organization' && row.organizationId === undefined) {
     row.organizationId = await defaultOrganization(db, resource, caller, context);
   }
-  // Writing a record for another owner is forbidden (reading one is a 404: see scope()).
+  // Writing a record for another owner is forbidden (reading one is a 404: see scopeConditions() in model.ts).
   const limited = ownerLimited(resource, caller);
   if (limited && row[resource.owner!] !== undefined && row[resource.owner!] !== limited.value) {
     throw forbidden();

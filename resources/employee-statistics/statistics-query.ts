@@ -1,10 +1,9 @@
 // The whole statistics answer as one SQL statement: the employee (scoped like a read of it, so no
-// row means 404), its time logs and tasks (each scoped the same way), and twelve UTC months with
-// each stopped log's seconds split by its overlap with each month. Every value is bound.
+// row means 404), its time logs and tasks (each scoped the same way, by their models), and twelve
+// UTC months with each stopped log's seconds split by its overlap with each month. Every value is bound.
 import type { Knex } from 'knex';
 import type { Caller } from '../../engine/caller.js';
 import type { CompiledResource } from '../../engine/resource/compiled.js';
-import { scope } from '../../engine/resource/query.js';
 
 /** Months in the answer, the current one last. */
 export const MONTHS = 12;
@@ -74,23 +73,22 @@ export async function employeeStatistics(
   now: Date,
 ): Promise<EmployeeStatistics | undefined> {
   const { employee, timeLog, task, members } = sources;
-  const target = scope(db({ e: employee.table }).select('e.id').where('e.id', employeeId), employee, caller, 'e');
-  const logs = scope(
-    db({ l: timeLog.table })
-      .select('l.startedAt', 'l.stoppedAt', 'l.duration', 'l.isBillable')
-      .whereIn('l.employeeId', db('target').select('id')),
-    timeLog,
-    caller,
-    'l',
-  );
-  const assigned = scope(
-    db({ t: task.table })
-      .count({ n: '*' })
-      .whereExists(db({ te: members.table }).select(db.raw('1')).whereRaw('?? = ??', [`te.${members.from}`, 't.id']).whereRaw('?? = ??', [`te.${members.to}`, 'target.id'])),
-    task,
-    caller,
-    't',
-  );
+  // Each source is its resource's scoped model query, made a knex builder to be a CTE of the one statement.
+  const target = employee.model.scoped(caller, db).alias('e').select('e.id').where('e.id', employeeId).toKnexQuery();
+  const logs = timeLog.model
+    .scoped(caller, db)
+    .alias('l')
+    .select('l.startedAt', 'l.stoppedAt', 'l.duration', 'l.isBillable')
+    .whereIn('l.employeeId', (target) => target.select('id').from('target'))
+    .toKnexQuery();
+  const assigned = task.model
+    .scoped(caller, db)
+    .alias('t')
+    .count({ n: '*' })
+    .whereExists((te) =>
+      te.select(db.raw('1')).from(`${members.table} as te`).whereRaw('?? = ??', [`te.${members.from}`, 't.id']).whereRaw('?? = ??', [`te.${members.to}`, 'target.id']),
+    )
+    .toKnexQuery();
   // pg answers bigint and numeric as strings: every figure is cast to int or float8 in SQL.
   const row = await db
     .with('target', target)

@@ -1,10 +1,12 @@
 // What a customer holding a share link sees of an invoice or estimate: a whitelist of fields per
 // kind of record, and of the relations it may load. Only the listed columns are ever selected, so
 // nothing else of the tenant (bill rates, budgets, user ids or emails, tenantId, internal notes) can
-// reach the answer, and every related record is read inside the link's own tenant.
+// reach the answer, and every related record is read inside the link's own tenant (the models'
+// scope, with the link's tenant as the reader).
 import type { Knex } from 'knex';
 import { badRequest } from '../../engine/errors.js';
 import type { Registry } from '../../engine/resource/compiled.js';
+import type { ResourceModelClass } from '../../engine/resource/model.js';
 import { relationNames } from '../../engine/resource/list-query.js';
 
 /** relations[] of the public routes, published as the enum of the document. */
@@ -49,26 +51,26 @@ export function parseCustomerRelations(raw: unknown): Set<PublicRelation> {
 const present = (values: unknown[]) => [...new Set(values.filter((v): v is string => typeof v === 'string'))];
 
 export class CustomerView {
-  private readonly tables: Record<CustomerResource, string>;
+  private readonly models: Record<CustomerResource, ResourceModelClass>;
 
   constructor(
     private readonly db: Knex,
     registry: Registry,
   ) {
-    const tableOf = (name: CustomerResource) => {
+    const modelOf = (name: CustomerResource) => {
       const resource = registry.get(name);
       if (!resource) throw new Error(`The public-share module needs the ${name} resource: is its definition loaded?`);
-      return resource.table;
+      return resource.model;
     };
-    this.tables = Object.fromEntries(Object.keys(CUSTOMER_FIELDS).map((name) => [name, tableOf(name as CustomerResource)])) as Record<CustomerResource, string>;
+    this.models = Object.fromEntries(Object.keys(CUSTOMER_FIELDS).map((name) => [name, modelOf(name as CustomerResource)])) as Record<CustomerResource, ResourceModelClass>;
   }
 
-  tableOf(name: CustomerResource): string {
-    return this.tables[name];
+  modelOf(name: CustomerResource): ResourceModelClass {
+    return this.models[name];
   }
 
   /** The customer's columns of `name`, qualified with `alias` (the table itself by default). */
-  columns(name: CustomerResource, alias: string = this.tables[name]): string[] {
+  columns(name: CustomerResource, alias: string = this.models[name].tableName): string[] {
     return CUSTOMER_FIELDS[name].map((field) => `${alias}.${field}`);
   }
 
@@ -101,15 +103,16 @@ export class CustomerView {
   private async byId(name: CustomerResource, tenantId: string, ids: unknown[]): Promise<Map<string, Row>> {
     const wanted = present(ids);
     if (!wanted.length) return new Map();
-    const rows: Row[] = await this.db(this.tables[name]).select(CUSTOMER_FIELDS[name]).where({ tenantId }).whereIn('id', wanted);
+    const rows = await this.models[name].scoped({ tenantId }, this.db).select(CUSTOMER_FIELDS[name]).whereIn('id', wanted);
     return new Map(rows.map((row) => [row.id, row]));
   }
 
   /** The invoice's items, in the order they were written (the id breaks ties within one write). */
-  private itemsOf(invoiceId: string, tenantId: string): Promise<Row[]> {
-    return this.db(this.tables['invoice-item'])
+  private async itemsOf(invoiceId: string, tenantId: string): Promise<Row[]> {
+    return await this.models['invoice-item']
+      .scoped({ tenantId }, this.db)
       .select(CUSTOMER_FIELDS['invoice-item'])
-      .where({ tenantId, invoiceId })
+      .where({ invoiceId })
       .orderBy([{ column: 'createdAt' }, { column: 'id' }]);
   }
 }

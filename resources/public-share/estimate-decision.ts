@@ -4,6 +4,7 @@
 // cannot both land.
 import type { Knex } from 'knex';
 import { conflict, notFound } from '../../engine/errors.js';
+import type { ResourceModelClass } from '../../engine/resource/model.js';
 
 export const DECISIONS = ['ACCEPTED', 'REJECTED'] as const;
 export type Decision = (typeof DECISIONS)[number];
@@ -17,24 +18,27 @@ export const ALREADY_DECIDED = (was: Decision) => `This estimate was already ${W
 export const VOID_ESTIMATE = 'This estimate is void: it can no longer be accepted or rejected';
 
 /**
- * Records the decision on the estimate `id` of the tenant and answers its `columns` as they now
- * are, or throws the 409 (a 404 if it was deleted meanwhile).
+ * Records the decision on the estimate `id` of the tenant (through the invoice model, scoped to the
+ * link's tenant) and answers its `columns` as they now are, or throws the 409 (a 404 if it was
+ * deleted meanwhile).
  */
 export async function decideEstimate(
   db: Knex,
-  invoiceTable: string,
+  invoices: ResourceModelClass,
   columns: readonly string[],
   found: { tenantId: string; id: string; decision: Decision },
 ): Promise<Record<string, any>> {
   const { tenantId, id, decision } = found;
-  const estimate = () => db(invoiceTable).where({ id, tenantId, isEstimate: true });
+  const estimate = () => invoices.scoped({ tenantId }, db).where({ id, isEstimate: true });
   const [decided] = await estimate()
     .whereNull('estimateStatus')
     .whereNot('status', VOID)
-    .update({ estimateStatus: decision, estimateDecidedAt: db.fn.now(), updatedAt: db.fn.now() })
+    .patch({ estimateStatus: decision, estimateDecidedAt: db.fn.now(), updatedAt: db.fn.now() })
     .returning(columns as string[]);
   if (decided) return decided;
-  const now = await estimate().first([...columns, 'estimateStatus']);
+  const now = await estimate()
+    .select([...columns, 'estimateStatus'])
+    .first();
   if (!now) throw notFound();
   if (now.estimateStatus === decision) return now;
   if (now.estimateStatus) throw conflict(ALREADY_DECIDED(now.estimateStatus));

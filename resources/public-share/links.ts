@@ -1,8 +1,11 @@
 // Share links in the database (table invoice_share_link): created for an invoice of the caller's
 // tenant, listed and revoked within that tenant, and found for a customer by the hash of the token
-// it presents. A revoked link is kept (who shared what, and when), and never works again.
+// it presents. A revoked link is kept (who shared what, and when), and never works again. The table
+// is this module's own, not a resource (no definition, no model): it is read with knex; the
+// invoice a link opens is read through the invoice model.
 import type { Knex } from 'knex';
 import type { Caller } from '../../engine/caller.js';
+import type { ResourceModelClass } from '../../engine/resource/model.js';
 import { hashShareToken, newShareToken } from './tokens.js';
 
 const TABLE = 'invoice_share_link';
@@ -52,18 +55,21 @@ export async function revokeLink(db: Knex, tenantId: string, invoiceId: string, 
  */
 export async function sharedInvoice(
   db: Knex,
-  invoiceTable: string,
+  invoices: ResourceModelClass,
   columns: string[],
   found: { id: string; token: string; isEstimate: boolean },
 ): Promise<{ invoice: Record<string, any>; tenantId: string } | undefined> {
-  const row = await db({ link: TABLE })
-    .join({ invoice: invoiceTable }, (on) => on.on('invoice.id', 'link.invoiceId').andOn('invoice.tenantId', 'link.tenantId'))
+  const row = await invoices
+    .query(db)
+    .alias('invoice')
+    .join(`${TABLE} as link`, (on) => on.on('invoice.id', 'link.invoiceId').andOn('invoice.tenantId', 'link.tenantId'))
     .where('link.tokenHash', hashShareToken(found.token))
     .where('link.invoiceId', found.id)
     .whereNull('link.revokedAt')
     .where('link.expiresAt', '>', db.fn.now())
     .where('invoice.isEstimate', found.isEstimate)
-    .first([...columns, 'link.tenantId as linkTenantId']);
+    .select([...columns, 'link.tenantId as linkTenantId'])
+    .first();
   if (!row) return undefined;
   const { linkTenantId, ...invoice } = row;
   return { invoice, tenantId: linkTenantId };

@@ -68,14 +68,14 @@ const customerRoute = {
 } as const;
 
 export function publicRoutes(db: Knex, view: CustomerView): Route[] {
-  const invoiceTable = view.tableOf('invoice');
+  const invoices = view.modelOf('invoice');
   const columns = view.columns('invoice', 'invoice');
 
   /** The record the path's token opens, and its tenant; the one 404 otherwise. */
   async function opened(ctx: Context, kind: Kind) {
     const id = checkId(ctx.params.id);
     const token = ctx.params.token;
-    const found = isShareTokenShape(token) ? await sharedInvoice(db, invoiceTable, columns, { id, token, isEstimate: KINDS[kind].isEstimate }) : undefined;
+    const found = isShareTokenShape(token) ? await sharedInvoice(db, invoices, columns, { id, token, isEstimate: KINDS[kind].isEstimate }) : undefined;
     if (!found) throw notFound();
     return found;
   }
@@ -114,7 +114,7 @@ export function publicRoutes(db: Knex, view: CustomerView): Route[] {
       if (unknown.length) throw badRequest(unknown.map((name) => `${name} is not a supported parameter of this route`));
       const { status } = validDecision(ctx.request.body);
       const { invoice, tenantId } = await opened(ctx, 'estimate');
-      ctx.body = await decideEstimate(db, invoiceTable, CUSTOMER_FIELDS.invoice, { tenantId, id: invoice.id, decision: status });
+      ctx.body = await decideEstimate(db, invoices, CUSTOMER_FIELDS.invoice, { tenantId, id: invoice.id, decision: status });
     },
     docs: {
       tags: [TAG],

@@ -1,6 +1,6 @@
 // The time logs a report counts, as two SQL common table expressions every report starts from:
 //   clipped: the caller's finished logs that overlap the range, cut to it ([start, end)), with the
-//            filters applied; tenant and owner rule come from the time-log resource's scope();
+//            filters applied; tenant and owner rule come from the time-log model's scoped();
 //   pieces:  each clipped log split at UTC day or ISO week boundaries (or left whole), with its
 //            whole seconds in that piece. A running log (no stoppedAt) is never counted.
 // A piece's seconds are counted from the log's own start, as the generated duration column floors
@@ -9,7 +9,6 @@
 // its fractions of a second (10:00:00.600 → 10:00:01.400 is 0 s, not 1; flooring each bound to
 // the second on its own would count it). Pieces of 0 s are left out.
 import type { Knex } from 'knex';
-import { scope } from '../../engine/resource/query.js';
 import type { ReportContext } from './definition.js';
 
 export type Bucket = 'day' | 'week';
@@ -38,35 +37,31 @@ function clippedLogs({ db, caller, timeLog, employee, project, parameters }: Rep
   const { start, end } = parameters;
   const from = start === undefined ? db.raw('tl."startedAt"') : db.raw('greatest(tl."startedAt", ?::timestamptz)', [start]);
   const to = end === undefined ? db.raw('tl."stoppedAt"') : db.raw('least(tl."stoppedAt", ?::timestamptz)', [end]);
-  const query = db
+  const query = timeLog.model
+    .scoped(caller, db)
+    .alias('tl')
     .select('em.id as employeeId', 'op.id as projectId', 'tl.isBillable')
     .select(db.raw(`tl."startedAt" at time zone 'UTC' as t0`))
     .select(db.raw(`? at time zone 'UTC' as s`, [from]))
     .select(db.raw(`? at time zone 'UTC' as e`, [to]))
-    .from(`${timeLog.table} as tl`)
-    .join(`${employee.table} as em`, function () {
-      this.on('em.id', 'tl.employeeId').andOn('em.tenantId', 'tl.tenantId');
-    })
-    .join('organization as og', function () {
-      this.on('og.id', 'em.organizationId').andOn('og.tenantId', 'em.tenantId');
-    })
-    .leftJoin(`${project.table} as op`, function () {
-      this.on('op.id', 'tl.projectId').andOn('op.tenantId', 'tl.tenantId');
-    })
+    .join(`${employee.model.tableName} as em`, (on) => on.on('em.id', 'tl.employeeId').andOn('em.tenantId', 'tl.tenantId'))
+    .join('organization as og', (on) => on.on('og.id', 'em.organizationId').andOn('og.tenantId', 'em.tenantId'))
+    .leftJoin(`${project.model.tableName} as op`, (on) => on.on('op.id', 'tl.projectId').andOn('op.tenantId', 'tl.tenantId'))
     .whereNotNull('tl.stoppedAt');
-  scope(query, timeLog, caller, 'tl');
   if (start !== undefined) query.where('tl.stoppedAt', '>', start);
   if (end !== undefined) query.where('tl.startedAt', '<', end);
-  if (parameters.organizationId) {
+  const { organizationId } = parameters;
+  if (organizationId) {
     // Only an organization of the caller's tenant matches, whatever a corrupted log says.
-    query.where('tl.organizationId', parameters.organizationId).whereExists(
-      db.select(db.raw('1')).from('organization as lo').where('lo.id', parameters.organizationId).where('lo.tenantId', caller.tenantId),
+    query.where('tl.organizationId', organizationId).whereExists((lo) =>
+      lo.select(db.raw('1')).from('organization as lo').where('lo.id', organizationId).where('lo.tenantId', caller.tenantId),
     );
   }
   if (parameters.employeeIds) query.whereIn('em.id', parameters.employeeIds);
   if (parameters.projectIds) query.whereIn('op.id', parameters.projectIds);
   if (money) query.select(db.raw('coalesce(em."billRateCurrency", og.currency) as currency'), db.raw('em."billRateValue" as rate'));
-  return query;
+  // A knex builder: bound into the raw text of the report's statement (piecesSource).
+  return query.toKnexQuery();
 }
 
 /** Whole seconds of the part of log c between two instants of it, counted from its start. */

@@ -1,12 +1,12 @@
 // The engine's reads as SQL text: one record by id, a page of a list, and the filter a list's
-// count shares with its page. The same conditions as engine/resource/query.ts writes for knex
-// (tenant and owner scope on every table touched, nested filters as EXISTS, search, date range,
-// tags), written straight to text: a request's statement costs a few string joins, and the same
+// count shares with its page: the caller's scope on every table touched (the rule of
+// engine/resource/model.ts, which models apply to their queries), nested filters as EXISTS,
+// search, date range, tags, written straight to text: a request's statement costs a few string joins, and the same
 // shape of request always gives the same text (one prepared statement).
 import type { Caller } from '../../caller.js';
 import type { CompiledResource } from '../compiled.js';
 import type { FilterValue, ListQuery } from '../list-query.js';
-import { scopeConditions } from '../query.js';
+import { scopeConditions } from '../model.js';
 import type { Statement } from './runner.js';
 import { col, id, SqlText } from './text.js';
 
@@ -21,7 +21,7 @@ export function selectList(resource: CompiledResource, ref = resource.table): st
   return list;
 }
 
-/** Tenant and owner conditions on `ref` (the table or its alias), as scope() in query.ts. */
+/** Tenant and owner conditions on `ref` (the table or its alias), as the model's scoped() (model.ts). */
 export function scopeSql(sql: SqlText, resource: CompiledResource, caller: Caller, ref = resource.table): SqlText {
   const conditions = scopeConditions(resource, caller);
   if (!conditions) return sql.sql('false');

@@ -16,7 +16,6 @@
 //     left join spent sp on sp.projectId = op.id and sp.level = 1
 //     left join parts pt on pt.projectId = op.id
 //   where <tenant scope, organizationId, projectId[]> order by op.name, op.id
-import { scope } from '../../../engine/resource/query.js';
 import type { ReportDefinition } from '../definition.js';
 import { allTime } from '../period.js';
 import { MONEY_PERMISSION } from '../permissions.js';
@@ -83,7 +82,9 @@ export const projectBudgets: ReportDefinition = {
     const source = piecesSource({ ...context, parameters: { ...parameters, organizationId: undefined } }, { money: true });
     // The spent figures in the budget's unit, exact; rounded only when shown.
     const used = `case when op."budgetType" = 'cost' then coalesce(sp.cost, 0) / 3600 else coalesce(sp.seconds, 0)::numeric / 3600 end`;
-    const projects = db
+    const projects = project.model
+      .scoped(caller, db)
+      .alias('op')
       .select('op.id as projectId', 'op.name as projectName', 'op.organizationId', 'op.budgetType')
       .select(db.raw(`op.budget::float8 as budget, coalesce(op.currency, og.currency) as currency,
         coalesce(sp.seconds, 0)::float8 as seconds, coalesce(sp.billable, 0)::float8 as "billableSeconds",
@@ -97,16 +98,10 @@ export const projectBudgets: ReportDefinition = {
         round(coalesce(sum(sp.seconds) over (), 0)::numeric / 3600, 2)::float8 as "totalHours"`))
       // Each employee's part, already summed by the spent CTE and gathered per project by parts.
       .select(db.raw(`coalesce(pt.rows, '[]'::json) as rows`))
-      .from('organization_project as op')
-      .join('organization as og', function () {
-        this.on('og.id', 'op.organizationId').andOn('og.tenantId', 'op.tenantId');
-      })
-      .leftJoin('spent as sp', function () {
-        this.on('sp.projectId', 'op.id').andOnVal('sp.level', '=', PROJECT_LEVEL);
-      })
+      .join('organization as og', (on) => on.on('og.id', 'op.organizationId').andOn('og.tenantId', 'op.tenantId'))
+      .leftJoin('spent as sp', (on) => on.on('sp.projectId', 'op.id').andOnVal('sp.level', '=', PROJECT_LEVEL))
       .leftJoin('parts as pt', 'pt.projectId', 'op.id')
       .orderBy([{ column: 'op.name' }, { column: 'op.id' }]);
-    scope(projects, project, caller, 'op');
     if (parameters.organizationId) projects.where('op.organizationId', parameters.organizationId);
     if (parameters.projectIds) projects.whereIn('op.id', parameters.projectIds);
     // Per project and employee, and per project: GROUPING() tells the two levels apart.
@@ -129,7 +124,7 @@ export const projectBudgets: ReportDefinition = {
         where sd.level = ?
         group by sd."projectId"
       ) ?`;
-    const rows = rowsOf<Record<string, unknown>>(await db.raw(sql, [...source.bindings, caller.tenantId, EMPLOYEE_LEVEL, projects] as any[]));
+    const rows = rowsOf<Record<string, unknown>>(await db.raw(sql, [...source.bindings, caller.tenantId, EMPLOYEE_LEVEL, projects.toKnexQuery()] as any[]));
     const first = rows[0];
     return {
       groups: rows.map((row) => Object.fromEntries(FIGURES.map((f) => [f, row[f] ?? null]))),

@@ -72,7 +72,8 @@ export function imageRoutes(engine: Engine, service: ResourceService): Route[] {
       // url is read-only for clients: it is written here, in the same insert, so no reader ever
       // sees the record without it; the file moves into place before the insert commits.
       const record = await db.transaction(async (trx) => {
-        const [row] = await trx(resource.table)
+        const row = await resource.model
+          .query(trx)
           .insert({ ...prepared.row, id, url: `${config.apiBaseUrl}/api/${canonical}/${id}/file`, storageProvider: 'LOCAL', tenantId: caller.tenantId })
           .returning(resource.visibleColumns);
         stored = store.filePath(caller.tenantId, id, file.kind);

@@ -2,6 +2,7 @@
 import type { Engine } from '../../engine/module.js';
 import { errorResponses, jsonResponse } from '../../engine/openapi/fragments.js';
 import { validBody, type Route } from '../../engine/route.js';
+import { authModels } from '../models.js';
 import { emailBody, normalizeEmail, type EmailBody } from './schemas.js';
 
 export function checkRoutes(engine: Engine): Route[] {
@@ -14,7 +15,7 @@ export function checkRoutes(engine: Engine): Route[] {
       schemas: { body: emailBody },
       async handler(ctx) {
         const email = normalizeEmail(validBody<EmailBody>(ctx).email);
-        const found = await engine.db('user').where({ email }).first('id');
+        const found = await authModels(engine).user.query().select('id').where({ email }).first();
         ctx.body = { exists: Boolean(found) };
       },
       docs: {

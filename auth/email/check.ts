@@ -6,6 +6,7 @@ import { authModels } from '../models.js';
 import { emailBody, normalizeEmail, type EmailBody } from './schemas.js';
 
 export function checkRoutes(engine: Engine): Route[] {
+  const { user: users } = authModels(engine);
   return [
     {
       method: 'POST',
@@ -15,7 +16,8 @@ export function checkRoutes(engine: Engine): Route[] {
       schemas: { body: emailBody },
       async handler(ctx) {
         const email = normalizeEmail(validBody<EmailBody>(ctx).email);
-        const found = await authModels(engine).user.query().select('id').where({ email }).first();
+        // Nobody is signed in: every tenant's accounts count.
+        const found = await users.query().select('id').where({ email }).first();
         ctx.body = { exists: Boolean(found) };
       },
       docs: {

@@ -1,5 +1,6 @@
 // POST /api/auth/register and POST /api/auth/login, each declared once with its documentation.
 import type { Knex } from 'knex';
+import { nativeError } from '../engine/db/errors.js';
 import { badRequest, conflict, forbidden, unauthorized } from '../engine/errors.js';
 import type { Engine } from '../engine/module.js';
 import { errorResponses, jsonBody, jsonResponse } from '../engine/openapi/fragments.js';
@@ -8,6 +9,7 @@ import { validBody } from '../engine/route.js';
 import { compileValidator } from '../engine/validation.js';
 import { createTenant, currentRole, findLogin, fullName, primaryEmployee, roleId, userView } from './accounts.js';
 import { optionalCaller } from './authenticate.js';
+import { authModels } from './models.js';
 import { afterRegister } from './email/after-register.js';
 import { authUser, loginAnswer, registerRequest } from './openapi.js';
 import { hashPassword, passwordProblems, verifyPassword } from './password.js';
@@ -33,6 +35,7 @@ function chosenPassword(body: RegisterBody): string {
 
 export function authRoutes(engine: Engine): Route[] {
   const { db } = engine;
+  const models = authModels(engine);
   // Validated in the handler: the token is read first, and the server-owned fields are dropped before.
   const validateRegister = compileValidator<RegisterBody>(registerSchema);
 
@@ -47,7 +50,7 @@ export function authRoutes(engine: Engine): Route[] {
       const requestedRole = body.user.role;
       const requestedTenant = body.user.tenantId ?? body.tenantId;
       // A token of a user deactivated or deleted since is refused; an admin is one whose role is so now.
-      const role = caller && (await currentRole(db, caller.userId, caller.tenantId));
+      const role = caller && (await currentRole(models, caller));
       if (caller && !role) throw unauthorized();
       const admin = caller && role && ADMIN_ROLES.has(role) ? { ...caller, role } : undefined;
       if ((requestedRole || requestedTenant) && !admin) throw forbidden();
@@ -73,20 +76,21 @@ export function authRoutes(engine: Engine): Route[] {
           let role: string;
           if (admin) {
             tenantId = admin.tenantId;
-            role = await roleId(trx, tenantId, requestedRole ?? 'EMPLOYEE');
+            role = await roleId(models, admin, trx, requestedRole ?? 'EMPLOYEE');
           } else {
-            const tenant = await createTenant(trx, profile.name ?? email);
+            const tenant = await createTenant(models, trx, profile.name ?? email);
             tenantId = tenant.id;
             role = tenant.roles.get('SUPER_ADMIN')!;
           }
-          const [row] = await trx('user').insert({ ...profile, tenantId, roleId: role }).returning('id');
+          const row = await models.user.query(trx).insert({ ...profile, tenantId, roleId: role }).returning('id');
           return row.id as string;
         });
       } catch (err: any) {
-        if (err?.code === '23505') throw conflict('This email is already registered');
+        // The model's insert: Objection wraps the driver's error.
+        if (nativeError(err)?.code === '23505') throw conflict('This email is already registered');
         throw err;
       }
-      const user = (await userView(db, userId))!;
+      const user = (await userView(models, userId))!;
       await afterRegister(engine, user);
       ctx.status = 201;
       ctx.body = user;
@@ -119,12 +123,12 @@ export function authRoutes(engine: Engine): Route[] {
     schemas: { body: loginSchema },
     async handler(ctx) {
       const body = validBody<LoginBody>(ctx);
-      const account = await findLogin(db, body.email.trim().toLowerCase());
+      const account = await findLogin(models, body.email.trim().toLowerCase());
       const valid = await verifyPassword(account?.hash, body.password);
       if (!account || !valid || !account.isActive) throw unauthorized();
-      const employee = await primaryEmployee(db, account.id, account.tenantId);
+      const employee = await primaryEmployee(models, account.id, account.tenantId);
       const session = await issueSession(engine, { id: account.id, tenantId: account.tenantId, role: account.role, employeeId: employee?.id, organizationId: employee?.organizationId });
-      ctx.body = { user: await userView(db, account.id, { employee }), ...session };
+      ctx.body = { user: await userView(models, account.id, { employee }), ...session };
     },
     docs: {
       tags: ['auth'],

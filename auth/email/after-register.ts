@@ -9,7 +9,7 @@ import { verificationMail } from './messages.js';
  */
 export async function afterRegister(engine: Engine, user: { id: string; email: string; tenantId: string }): Promise<void> {
   try {
-    const code = await issueCode(engine.db, engine.config.jwt.secret, user.id, 'verify-email');
+    const code = await issueCode(engine, engine.config.jwt.secret, user.id, 'verify-email');
     await engine.mailer.send(verificationMail(user.email, code));
   } catch (err) {
     console.error(JSON.stringify({ level: 'error', time: new Date().toISOString(), msg: 'verification mail not sent', userId: user.id, error: String(err) }));

@@ -1,4 +1,5 @@
 // Changing the account's email: a code goes to the new address, and entering it makes the change.
+import { nativeError } from '../../engine/db/errors.js';
 import { badRequest, conflict, unauthorized } from '../../engine/errors.js';
 import { callerOf } from '../../engine/http/context.js';
 import type { Engine } from '../../engine/module.js';
@@ -8,12 +9,14 @@ import { invalidCode, OK, sendOrFail } from './answers.js';
 import { clearPendingCodes, consumeCode, issueCode, normalizeCode, codeSecrets } from './codes.js';
 import { changeEmailMail, emailChangedMail } from './messages.js';
 import { codeRules, foreignTenant, mailFailure, ok, tooManyCodes, tooManyResponse, withAliases, type DocumentedRoute } from './openapi.js';
+import { authModels } from '../models.js';
 import { changeCodeBody, emailBody, normalizeEmail, type ChangeCodeBody, type EmailBody } from './schemas.js';
 
 const EMAIL_TAKEN = 'This email is already registered';
 
 export function changeRoutes(engine: Engine): Route[] {
   const { db, mailer } = engine;
+  const { user: users } = authModels(engine);
   const secret = engine.config.jwt.secret;
 
   const requestChange: DocumentedRoute = {
@@ -23,11 +26,12 @@ export function changeRoutes(engine: Engine): Route[] {
     async handler(ctx) {
       const caller = callerOf(ctx);
       const email = normalizeEmail(validBody<EmailBody>(ctx).email);
-      const user = await db('user').select('id', 'email').where({ id: caller.userId }).first();
+      const user = await users.scoped(caller).select('id', 'email').where({ id: caller.userId }).first();
       if (!user) throw unauthorized();
       if (user.email === email) throw badRequest('email must differ from the current email');
-      if (await db('user').where({ email }).first('id')) throw conflict(EMAIL_TAKEN);
-      const code = await issueCode(db, secret, user.id, 'change-email', email);
+      // Not the caller's scope: an address is one account's in every tenant (login looks for it in all).
+      if (await users.query().select('id').where({ email }).first()) throw conflict(EMAIL_TAKEN);
+      const code = await issueCode(engine, secret, user.id, 'change-email', email);
       await sendOrFail(mailer, changeEmailMail(email, code));
       ctx.body = OK;
     },
@@ -48,17 +52,17 @@ export function changeRoutes(engine: Engine): Route[] {
       const caller = callerOf(ctx);
       const code = normalizeCode(validBody<ChangeCodeBody>(ctx).code);
       if (!code) throw invalidCode();
-      const before = await db('user').select('email').where({ id: caller.userId }).first();
+      const before = await users.scoped(caller).select('email').where({ id: caller.userId }).first();
       if (!before) throw unauthorized();
-      const spent = await consumeCode(db, codeSecrets(engine.config.jwt), caller.userId, 'change-email', code);
+      const spent = await consumeCode(engine, codeSecrets(engine.config.jwt), caller.userId, 'change-email', code);
       if (!spent?.email) throw invalidCode();
       try {
         // The code proved the new mailbox, so the new address is verified as well.
-        const changed = await db('user').where({ id: caller.userId }).update({ email: spent.email, isEmailVerified: true, updatedAt: new Date() });
+        const changed = await users.scoped(caller).where({ id: caller.userId }).patch({ email: spent.email, isEmailVerified: true, updatedAt: new Date() });
         if (!changed) throw unauthorized();
-      } catch (err: any) {
-        // Someone registered the address after the code was sent.
-        if (err?.code === '23505') throw conflict(EMAIL_TAKEN);
+      } catch (err) {
+        // Someone registered the address after the code was sent (the model's error wraps the driver's).
+        if (nativeError(err)?.code === '23505') throw conflict(EMAIL_TAKEN);
         throw err;
       }
       // Codes mailed for the old address (verification) prove nothing about the new one.

@@ -2,9 +2,11 @@
 import type { Engine } from '../../engine/module.js';
 import { errorResponses, jsonResponse } from '../../engine/openapi/fragments.js';
 import { validBody, type Route } from '../../engine/route.js';
+import { authModels } from '../models.js';
 import { emailBody, normalizeEmail, type EmailBody } from './schemas.js';
 
 export function checkRoutes(engine: Engine): Route[] {
+  const { user: users } = authModels(engine);
   return [
     {
       method: 'POST',
@@ -14,7 +16,8 @@ export function checkRoutes(engine: Engine): Route[] {
       schemas: { body: emailBody },
       async handler(ctx) {
         const email = normalizeEmail(validBody<EmailBody>(ctx).email);
-        const found = await engine.db('user').where({ email }).first('id');
+        // Nobody is signed in: every tenant's accounts count.
+        const found = await users.query().select('id').where({ email }).first();
         ctx.body = { exists: Boolean(found) };
       },
       docs: {

@@ -3,6 +3,8 @@
 // codes of a purpose, the hourly limits of limits.ts.
 import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { Engine } from '../../engine/module.js';
+import { authModels } from '../models.js';
 import { lockUser, MAX_CODES_PER_WINDOW, MAX_WRONG_PER_WINDOW, recordEvent, secondsUntilBelow, TOO_MANY_CODES, TOO_MANY_WRONG, tooMany } from './limits.js';
 
 export type CodePurpose = 'verify-email' | 'change-email';
@@ -14,6 +16,9 @@ export const CODE_MIN = 100_000;
 export const CODE_MAX = 999_999;
 
 const TABLE = 'email_code';
+
+/** The codes' table is knex's; the user row a code operation locks is the user model's. */
+type CodeStore = Pick<Engine, 'db' | 'registry'>;
 
 /**
  * Keyed, because a plain hash of one of 900,000 codes is reversed instantly by anyone who reads the
@@ -29,9 +34,9 @@ function codeHash(secret: string, userId: string, purpose: CodePurpose, code: st
  * mailed. A 429 (with Retry-After) when the hour's codes are used up, or when its wrong tries are:
  * a new code would be dead on arrival then.
  */
-export async function issueCode(db: Knex, secret: string, userId: string, purpose: CodePurpose, email: string | null = null): Promise<string> {
-  return db.transaction(async (trx) => {
-    await lockUser(trx, userId);
+export async function issueCode(engine: CodeStore, secret: string, userId: string, purpose: CodePurpose, email: string | null = null): Promise<string> {
+  return engine.db.transaction(async (trx) => {
+    await lockUser(authModels(engine), trx, userId);
     const lockedFor = await secondsUntilBelow(trx, userId, purpose, 'wrong', MAX_WRONG_PER_WINDOW);
     if (lockedFor) throw tooMany(TOO_MANY_WRONG, lockedFor);
     const waitFor = await secondsUntilBelow(trx, userId, purpose, 'issued', MAX_CODES_PER_WINDOW);
@@ -61,9 +66,9 @@ export const codeSecrets = (jwt: { secret: string; previousSecret?: string }): s
  * are locked while the try is counted, so concurrent guesses cannot get past either limit. The
  * right code is deleted (single use) and its row returned; anything else returns undefined.
  */
-export async function consumeCode(db: Knex, secrets: readonly string[], userId: string, purpose: CodePurpose, code: string): Promise<{ email: string | null } | undefined> {
-  return db.transaction(async (trx) => {
-    await lockUser(trx, userId);
+export async function consumeCode(engine: CodeStore, secrets: readonly string[], userId: string, purpose: CodePurpose, code: string): Promise<{ email: string | null } | undefined> {
+  return engine.db.transaction(async (trx) => {
+    await lockUser(authModels(engine), trx, userId);
     if (await secondsUntilBelow(trx, userId, purpose, 'wrong', MAX_WRONG_PER_WINDOW)) return undefined;
     const [row] = await trx(TABLE)
       .where({ userId, purpose })

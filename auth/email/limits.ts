@@ -3,6 +3,7 @@
 // Counted per user and purpose from email_code_event rows ('issued', 'wrong').
 import type { Knex } from 'knex';
 import { HttpError } from '../../engine/errors.js';
+import type { AuthModels } from '../models.js';
 
 export type CodeEventKind = 'issued' | 'wrong';
 
@@ -23,8 +24,8 @@ const windowStart = () => new Date(Date.now() - LIMIT_WINDOW_SECONDS * 1000);
  * Serialises every code operation of one user (issue, try) until the transaction ends, so that
  * concurrent requests cannot both see a count below a limit and both pass it.
  */
-export async function lockUser(trx: Knex.Transaction, userId: string): Promise<void> {
-  await trx('user').where({ id: userId }).forUpdate().first('id');
+export async function lockUser(models: AuthModels, trx: Knex.Transaction, userId: string): Promise<void> {
+  await models.user.query(trx).select('id').where({ id: userId }).forUpdate().first();
 }
 
 export async function recordEvent(trx: Knex.Transaction, userId: string, purpose: string, kind: CodeEventKind): Promise<void> {

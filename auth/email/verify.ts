@@ -8,10 +8,12 @@ import { invalidCode, OK, sendOrFail } from './answers.js';
 import { consumeCode, issueCode, normalizeCode, codeSecrets } from './codes.js';
 import { verificationMail } from './messages.js';
 import { codeRules, foreignTenant, mailFailure, ok, tooManyCodes, tooManyResponse, withAliases, type DocumentedRoute } from './openapi.js';
+import { authModels } from '../models.js';
 import { normalizeEmail, verifyCodeBody, type VerifyCodeBody } from './schemas.js';
 
 export function verifyRoutes(engine: Engine): Route[] {
-  const { db, mailer } = engine;
+  const { mailer } = engine;
+  const { user: users } = authModels(engine);
   const secret = engine.config.jwt.secret;
 
   const resend: DocumentedRoute = {
@@ -19,12 +21,12 @@ export function verifyRoutes(engine: Engine): Route[] {
     path: '/api/auth/email/verify/resend-verification-code',
     async handler(ctx) {
       const caller = callerOf(ctx);
-      const user = await db('user').select('id', 'email', 'isEmailVerified').where({ id: caller.userId }).first();
+      const user = await users.scoped(caller).select('id', 'email', 'isEmailVerified').where({ id: caller.userId }).first();
       // A valid token of a user deleted since: nobody to mail.
       if (!user) throw unauthorized();
       // Nothing left to prove: no mail, and no code that could be mistaken for a pending one.
       if (!user.isEmailVerified) {
-        const code = await issueCode(db, secret, user.id, 'verify-email');
+        const code = await issueCode(engine, secret, user.id, 'verify-email');
         await sendOrFail(mailer, verificationMail(user.email, code));
       }
       ctx.body = OK;
@@ -51,12 +53,13 @@ export function verifyRoutes(engine: Engine): Route[] {
         const body = validBody<VerifyCodeBody>(ctx);
         const code = normalizeCode(body.code);
         if (!code) throw invalidCode();
-        const user = await db('user').select('id', 'tenantId').where({ email: normalizeEmail(body.email) }).first();
+        // Nobody is signed in: the address is looked for in every tenant, as at login.
+        const user = await users.query().select('id', 'tenantId').where({ email: normalizeEmail(body.email) }).first();
         // An unknown address, or another tenant, fails exactly like a wrong code: this public route
         // must not tell which addresses have accounts.
         if (!user || (body.tenantId && body.tenantId.toLowerCase() !== user.tenantId)) throw invalidCode();
-        if (!(await consumeCode(db, codeSecrets(engine.config.jwt), user.id, 'verify-email', code))) throw invalidCode();
-        await db('user').where({ id: user.id }).update({ isEmailVerified: true, updatedAt: new Date() });
+        if (!(await consumeCode(engine, codeSecrets(engine.config.jwt), user.id, 'verify-email', code))) throw invalidCode();
+        await users.query().where({ id: user.id }).patch({ isEmailVerified: true, updatedAt: new Date() });
         ctx.body = OK;
       },
       docs: {

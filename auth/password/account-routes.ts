@@ -1,6 +1,7 @@
 // The signed-in user's own account: GET /api/user/me, PUT /api/user/me (profile), and
 // POST /api/tenant (renames the caller's tenant: clients that onboard in two steps name it second).
 import type { Knex } from 'knex';
+import type { Caller } from '../../engine/caller.js';
 import { badRequest, conflict, forbidden, notFound, unauthorized } from '../../engine/errors.js';
 import { callerOf } from '../../engine/http/context.js';
 import type { Engine } from '../../engine/module.js';
@@ -9,6 +10,7 @@ import { toOpenApiSchema } from '../../engine/openapi/schema-conversion.js';
 import type { Route } from '../../engine/route.js';
 import { compileValidator } from '../../engine/validation.js';
 import { currentRole, fullName, roleId, userView } from '../accounts.js';
+import { authModels, type AuthModels } from '../models.js';
 import { authUser, ignoredProperties } from '../openapi.js';
 import { ADMIN_ROLES } from '../roles.js';
 import { withoutNeverAssigned } from '../schemas.js';
@@ -35,9 +37,11 @@ interface StoredUser {
   role: string;
 }
 
-async function storedUser(db: Knex, userId: string, tenantId: string): Promise<StoredUser | undefined> {
-  return db('user').select('user.id', 'user.tenantId', 'user.email', 'user.firstName', 'user.lastName', { role: 'role.name' })
-    .join('role', 'role.id', 'user.roleId').where({ 'user.id': userId, 'user.tenantId': tenantId, 'user.isActive': true }).first();
+/** The caller's own user, active, in the caller's scope (its tenant), with its role's name. */
+async function storedUser(models: AuthModels, caller: Caller): Promise<StoredUser | undefined> {
+  const row = await models.user.scoped(caller).select('user.id', 'user.tenantId', 'user.email', 'user.firstName', 'user.lastName', 'role.name as role')
+    .join('role', 'role.id', 'user.roleId').where({ 'user.id': caller.userId, 'user.isActive': true }).first();
+  return row && { id: row.id, tenantId: row.tenantId, email: row.email, firstName: row.firstName, lastName: row.lastName, role: row.role };
 }
 
 /**
@@ -52,10 +56,11 @@ function checkPrivileged(body: ProfileBody, user: StoredUser) {
 }
 
 /** A tenant keeps at least one SUPER_ADMIN; the tenant row is locked so two demotions cannot race past this. */
-async function checkNotLastSuperAdmin(trx: Knex.Transaction, user: StoredUser) {
+async function checkNotLastSuperAdmin(models: AuthModels, caller: Caller, trx: Knex.Transaction, user: StoredUser) {
   await trx('tenant').where({ id: user.tenantId }).forUpdate().first();
-  const [{ n }] = await trx('user').join('role', 'role.id', 'user.roleId')
-    .where({ 'user.tenantId': user.tenantId, 'role.name': 'SUPER_ADMIN', 'user.isActive': true }).count({ n: '*' });
+  // The caller's scope is the user's tenant (storedUser read the user in it).
+  const [{ n }] = (await models.user.scoped(caller, trx).join('role', 'role.id', 'user.roleId')
+    .where({ 'role.name': 'SUPER_ADMIN', 'user.isActive': true }).count({ n: '*' })) as unknown as Array<{ n: number | string }>;
   if (Number(n) <= 1) throw conflict(LAST_SUPER_ADMIN);
 }
 
@@ -78,6 +83,7 @@ const tenantAnswer = {
 
 export function accountRoutes(engine: Engine): Route[] {
   const { db } = engine;
+  const models = authModels(engine);
   const validateProfile = compileValidator<ProfileBody>(profileSchema);
   // Validated after the role check (a caller who may not rename is a 403 whatever it sends): not the route's `schemas`.
   const validateTenant = compileValidator<{ name: string }>(tenantSchema);
@@ -89,9 +95,10 @@ export function accountRoutes(engine: Engine): Route[] {
       // Query parameters are ignored: Ever Gauzy clients ask for relations here that the answer already carries.
       async handler(ctx) {
         const caller = callerOf(ctx);
-        const user = await userView(db, caller.userId);
+        // Read in the caller's scope: a user of another tenant is no user here.
+        const user = await userView(models, caller.userId, { caller });
         // A deactivated user is signed out here as at login, even before its token expires.
-        if (!user || user.tenantId !== caller.tenantId || !user.isActive) throw unauthorized();
+        if (!user || !user.isActive) throw unauthorized();
         ctx.body = user;
       },
       docs: {
@@ -109,7 +116,7 @@ export function accountRoutes(engine: Engine): Route[] {
       async handler(ctx) {
         const caller = callerOf(ctx);
         const body = validateProfile(withoutNeverAssigned(ctx.request.body));
-        const user = await storedUser(db, caller.userId, caller.tenantId);
+        const user = await storedUser(models, caller);
         if (!user) throw unauthorized();
         checkPrivileged(body, user);
         if (body.email !== undefined && body.email.trim().toLowerCase() !== user.email) throw badRequest(EMAIL_CHANGE_ELSEWHERE);
@@ -124,12 +131,12 @@ export function accountRoutes(engine: Engine): Route[] {
         if (body.imageUrl !== undefined) changes.imageUrl = body.imageUrl;
         await db.transaction(async (trx) => {
           if (body.role !== undefined && body.role !== user.role) {
-            if (user.role === 'SUPER_ADMIN') await checkNotLastSuperAdmin(trx, user);
-            changes.roleId = await roleId(trx, user.tenantId, body.role);
+            if (user.role === 'SUPER_ADMIN') await checkNotLastSuperAdmin(models, caller, trx, user);
+            changes.roleId = await roleId(models, caller, trx, body.role);
           }
-          await trx('user').where({ id: user.id }).update({ ...changes, updatedAt: trx.fn.now() });
+          await models.user.scoped(caller, trx).where({ id: user.id }).patch({ ...changes, updatedAt: trx.fn.now() });
         });
-        ctx.body = await userView(db, user.id);
+        ctx.body = await userView(models, user.id, { caller });
       },
       docs: {
         tags: ['user'],
@@ -153,7 +160,7 @@ export function accountRoutes(engine: Engine): Route[] {
       path: '/api/tenant',
       async handler(ctx) {
         const caller = callerOf(ctx);
-        const role = await currentRole(db, caller.userId, caller.tenantId);
+        const role = await currentRole(models, caller);
         if (!role) throw unauthorized();
         if (!ADMIN_ROLES.has(role)) throw forbidden();
         const { name } = validateTenant(ctx.request.body);

@@ -5,6 +5,7 @@ import { callerOf } from '../../engine/http/context.js';
 import type { Engine } from '../../engine/module.js';
 import { errorResponses, jsonBody, tenantHeaderParameter } from '../../engine/openapi/fragments.js';
 import { validBody, type Route } from '../../engine/route.js';
+import { authModels } from '../models.js';
 import { hashPassword, passwordProblems, verifyPassword } from '../password.js';
 import { sessionOf } from '../authenticate.js';
 import { revokeUserSessions } from '../session/revoke.js';
@@ -16,6 +17,7 @@ export const WRONG_CURRENT = 'currentPassword is incorrect';
 
 export function changePasswordRoute(engine: Engine): Route {
   const { db } = engine;
+  const { user: users } = authModels(engine);
   return {
     method: 'POST',
     path: '/api/auth/change-password',
@@ -23,7 +25,8 @@ export function changePasswordRoute(engine: Engine): Route {
     async handler(ctx) {
       const caller = callerOf(ctx);
       const { currentPassword, newPassword, confirmPassword } = validBody<{ currentPassword: string; newPassword: string; confirmPassword: string }>(ctx);
-      const user = await db('user').select('hash').where({ id: caller.userId, tenantId: caller.tenantId, isActive: true }).first();
+      // hash is hidden (left out of a row's JSON): read as the instance's property, never sent.
+      const user = await users.scoped(caller).select('hash').where({ id: caller.userId, isActive: true }).first();
       if (!user) throw unauthorized();
       const problems = passwordProblems(newPassword, 'newPassword');
       if (confirmPassword !== newPassword) problems.unshift('confirmPassword must match newPassword');
@@ -34,7 +37,7 @@ export function changePasswordRoute(engine: Engine): Route {
 
       const hash = await hashPassword(newPassword);
       await db.transaction(async (trx) => {
-        await trx('user').where({ id: caller.userId }).update({ hash, updatedAt: trx.fn.now() });
+        await users.scoped(caller, trx).where({ id: caller.userId }).patch({ hash, updatedAt: trx.fn.now() });
         await revokeUserSessions(trx, caller.userId, sessionOf(caller));
       });
       ctx.body = OK;

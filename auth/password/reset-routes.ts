@@ -10,6 +10,7 @@ import { errorResponses, jsonBody } from '../../engine/openapi/fragments.js';
 import { toOpenApiSchema } from '../../engine/openapi/schema-conversion.js';
 import type { Route } from '../../engine/route.js';
 import { compileValidator } from '../../engine/validation.js';
+import { authModels } from '../models.js';
 import { hashPassword, passwordProblems } from '../password.js';
 import { clearPendingCodes } from '../email/codes.js';
 import { revokeUserSessions } from '../session/revoke.js';
@@ -49,6 +50,7 @@ const requestDescription = [
 
 export function resetRoutes(engine: Engine): Route[] {
   const { db } = engine;
+  const models = authModels(engine);
   const validateRequest = compileValidator<{ email: string }>(resetRequestSchema);
   const validateReset = compileValidator<{ token: string; password: string; confirmPassword: string }>(resetWithTokenSchema);
 
@@ -56,7 +58,7 @@ export function resetRoutes(engine: Engine): Route[] {
     // Trimmed before the format check: a pasted address often carries a space.
     const trimmed = isPlainObject(body) && typeof body.email === 'string' ? { ...body, email: body.email.trim() } : body;
     const email = validateRequest(trimmed).email.toLowerCase();
-    const token = await createResetToken(db, email);
+    const token = await createResetToken(models, db, email);
     if (token) sendInBackground(engine, resetMail(engine, email, token));
     return OK;
   }
@@ -69,9 +71,10 @@ export function resetRoutes(engine: Engine): Route[] {
     // Hashed before the transaction, so the token's row is locked only as long as three updates take.
     const hash = await hashPassword(password);
     const done = await db.transaction(async (trx) => {
-      const userId = await spendResetToken(trx, token);
+      // The token names the user: nobody is signed in to scope by.
+      const userId = await spendResetToken(models, trx, token);
       if (!userId) return false;
-      await trx('user').where({ id: userId }).update({ hash, updatedAt: trx.fn.now() });
+      await models.user.query(trx).where({ id: userId }).patch({ hash, updatedAt: trx.fn.now() });
       await spendOutstanding(trx, userId);
       // Whoever held a session (perhaps the reason for the reset) must sign in again, and an email
       // change it may have started dies with it.

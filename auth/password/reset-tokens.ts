@@ -3,6 +3,7 @@
 // valid one hour, spent by one conditional UPDATE so that two concurrent uses cannot both succeed.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { AuthModels } from '../models.js';
 
 const TABLE = 'password_reset';
 
@@ -16,13 +17,14 @@ export const hashResetToken = (token: string) => createHash('sha256').update(tok
  * when there is no such account. The same two statements run either way (each is filtered on the
  * email inside the database), so the answer costs the same whether the account exists or not.
  */
-export async function createResetToken(db: Knex, email: string): Promise<string | undefined> {
+export async function createResetToken(models: AuthModels, db: Knex, email: string): Promise<string | undefined> {
   const token = randomBytes(32).toString('base64url');
   const inserted = await db.transaction(async (trx) => {
-    const account = () => trx('user').where({ email, isActive: true });
-    await spendOutstanding(trx, account().select('id'));
+    // Subqueries of the two statements: the user model's query, as knex builders (nobody is signed in).
+    const account = () => models.user.query(trx).where({ email, isActive: true });
+    await spendOutstanding(trx, account().select('id').toKnexQuery());
     const rows: Array<{ userId: string }> = await trx
-      .insert(account().select('id', 'tenantId', trx.raw('?', [hashResetToken(token)]), trx.raw(`now() + interval '${RESET_TOKEN_HOURS} hour'`)))
+      .insert(account().select('id', 'tenantId', trx.raw('?', [hashResetToken(token)]), trx.raw(`now() + interval '${RESET_TOKEN_HOURS} hour'`)).toKnexQuery())
       .into(trx.raw('?? (??, ??, ??, ??)', [TABLE, 'userId', 'tenantId', 'tokenHash', 'expiresAt']))
       .returning('userId');
     return rows;
@@ -31,12 +33,12 @@ export async function createResetToken(db: Knex, email: string): Promise<string 
 }
 
 /** Spends a live token (unused, unexpired, of a user still active): the user it was issued to, or undefined. */
-export async function spendResetToken(trx: Knex.Transaction, token: string): Promise<string | undefined> {
+export async function spendResetToken(models: AuthModels, trx: Knex.Transaction, token: string): Promise<string | undefined> {
   const [row] = await trx(TABLE)
     .where({ tokenHash: hashResetToken(token) })
     .whereNull('usedAt')
     .where('expiresAt', '>', trx.fn.now())
-    .whereIn('userId', trx('user').select('id').where({ isActive: true }))
+    .whereIn('userId', models.user.query(trx).select('id').where({ isActive: true }).toKnexQuery())
     .update({ usedAt: trx.fn.now(), updatedAt: trx.fn.now() })
     .returning('userId');
   return row?.userId;

@@ -2,22 +2,25 @@
 // presented one is spent and its successor joins the same session. Presenting a spent token again
 // means two parties hold it (a thief, or a client that sent it twice): the whole session is
 // revoked, so whichever of them holds the successor must sign in again.
-import type { Knex } from 'knex';
 import { unauthorized } from '../../engine/errors.js';
 import type { Engine } from '../../engine/module.js';
 import { primaryEmployee } from '../accounts.js';
+import { authModels, type AuthModels } from '../models.js';
 import { signRefreshToken, tokenHash, tokenKeys, verifyRefreshToken } from '../tokens.js';
 import { accessToken, type Account, type TokenPair } from './issue.js';
 import { revokeSession } from './revoke.js';
 import { deleteExpiredTokens, exchangeToken, findToken } from './store.js';
 
-/** The claims of the new access token, read now: a role or employee changed since login takes effect. */
-async function currentAccount(db: Knex, userId: string): Promise<Account | undefined> {
-  const user = await db('user').select('user.id', 'user.tenantId', { role: 'role.name' })
+/**
+ * The claims of the new access token, read now: a role or employee changed since login takes
+ * effect. The refresh token names the user; no caller exists yet to scope the read by.
+ */
+async function currentAccount(models: AuthModels, userId: string): Promise<Account | undefined> {
+  const user = await models.user.query().select('user.id', 'user.tenantId', 'role.name as role')
     .join('role', 'role.id', 'user.roleId').where({ 'user.id': userId, 'user.isActive': true }).first();
   if (!user) return undefined;
-  const employee = await primaryEmployee(db, user.id, user.tenantId);
-  return { ...user, employeeId: employee?.id, organizationId: employee?.organizationId };
+  const employee = await primaryEmployee(models, user.id, user.tenantId);
+  return { id: user.id, tenantId: user.tenantId, role: user.role, employeeId: employee?.id, organizationId: employee?.organizationId };
 }
 
 export async function refreshSession(engine: Engine, presented: string): Promise<TokenPair> {
@@ -32,7 +35,7 @@ export async function refreshSession(engine: Engine, presented: string): Promise
     if (known?.status === 'spent') await revokeSession(db, known.userId, known.sessionId);
     throw unauthorized();
   }
-  const account = await currentAccount(db, spent.userId);
+  const account = await currentAccount(authModels(engine), spent.userId);
   if (!account) {
     // Deactivated between the exchange and now: the successor was never handed out.
     await revokeSession(db, spent.userId, spent.sessionId);

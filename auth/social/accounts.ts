@@ -2,8 +2,10 @@
 // same verified email (the identity is linked to it), else a new user with a new tenant, as its
 // SUPER_ADMIN, exactly as an anonymous registration makes one.
 import type { Knex } from 'knex';
+import { nativeError } from '../../engine/db/errors.js';
 import type { SocialProvider } from './config.js';
 import { createTenant, fullName } from '../accounts.js';
+import type { AuthModels } from '../models.js';
 import { clearPendingCodes } from '../email/codes.js';
 import { spendOutstanding } from '../password/reset-tokens.js';
 import { revokeUserSessions } from '../session/revoke.js';
@@ -21,9 +23,16 @@ const clip = (value: string | undefined, max: number) => (value ? value.slice(0,
 
 const USER = ['user.id', 'user.tenantId', 'user.isActive', 'user.isEmailVerified'];
 
-async function byIdentity(trx: Knex.Transaction, provider: SocialProvider, subject: string): Promise<Found | undefined> {
-  return trx('user_identity').join('user', 'user.id', 'user_identity.userId').select(USER)
+/** What the callers keep of a user row: a plain object rather than the model's instance. */
+const found = (user: Record<string, any>): Found => ({ id: user.id, tenantId: user.tenantId, isActive: user.isActive });
+
+// Nobody is signed in yet: every read and write of user here goes by the model's query() with
+// its explicit conditions, never a caller's scope.
+
+async function byIdentity(models: AuthModels, trx: Knex.Transaction, provider: SocialProvider, subject: string): Promise<Found | undefined> {
+  const user = await models.user.query(trx).select(USER).join('user_identity', 'user_identity.userId', 'user.id')
     .where({ 'user_identity.provider': provider, 'user_identity.subject': subject }).first();
+  return user && found(user);
 }
 
 /**
@@ -31,11 +40,11 @@ async function byIdentity(trx: Knex.Transaction, provider: SocialProvider, subje
  * password was set by someone who never proved owning the address (a squatter pre-registering the
  * victim's email): it stops working, and its sessions end, before the identity is linked.
  */
-async function linkByEmail(trx: Knex.Transaction, provider: SocialProvider, profile: Profile, email: string): Promise<Found | undefined> {
-  const user = await trx('user').select(USER).where('user.email', email).forUpdate().first();
+async function linkByEmail(models: AuthModels, trx: Knex.Transaction, provider: SocialProvider, profile: Profile, email: string): Promise<Found | undefined> {
+  const user = await models.user.query(trx).select(USER).where('user.email', email).forUpdate().first();
   if (!user) return undefined;
   if (!user.isEmailVerified) {
-    await trx('user').where('id', user.id).update({ isEmailVerified: true, hash: null, updatedAt: trx.fn.now() });
+    await models.user.query(trx).where('id', user.id).patch({ isEmailVerified: true, hash: null, updatedAt: trx.fn.now() });
     // Nothing the squatter started may finish later: its sessions, a password reset it asked for,
     // an email change or verification code it holds.
     await revokeUserSessions(trx, user.id);
@@ -43,13 +52,13 @@ async function linkByEmail(trx: Knex.Transaction, provider: SocialProvider, prof
     await clearPendingCodes(trx, user.id);
   }
   await trx('user_identity').insert({ tenantId: user.tenantId, userId: user.id, provider, subject: profile.subject, email });
-  return user;
+  return found(user);
 }
 
-async function createUser(trx: Knex.Transaction, provider: SocialProvider, profile: Profile, email: string): Promise<Found> {
+async function createUser(models: AuthModels, trx: Knex.Transaction, provider: SocialProvider, profile: Profile, email: string): Promise<Found> {
   const name = fullName(clip(profile.firstName, 255), clip(profile.lastName, 255));
-  const tenant = await createTenant(trx, name ?? email);
-  const [user] = await trx('user')
+  const tenant = await createTenant(models, trx, name ?? email);
+  const user = await models.user.query(trx)
     .insert({
       tenantId: tenant.id,
       roleId: tenant.roles.get('SUPER_ADMIN'),
@@ -66,33 +75,34 @@ async function createUser(trx: Knex.Transaction, provider: SocialProvider, profi
     })
     .returning(['id', 'tenantId', 'isActive']);
   await trx('user_identity').insert({ tenantId: user.tenantId, userId: user.id, provider, subject: profile.subject, email });
-  return user;
+  return found(user);
 }
 
-const isUniqueViolation = (err: any) => err?.code === '23505';
+// A duplicate user comes from the model (Objection wraps the driver's error), a duplicate identity from knex.
+const isUniqueViolation = (err: unknown) => nativeError(err)?.code === '23505';
 
 /** The user this provider account signs in as; ProviderFailure when it cannot be told. */
-export async function userForProfile(db: Knex, provider: SocialProvider, profile: Profile): Promise<Found> {
-  let found: Found;
+export async function userForProfile(db: Knex, models: AuthModels, provider: SocialProvider, profile: Profile): Promise<Found> {
+  let user: Found;
   try {
-    found = await findOrCreate(db, provider, profile);
+    user = await findOrCreate(db, models, provider, profile);
   } catch (err) {
     // Two first sign-ins of one account at once: the other one linked or created it; use that.
     if (!isUniqueViolation(err)) throw err;
-    found = await findOrCreate(db, provider, profile);
+    user = await findOrCreate(db, models, provider, profile);
   }
-  if (!found.isActive) throw new ProviderFailure('account_inactive');
-  return found;
+  if (!user.isActive) throw new ProviderFailure('account_inactive');
+  return user;
 }
 
-function findOrCreate(db: Knex, provider: SocialProvider, profile: Profile): Promise<Found> {
+function findOrCreate(db: Knex, models: AuthModels, provider: SocialProvider, profile: Profile): Promise<Found> {
   return db.transaction(async (trx) => {
-    const linked = await byIdentity(trx, provider, profile.subject);
+    const linked = await byIdentity(models, trx, provider, profile.subject);
     if (linked) return linked;
     // Without a verified email nothing else can tell who this is: matching or creating by an
     // address the provider does not vouch for would hand an account to whoever typed it.
     const email = profile.email?.toLowerCase();
     if (!email || !profile.emailVerified || email.length > 254) throw new ProviderFailure('email_not_verified');
-    return (await linkByEmail(trx, provider, profile, email)) ?? createUser(trx, provider, profile, email);
+    return (await linkByEmail(models, trx, provider, profile, email)) ?? createUser(models, trx, provider, profile, email);
   });
 }

@@ -10,6 +10,7 @@ import type { Engine } from '../../engine/module.js';
 import { errorResponses } from '../../engine/openapi/fragments.js';
 import type { Route } from '../../engine/route.js';
 import { primaryEmployee } from '../accounts.js';
+import { authModels } from '../models.js';
 import { issueSession } from '../session/issue.js';
 import { userForProfile } from './accounts.js';
 import { authorizeUrl, exchangeCode, ProviderFailure, providerClient, readProfile, type ProviderClient } from './oauth.js';
@@ -79,10 +80,11 @@ async function callback(ctx: Context, engine: Engine, p: ProviderClient, key: St
   if (!parameters.get('code')) throw badRequest('code should not be empty');
   const { accessToken, idClaims } = await exchangeCode(p, parameters, codeVerifier(key, nonce));
   const profile = await readProfile(p, accessToken, idClaims);
-  const user = await userForProfile(engine.db, provider, profile);
-  const role = await engine.db('user').join('role', 'role.id', 'user.roleId').select('role.name').where('user.id', user.id).first();
-  const employee = await primaryEmployee(engine.db, user.id, user.tenantId);
-  const session = await issueSession(engine, { id: user.id, tenantId: user.tenantId, role: role.name, employeeId: employee?.id, organizationId: employee?.organizationId });
+  const models = authModels(engine);
+  const user = await userForProfile(engine.db, models, provider, profile);
+  const role = await models.user.query().join('role', 'role.id', 'user.roleId').select('role.name').where('user.id', user.id).first();
+  const employee = await primaryEmployee(models, user.id, user.tenantId);
+  const session = await issueSession(engine, { id: user.id, tenantId: user.tenantId, role: role!.name, employeeId: employee?.id, organizationId: employee?.organizationId });
   const query = new URLSearchParams({ jwt: session.token, refresh_token: session.refresh_token, userId: user.id });
   redirect(ctx, `${engine.config.clientBaseUrl}/#/sign-in/success?${query}`);
 }

@@ -96,7 +96,7 @@ test('a kid decides the key: an unknown kid, or a kid naming another key than th
 });
 
 test('an email code mailed before the rotation still verifies during it', async () => {
-  const code = await issueCode(before.db, OLD.access, owner.userId, 'verify-email');
+  const code = await issueCode(before.engine, OLD.access, owner.userId, 'verify-email');
   const res = await http(during).post('/api/auth/email/verify/code').send({ email: owner.email, code });
   assert.is(res.status, 200, JSON.stringify(res.body));
   assert.is((await before.db('user').where({ id: owner.userId }).first()).isEmailVerified, true);

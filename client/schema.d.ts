@@ -1848,6 +1848,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/health/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness: the process answers
+         * @description Public and exempt from rate limits. Always 200 while the process can answer at all; it never asks the database, so an outage of the database does not get a healthy process restarted (readiness says whether to send it traffic).
+         */
+        get: operations["getLiveness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/health/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness: whether to send this instance traffic
+         * @description Public and exempt from rate limits. 503 from the moment a graceful shutdown begins (SIGTERM; the process goes on serving for SHUTDOWN_DELAY_MS, then stops taking connections), while migrations run (an instance holds the migration lock), and while the database does not answer within HEALTH_TIMEOUT_MS.
+         */
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/image-asset": {
         parameters: {
             query?: never;
@@ -19566,6 +19606,153 @@ export interface operations {
                             database?: {
                                 /** @enum {string} */
                                 status: "down";
+                                message?: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getLiveness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process answers */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
+            /** @description The body, query or path fails validation (text that is not UTF-8 included); message lists every broken rule */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "firstName should not be empty"
+                     *       ],
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready: serving, the database answers, no migration is running */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                        /** @description server, database and migrations, by name */
+                        info: {
+                            [key: string]: {
+                                /** @enum {string} */
+                                status: "up" | "down";
+                                message?: string;
+                            };
+                        };
+                        /** @description server, database and migrations, by name */
+                        error: {
+                            [key: string]: {
+                                /** @enum {string} */
+                                status: "up" | "down";
+                                message?: string;
+                            };
+                        };
+                        /** @description server, database and migrations, by name */
+                        details: {
+                            [key: string]: {
+                                /** @enum {string} */
+                                status: "up" | "down";
+                                message?: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The body, query or path fails validation (text that is not UTF-8 included); message lists every broken rule */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "firstName should not be empty"
+                     *       ],
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not ready: the failed checks are under error */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        /** @description server, database and migrations, by name */
+                        info: {
+                            [key: string]: {
+                                /** @enum {string} */
+                                status: "up" | "down";
+                                message?: string;
+                            };
+                        };
+                        /** @description server, database and migrations, by name */
+                        error: {
+                            [key: string]: {
+                                /** @enum {string} */
+                                status: "up" | "down";
+                                message?: string;
+                            };
+                        };
+                        /** @description server, database and migrations, by name */
+                        details: {
+                            [key: string]: {
+                                /** @enum {string} */
+                                status: "up" | "down";
                                 message?: string;
                             };
                         };

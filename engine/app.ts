@@ -10,7 +10,7 @@ import type { Authenticator } from './authenticator.js';
 import type { RoleTable } from './caller.js';
 import type { Config } from './config/config.js';
 import { errorMiddleware } from './http/error-envelope.js';
-import { healthRoute } from './health.js';
+import { healthRoutes, type ServingState } from './health.js';
 import { jsonBody } from './http/body.js';
 import { unreadBody } from './http/unread-body.js';
 import { utf8Url } from './http/text.js';
@@ -69,6 +69,8 @@ export interface App {
   ready(): Promise<void>;
   /** Whether a path is served without a caller, as its routes declare (any method). */
   isPublic(path: string): boolean;
+  /** From now on the readiness probe answers 503: a graceful shutdown has begun. */
+  drain(): void;
   /** Closes what the app opened itself (the rate-limit store); the database is the caller's. */
   close(): Promise<void>;
 }
@@ -102,7 +104,8 @@ export function createApp(options: AppOptions): App {
   // /API/employee must not reach a route by another spelling.
   const router = new Router({ sensitive: true });
   const table = new RouteTable(router);
-  table.add(healthRoute(db, config.healthTimeoutMs));
+  const serving: ServingState = { draining: false };
+  table.add(...healthRoutes(db, config.healthTimeoutMs, serving));
   // Modules first: their fixed paths (/api/tags/getByName) must win over a generated /:id.
   for (const module of modules) table.add(...module.routes(engine));
   for (const service of services.values()) if (service.resource.routes) table.add(...crudRoutes(service));
@@ -165,6 +168,9 @@ export function createApp(options: AppOptions): App {
     rateLimiting,
     isPublic: (path) => table.matchOf(routes.match, '', path).public,
     ready: async () => rateLimiting.store?.ready(STORE_READY_TIMEOUT_MS),
+    drain: () => {
+      serving.draining = true;
+    },
     close: async () => rateLimiting.store?.close(),
   };
 }

@@ -74,6 +74,12 @@ export interface Config {
   requestTimeoutMs: number;
   /** Milliseconds open requests may take to finish after SIGTERM before their connections are cut (SHUTDOWN_GRACE_MS). */
   shutdownGraceMs: number;
+  /**
+   * Milliseconds a process goes on serving after SIGTERM with its readiness answering 503, before
+   * it stops taking connections (SHUTDOWN_DELAY_MS): the time a load balancer needs to see it and
+   * send traffic elsewhere.
+   */
+  shutdownDelayMs: number;
   /** Limits on a JSON body's shape: nesting depth and items in one array (JSON_MAX_DEPTH, JSON_MAX_ARRAY). */
   json: { maxDepth: number; maxArray: number };
   /**
@@ -226,6 +232,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseTimeoutMs: integer(env, 'DATABASE_TIMEOUT_MS', 10_000, 100, 3_600_000),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 3_600_000),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 3_600_000),
+    shutdownDelayMs: integer(env, 'SHUTDOWN_DELAY_MS', 0, 0, 600_000),
     json: { maxDepth: integer(env, 'JSON_MAX_DEPTH', 32, 2, 1000), maxArray: integer(env, 'JSON_MAX_ARRAY', 1000, 1, 1_000_000) },
     corsOrigins: corsOrigins(env, clientBaseUrl),
     logLevel: logLevel(env, nodeEnv),

@@ -90,7 +90,7 @@ export async function runProcess(loadProject: () => Promise<Project>): Promise<v
     workers,
     // Generated secrets are made once, here: every worker must accept the tokens of the others.
     env: { JWT_SECRET: config.jwt.secret, JWT_REFRESH_SECRET: config.jwt.refreshSecret },
-    stopWithinMs: config.shutdownGraceMs + STOP_MARGIN_MS,
+    stopWithinMs: config.shutdownDelayMs + config.shutdownGraceMs + STOP_MARGIN_MS,
     rateLimitMaxKeys: config.rateLimits.maxKeys,
     log,
     rssMiB,

@@ -62,6 +62,10 @@ async function start(config: Config, options: StartOptions): Promise<{ server: S
     }
     const stop = async () => {
       const began = Date.now();
+      // Readiness turns 503 at once; the process goes on serving for SHUTDOWN_DELAY_MS, long
+      // enough for a load balancer polling it to send new requests elsewhere, then stops.
+      app.drain();
+      if (config.shutdownDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
       // Requests in flight get SHUTDOWN_GRACE_MS to finish (see http/stoppable-server.ts); the rest are cut.
       const { cut } = await stopServing(config.shutdownGraceMs, cluster.isWorker ? portClosed : undefined);
       if (cut) log('warn', 'requests still running at the end of the grace period were cut', { requests: cut, graceMs: config.shutdownGraceMs, pid: process.pid });

@@ -87,8 +87,8 @@ test('the document with its rate limits is valid OpenAPI 3.0.3', async () => {
   assert.is(doc.openapi, '3.0.3');
 });
 
-test('every operation but GET /api/health declares a 429 and the five headers on each answer; health declares none', () => {
-  assert.equal(exemptOperations(doc, t.rateLimiting.table), ['GET /api/health']);
+test('every operation but the health probes declares a 429 and the five headers on each answer; the probes declare none', () => {
+  assert.equal(exemptOperations(doc, t.rateLimiting.table), ['GET /api/health', 'GET /api/health/live', 'GET /api/health/ready']);
   assertDeclaredEverywhere(doc, t.rateLimiting.table);
   const health = doc.paths['/api/health'].get;
   assert.equal(Object.keys(health.responses), ['200', '400', '503']);
@@ -165,7 +165,7 @@ test("the document's description explains the keying, the counting and the heade
   assert.match(description, /"per client address" count\s+by IP whatever the token/);
   assert.match(description, /Every limit that matches a request counts it/);
   assert.match(description, /report the\s+most restrictive limit/);
-  assert.match(description, /Exempt: `GET \/api\/health`\./);
+  assert.match(description, /Exempt: `GET \/api\/health`, `GET \/api\/health\/live`, `GET \/api\/health\/ready`\./);
 });
 
 test('another table: its exempt operations drop the headers (shared answers inlined), scaled numbers are shown', async () => {
@@ -174,13 +174,13 @@ test('another table: its exempt operations drop the headers (shared answers inli
   const other = buildOpenApiDocument(t.engine, t.routes, [...authModules, ...projectModules], exempting) as Record<string, any>;
   const problem = await problemsOf(other);
   assert.is(problem, undefined, problem);
-  assert.equal(exemptOperations(other, exempting), ['GET /api/employee', 'GET /api/health']);
+  assert.equal(exemptOperations(other, exempting), ['GET /api/employee', 'GET /api/health', 'GET /api/health/live', 'GET /api/health/ready']);
   assertDeclaredEverywhere(other, exempting);
   const list = other.paths['/api/employee'].get;
   assert.equal(list.responses['401'].description, doc.components.responses.Unauthorized.description);
   assert.equal(Object.keys(list.responses['401'].headers), ['WWW-Authenticate', 'X-Request-Id']);
   assert.match(other.paths['/api/auth/login'].post.description, /`POST \/api\/auth\/login`: 10 per 30 s/);
-  assert.match(other.info.description, /Exempt: `GET \/api\/health`, `GET \/api\/employee`\./);
+  assert.match(other.info.description, /Exempt: `GET \/api\/health`, `GET \/api\/health\/live`, `GET \/api\/health\/ready`, `GET \/api\/employee`\./);
   // The app's own document is untouched.
   assert.ok(doc.paths['/api/employee'].get.responses['429']);
 });

@@ -1,5 +1,7 @@
-// GET /api/health: public; 200 while the database answers, 503 (never a hang, never driver text)
-// when it refuses connections, never answers, or has been closed.
+// The probes. GET /api/health: public; 200 while the database answers, 503 (never a hang, never
+// driver text) when it refuses connections, never answers, or has been closed. GET
+// /api/health/live: 200 whatever the database does. GET /api/health/ready: 503 while the
+// database does not answer, while the migration lock is held, and once the app drains.
 import { createServer, type Socket } from 'node:net';
 import request from 'supertest';
 import { test } from 'uvu';
@@ -92,10 +94,78 @@ test('503 when the embedded database has been closed', async () => {
   assertDown(await http.get('/api/health'));
 });
 
+const UP = { status: 'up' };
+
+test('liveness: 200 without a token, and with the database refusing connections (it never asks it)', async () => {
+  const res = await t.http.get('/api/health/live');
+  assert.is(res.status, 200);
+  assert.equal(res.body, { status: 'ok' });
+  const database = await openDatabase({ databaseUrl: 'postgres://postgres@127.0.0.1:1/x' });
+  try {
+    const down = await appOn(database).get('/api/health/live');
+    assert.is(down.status, 200);
+    assert.equal(down.body, { status: 'ok' });
+  } finally {
+    await database.close();
+  }
+});
+
+test('readiness: 200 with every check up, without a token', async () => {
+  const res = await t.http.get('/api/health/ready').set('Authorization', 'Bearer not-a-token');
+  assert.is(res.status, 200, JSON.stringify(res.body));
+  const checks = { server: UP, database: UP, migrations: UP };
+  assert.equal(res.body, { status: 'ok', info: checks, error: {}, details: checks });
+});
+
+test('readiness: 503 naming the database when it refuses connections, and no driver text', async () => {
+  const database = await openDatabase({ databaseUrl: 'postgres://postgres@127.0.0.1:1/x' });
+  try {
+    const res = await appOn(database).get('/api/health/ready');
+    assert.is(res.status, 503);
+    assert.equal(res.body, { status: 'error', info: { server: UP }, error: DOWN, details: { server: UP, ...DOWN } });
+    assert.not.match(res.text, /ECONNREFUSED|127\.0\.0\.1|select|stack|at /i);
+  } finally {
+    await database.close();
+  }
+});
+
+test('readiness: 503 while the migration lock is held (an instance migrating), 200 again once released', async () => {
+  await t.db('knex_migrations_lock').update({ is_locked: 1 });
+  try {
+    const res = await t.http.get('/api/health/ready');
+    assert.is(res.status, 503, JSON.stringify(res.body));
+    const migrating = { status: 'down', message: 'Migrations are running' };
+    assert.equal(res.body.error, { migrations: migrating });
+    assert.equal(res.body.info, { server: UP, database: UP });
+    // The other probes do not care: the service still answers and its database is up.
+    assert.is((await t.http.get('/api/health')).status, 200);
+    assert.is((await t.http.get('/api/health/live')).status, 200);
+  } finally {
+    await t.db('knex_migrations_lock').update({ is_locked: 0 });
+  }
+  assert.is((await t.http.get('/api/health/ready')).status, 200);
+});
+
+test('readiness: 503 once the app drains (a graceful shutdown began), without asking the database; the rest still serves', async () => {
+  const app = createApp({ config: loadConfig(TEST_ENV), db: t.db, modules, logError: () => {} });
+  const http = request(app.koa.callback());
+  assert.is((await http.get('/api/health/ready')).status, 200);
+  app.drain();
+  const res = await http.get('/api/health/ready');
+  assert.is(res.status, 503);
+  const shutting = { server: { status: 'down', message: 'Shutting down' } };
+  assert.equal(res.body, { status: 'error', info: {}, error: shutting, details: shutting });
+  assert.is((await http.get('/api/health')).status, 200);
+  assert.is((await http.get('/api/health/live')).status, 200);
+  await app.close();
+});
+
 test('only GET: other methods are not the probe', async () => {
-  const res = await t.http.post('/api/health').send({});
-  assert.ok(res.status === 405 || res.status === 404, `status ${res.status}`);
-  assert.is(res.body.statusCode, res.status);
+  for (const path of ['/api/health', '/api/health/live', '/api/health/ready']) {
+    const res = await t.http.post(path).send({});
+    assert.is(res.status, 405, `${path}: status ${res.status}`);
+    assert.is(res.body.statusCode, 405);
+  }
 });
 
 test.run();

@@ -1,4 +1,5 @@
-// Graceful shutdown of the real server process (`npm start`): on SIGTERM it stops accepting,
+// Graceful shutdown of the real server process (`npm start`): on SIGTERM its readiness turns 503
+// (serving on for SHUTDOWN_DELAY_MS when set), then it stops accepting,
 // finishes the requests in flight, answers them with `Connection: close`, closes the database and
 // exits 0, losing no acknowledged write; a request longer than SHUTDOWN_GRACE_MS is cut and the
 // process still exits 0, soon after. On the embedded database one process serves (its data folder
@@ -160,6 +161,27 @@ test('a request longer than SHUTDOWN_GRACE_MS is cut when it ends; the process s
   assert.is(cut?.requests, 1, JSON.stringify(server.logs.filter((l) => l.level !== 'info')));
   assert.ok(server.logs.some((l) => l.msg === 'stopped' && l.cutRequests === 1));
   console.log(`grace ${graceMs} ms: exit ${tookMs} ms after SIGTERM`);
+});
+
+test('SHUTDOWN_DELAY_MS: after SIGTERM readiness is 503 at once while the rest still serves; the process stops after the delay and exits 0', async () => {
+  const delayMs = 5000;
+  const server = await startServer(serverEnv({ SHUTDOWN_DELAY_MS: String(delayMs) }), cwd);
+  assert.is((await send(`${server.url}/api/health/ready`)).status, 200);
+  const signalAt = Date.now();
+  server.child.kill('SIGTERM');
+  await stopping(server);
+  // Within the delay the port is open: a load balancer polling readiness learns to stop sending.
+  const ready = await send(`${server.url}/api/health/ready`);
+  const live = await send(`${server.url}/api/health/live`);
+  const health = await send(`${server.url}/api/health`);
+  const code = await server.exited;
+  const tookMs = Date.now() - signalAt;
+  assert.is(ready.status, 503, JSON.stringify(ready.body));
+  assert.equal(ready.body.error, { server: { status: 'down', message: 'Shutting down' } });
+  assert.is(live.status, 200);
+  assert.is(health.status, 200);
+  assert.is(code, 0, server.stderr());
+  assert.ok(tookMs >= delayMs, `stopped only after the delay (${tookMs} ms)`);
 });
 
 (REDIS_URL ? test : test.skip)('closing the app disconnects its Redis (and it does not reconnect)', async () => {

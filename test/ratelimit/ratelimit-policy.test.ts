@@ -120,11 +120,11 @@ test('PATCH is counted as PUT and HEAD as the GET it mirrors; no limit is declar
   assert.equal(names('DELETE', '/api/tags/x'), ['DELETE /api/*']);
 });
 
-test('GET /api/health (HEAD, a trailing slash) is exempt, and nothing else', () => {
+test('GET of the health probes (HEAD, a trailing slash) is exempt, and nothing else', () => {
   const { table } = t.rateLimiting;
-  assert.equal(table.exempt, [{ method: 'GET', paths: ['/api/health'] }]);
+  assert.equal(table.exempt, [{ method: 'GET', paths: ['/api/health', '/api/health/live', '/api/health/ready'] }]);
   const matcher = new PolicyMatcher(table);
-  for (const [method, routePath] of [['GET', '/api/health'], ['HEAD', '/api/health'], ['GET', '/api/health/']]) assert.ok(matcher.isExempt(method, routePath), `${method} ${routePath}`);
+  for (const [method, routePath] of [['GET', '/api/health'], ['HEAD', '/api/health'], ['GET', '/api/health/'], ['GET', '/api/health/live'], ['HEAD', '/api/health/ready/']]) assert.ok(matcher.isExempt(method, routePath), `${method} ${routePath}`);
   for (const [method, routePath] of [['POST', '/api/health'], ['GET', '/api/healthz'], ['GET', '/api/health/x'], ['GET', '/api/auth/check']]) assert.not.ok(matcher.isExempt(method, routePath), `${method} ${routePath}`);
 });
 

@@ -1,5 +1,6 @@
-// Builds the Koa app: unread bodies → request id → request log → security headers → CORS → errors
-// → identify the caller → rate limits → UTF-8 URL → authentication → JSON body → routes.
+// Builds the Koa app: unread bodies → request id → route match → metrics (METRICS_PORT only) →
+// request log → security headers → CORS → errors → identify the caller → rate limits → UTF-8 URL
+// → authentication → JSON body → routes.
 // Everything is compiled here, once: definitions, validators, routes and the OpenAPI document.
 // What is the application's (definitions, modules, roles, limits, how callers authenticate) is
 // handed in: the engine names none of it.

@@ -7,6 +7,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, readlinkSync, mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import knex from 'knex';
@@ -16,7 +17,7 @@ import * as assert from 'uvu/assert';
 import { ConfigError, loadConfig } from '../../engine/config/config.js';
 import { createTestApp, TEST_ENV } from '../helpers/app.js';
 import { head, RawConnection } from '../helpers/raw-connection.js';
-import { killServers, startServer, type ServerProcess } from '../helpers/server-process.js';
+import { killServers, runServerToExit, startServer, startupFailure, type ServerProcess } from '../helpers/server-process.js';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const pgTest = DATABASE_URL ? test : test.skip;
@@ -203,6 +204,18 @@ test('METRICS_PORT unset: no metrics port, nothing counted', async () => {
     assert.not.ok(plain.logs.some((l) => l.msg === 'metrics listening'));
   } finally {
     assert.is(await plain.stop(), 0);
+  }
+});
+
+test('a metrics port in use stops the start with one message naming METRICS_PORT', async () => {
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  const port = (taken.address() as { port: number }).port;
+  try {
+    const fatal = startupFailure(await runServerToExit({ ...database, METRICS_PORT: String(port) }, cwd));
+    assert.is(fatal.msg, `METRICS_PORT ${port} on 127.0.0.1 is already in use: set METRICS_PORT to another port.`);
+  } finally {
+    taken.close();
   }
 });
 

@@ -1,5 +1,6 @@
-// Builds the Koa app: unread bodies → request id → request log → security headers → CORS → errors
-// → identify the caller → rate limits → UTF-8 URL → authentication → JSON body → routes.
+// Builds the Koa app: unread bodies → request id → route match → metrics (METRICS_PORT only) →
+// request log → security headers → CORS → errors → identify the caller → rate limits → UTF-8 URL
+// → authentication → JSON body → routes.
 // Everything is compiled here, once: definitions, validators, routes and the OpenAPI document.
 // What is the application's (definitions, modules, roles, limits, how callers authenticate) is
 // handed in: the engine names none of it.
@@ -23,6 +24,7 @@ import { requestLog } from './http/request-log.js';
 import { crossOrigin, securityHeaders } from './http/security.js';
 import { logEvent, rootLogger, type LogEvent, type Logger } from './log/log.js';
 import { createRateLimiting, type RateLimiting } from './ratelimit/setup.js';
+import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { compileDefinitions } from './resource/compile.js';
 import { loadDefinitionDir, loadDefinitionFile } from './resource/load.js';
 import { crudRoutes } from './resource/routes.js';
@@ -65,6 +67,8 @@ export interface App {
   /** Every declared route, in the order the router tries them. */
   routes: Route[];
   rateLimiting: RateLimiting;
+  /** Its Prometheus metrics when METRICS_PORT is set (served apart from the API: metrics/server.ts). */
+  metrics?: Metrics;
   /** Resolves when the services the app counts on are connected (or have been waited for long enough). */
   ready(): Promise<void>;
   /** Whether a path is served without a caller, as its routes declare (any method). */
@@ -99,6 +103,7 @@ export function createApp(options: AppOptions): App {
   const services = new Map([...registry.values()].map((r) => [r.name, new ResourceService(db, r)]));
   const engine: Engine = { config, db, registry, services, roles, mailer: options.mailer ?? createMailer(config) };
   const authenticator = options.authenticator(engine);
+  const metrics = config.metrics ? createMetrics(db) : undefined;
 
   // Case-sensitive like the paths the authentication middleware lets through without a token:
   // /API/employee must not reach a route by another spelling.
@@ -117,6 +122,7 @@ export function createApp(options: AppOptions): App {
     // A route counted as anonymous (a share link) ignores the token: it buys no allowance there.
     identify: (ctx) => (routeMatchOf(ctx)?.anonymous ? undefined : authenticator.holder(ctx)),
     log: options.log ?? logEvent,
+    onRefused: metrics?.rateLimitRefused,
   });
   const openapi = buildOpenApiDocument(engine, table.routes, modules, rateLimiting.table, options.documentInfo);
   table.add(...docsRoutes(openapi));
@@ -141,6 +147,8 @@ export function createApp(options: AppOptions): App {
   koa.use(unreadBody());
   koa.use(requestId());
   koa.use(table.middleware(routes.match));
+  // Right after the route is known, outside everything that may answer: every status is counted.
+  if (metrics) koa.use(metrics.middleware);
   koa.use(requestLog(logger));
   koa.use(securityHeaders());
   const definedHeaders = [...registry.values()].flatMap((r) => (r.organizationHeader ? [r.organizationHeader] : []));
@@ -166,6 +174,7 @@ export function createApp(options: AppOptions): App {
     openapi,
     routes: table.routes,
     rateLimiting,
+    metrics,
     isPublic: (path) => table.matchOf(routes.match, '', path).public,
     ready: async () => rateLimiting.store?.ready(STORE_READY_TIMEOUT_MS),
     drain: () => {

@@ -126,6 +126,19 @@ export interface Config {
     /** The longest a request waits for its counts from Redis or a cluster's primary before going on uncounted. */
     storeTimeoutMs: number;
   };
+  /**
+   * Prometheus metrics (METRICS_PORT, METRICS_HOST, METRICS_TOKEN): served on a port of their own,
+   * never on the API's; undefined when METRICS_PORT is unset (nothing listens, nothing is counted).
+   */
+  metrics?: MetricsSettings;
+}
+
+export interface MetricsSettings {
+  port: number;
+  /** Address the metrics port binds to: loopback unless set, so a scraper elsewhere is a choice. */
+  host: string;
+  /** When set, a scrape must send `Authorization: Bearer <token>`. */
+  token?: string;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -201,6 +214,20 @@ const redisUrl = (env: Env) => serviceUrl(env, 'REDIS_URL', ['redis:', 'rediss:'
 
 const smtpUrl = (env: Env) => serviceUrl(env, 'SMTP_URL', ['smtp:', 'smtps:'], 'smtp://user:pass@host:587 or smtps://host:465');
 
+/** METRICS_PORT unset: no metrics. It may not be the API's port: metrics are never served on the API. */
+function metricsSettings(env: Env, port: number): MetricsSettings | undefined {
+  const token = env.METRICS_TOKEN || undefined;
+  const metricsHost = env.METRICS_HOST || '127.0.0.1';
+  if (env.METRICS_PORT === undefined || env.METRICS_PORT === '') {
+    if (token || env.METRICS_HOST) throw new ConfigError('METRICS_HOST and METRICS_TOKEN apply to the metrics port: set METRICS_PORT too, or unset them');
+    return undefined;
+  }
+  const metricsPort = integer(env, 'METRICS_PORT', 0, 0, 65535);
+  if (metricsPort !== 0 && metricsPort === port) throw new ConfigError(`METRICS_PORT must differ from PORT (${port}): metrics are not served on the API`);
+  if (token !== undefined && token.length < 16) throw new ConfigError('METRICS_TOKEN must be at least 16 characters');
+  return { port: metricsPort, host: metricsHost, token };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = env.NODE_ENV ?? 'development';
   const production = nodeEnv === 'production';
@@ -251,5 +278,6 @@ export function loadConfig(env: Env = process.env): Config {
       prefix: keyPrefix(env),
       storeTimeoutMs: integer(env, 'RATE_LIMIT_STORE_TIMEOUT_MS', 500, 10, 60_000),
     },
+    metrics: metricsSettings(env, port),
   };
 }

@@ -84,6 +84,15 @@ export async function runProcess(loadProject: () => Promise<Project>): Promise<v
   const workers = processCount(config);
   if (workers === 1) return (await import('./serving.js')).serveAlone(config, await loadProject());
   if ((await prepareInChild()) !== 0) process.exit(1);
+  // The primary serves the cluster's metrics (its workers' added up) before forking them, so that a
+  // metrics port in use stops the start before anything serves.
+  if (config.metrics) {
+    const { serveClusterMetrics } = await import('../metrics/cluster.js');
+    const { MetricsPortError } = await import('../metrics/server.js');
+    await serveClusterMetrics(config.metrics, log).catch((err) =>
+      err instanceof MetricsPortError ? exitWithStartupFailure(err.message) : exitWithStartupFailure(unexpectedFailure(err), err),
+    );
+  }
   const { runPrimary } = await import('./primary.js');
   process.off('SIGTERM', stopBeforeWorkers).off('SIGINT', stopBeforeWorkers);
   runPrimary({

@@ -14,6 +14,8 @@ import { migrateDatabase } from './preparation.js';
 import type { Project } from './project.js';
 import { CLOSE_LIMIT_MS } from './shutdown.js';
 import { portClosed, reportServing, reportStartupFailure } from './worker.js';
+import { answerMetricsRequests } from '../metrics/cluster.js';
+import { closeMetrics, MetricsPortError, portOf, serveMetrics } from '../metrics/server.js';
 
 const log = logEvent;
 
@@ -44,6 +46,21 @@ async function start(config: Config, options: StartOptions): Promise<{ server: S
     await app.ready();
     const { server, stop: stopServing } = createStoppableServer(koa.callback(), config);
     await listen(server, config);
+    // Metrics are served apart from the API: by this process when it serves alone, by the
+    // primary in a cluster (which asks each worker for its own: metrics/cluster.ts).
+    let metricsServer: Server | undefined;
+    const { metrics } = app;
+    if (metrics && cluster.isWorker) answerMetricsRequests(metrics.registry);
+    else if (metrics && config.metrics) {
+      const scrape = async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() });
+      try {
+        metricsServer = await serveMetrics(config.metrics, scrape, (err) => log('error', 'metrics could not be collected', { error: String(err) }));
+      } catch (err) {
+        server.close();
+        throw err instanceof MetricsPortError ? new StartupError(err.message) : err;
+      }
+      log('info', 'metrics listening', { port: portOf(metricsServer), host: config.metrics.host, pid: process.pid });
+    }
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     log('info', 'listening', {
@@ -71,6 +88,7 @@ async function start(config: Config, options: StartOptions): Promise<{ server: S
       if (cut) log('warn', 'requests still running at the end of the grace period were cut', { requests: cut, graceMs: config.shutdownGraceMs, pid: process.pid });
       // After the last request: a response may still have been sending its mail. A database or
       // Redis that hangs must not keep the process from ending.
+      if (metricsServer) await closeMetrics(metricsServer);
       await within(close(), CLOSE_LIMIT_MS, 'Closing the database, the rate-limit store and the mail transport');
       log('info', 'stopped', { pid: process.pid, ms: Date.now() - began, cutRequests: cut });
     };

@@ -26,6 +26,8 @@ export interface RateLimitOptions {
    */
   identify(ctx: Context): TokenHolder | undefined;
   clientAddress: ClientAddress;
+  /** Hears each policy that refused a request (the refusal metric); a request may be refused by several. */
+  onRefused?(policy: string): void;
   /** Unix seconds now; the store keeps its own clock, this one only words the headers. */
   now?: () => number;
 }
@@ -150,7 +152,10 @@ export function rateLimits(options: RateLimitOptions): Middleware {
       const at = now();
       ctx.set(rateLimitHeaders(counts, at));
       // Refused by one limit; the wait lasts until every limit with nothing left frees up.
-      if (counts.some((c) => c.refused)) throw tooManyRequests(counts.filter((c) => c.remaining === 0), at);
+      if (counts.some((c) => c.refused)) {
+        if (options.onRefused) for (const c of counts) if (c.refused) options.onRefused(c.policy.name);
+        throw tooManyRequests(counts.filter((c) => c.remaining === 0), at);
+      }
     }
     return next();
   };

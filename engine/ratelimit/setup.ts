@@ -27,14 +27,15 @@ export interface RateLimitingOptions {
   roles: Iterable<string>;
   identify: RateLimitOptions['identify'];
   log: LogEvent;
+  onRefused?: RateLimitOptions['onRefused'];
 }
 
-export function createRateLimiting({ config, limitsFile, registry, roles, identify, log }: RateLimitingOptions): RateLimiting {
+export function createRateLimiting({ config, limitsFile, registry, roles, identify, log, onRefused }: RateLimitingOptions): RateLimiting {
   const { enabled, scale, windowScale, prefix } = config.rateLimits;
   const table = scaleLimitTable(loadLimitTable(limitsFile, registry, roles), { scale, windowScale });
   if (!enabled) return { table, enabled, middleware: (_ctx, next) => next() };
   const store = chooseStore(config, log);
-  const middleware = rateLimits({ table, store, prefix, identify, clientAddress: clientAddress(config.trustedProxies) });
+  const middleware = rateLimits({ table, store, prefix, identify, onRefused, clientAddress: clientAddress(config.trustedProxies) });
   return { table, enabled, middleware, store };
 }
 

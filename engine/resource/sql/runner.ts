@@ -32,6 +32,8 @@ function nameOf(text: string): string | undefined {
   return name;
 }
 
+let queryCount = 0;
+
 interface Driverish {
   query(text: string | object, values?: unknown[]): Promise<{ rows: any[] }>;
 }
@@ -40,14 +42,20 @@ interface Driverish {
 export async function run(db: Knex, statement: Statement): Promise<any[]> {
   const client = db.client as Knex.Client & { acquireConnection(): Promise<Driverish>; releaseConnection(c: Driverish): Promise<void> };
   const connection = await client.acquireConnection();
-  // knex's own event, so that what listens to a database's queries (debugging, tests) sees these too.
-  client.emit('query', { sql: statement.text, bindings: statement.values, method: 'raw' });
+  // knex's own events, so that what listens to a database's queries (debugging, tests, the
+  // query-duration metric) sees these too; the id pairs a query with its answer, as knex's do.
+  const query = { sql: statement.text, bindings: statement.values, method: 'raw', __knexQueryUid: `engine-${++queryCount}` };
+  client.emit('query', query);
   try {
     const result =
       connection instanceof pg.Client
         ? await connection.query({ name: statement.once || usesTransactionPooler(db) ? undefined : nameOf(statement.text), text: statement.text, values: statement.values })
         : await connection.query(statement.text, statement.values);
+    client.emit('query-response', result, query);
     return result.rows;
+  } catch (err) {
+    client.emit('query-error', err, query);
+    throw err;
   } finally {
     await client.releaseConnection(connection);
   }

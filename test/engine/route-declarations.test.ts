@@ -149,6 +149,14 @@ test('a route without access needs a caller; an unknown path under /api is a 401
   assert.is((await http.get('/nothing-here')).status, 404);
 });
 
+test("a path no route matches is logged with the masks of the routes under its prefix", async () => {
+  logLines.length = 0;
+  assert.is((await http.get('/api/open/s3cr3t/more')).status, 401);
+  assert.is((await http.get('/api/notes/other')).status, 401);
+  // This route's logPath masks the last segment.
+  assert.equal(logLines.filter((l) => l.msg === 'request').map((l) => l.path), ['/api/open/s3cr3t/:secret', '/api/notes/other']);
+});
+
 test('the declared permission is checked before the handler (403), then the body schema (400), then the handler runs', async () => {
   const forbidden = await http.post('/api/notes/check').set('X-Caller', 'VIEWER').send({ nonsense: true });
   assert.is(forbidden.status, 403);

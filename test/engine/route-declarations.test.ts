@@ -186,6 +186,13 @@ test("the request log shows the declared logPath, also for another method on the
   assert.not.ok(JSON.stringify(logLines).includes('s3cr3t'));
 });
 
+test("a route counted as anonymous ignores the caller's token: the anonymous tier, by address, on each of the path's methods", async () => {
+  const limitOf = (res: { headers: Record<string, string> }) => res.headers['x-ratelimit-limit'];
+  assert.is(limitOf(await http.get('/api/open/abc').set('X-Caller', 'EDITOR')), '100');
+  assert.is(limitOf(await http.delete('/api/open/abc').set('X-Caller', 'EDITOR')), '100');
+  assert.is(limitOf(await http.post('/api/notes/check').set('X-Caller', 'EDITOR').send({ title: 'x' })), '1000');
+});
+
 test('the document: security from access, the request body from the schema, the anonymous tier from rateLimit', () => {
   const paths = app.openapi.paths as Record<string, Record<string, Record<string, any>>>;
   const open = paths['/api/open/{secret}'].get;

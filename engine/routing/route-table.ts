@@ -47,7 +47,14 @@ export class RouteTable {
       }
       // A GET route answers HEAD already (@koa/router); a HEAD declared beside it only documents
       // that answer, and is found through the GET's layer.
-      if (route.method === 'HEAD' && this.routes.some((r) => r.method === 'GET' && r.path === route.path)) continue;
+      // Its own access and permission would never be checked: they must be the GET's.
+      const get = route.method === 'HEAD' ? this.routes.find((r) => r.method === 'GET' && r.path === route.path) : undefined;
+      if (get) {
+        if ((get.access ?? 'caller') !== (route.access ?? 'caller') || get.permission !== route.permission) {
+          throw new Error(`HEAD ${route.path} is answered by its GET: declare it with the GET's access and permission`);
+        }
+        continue;
+      }
       const layer = this.router.register(route.path, [route.method], guarded(route)) as Layer;
       this.byLayer.set(layer, route);
     }

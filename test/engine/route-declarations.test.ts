@@ -205,10 +205,13 @@ test('the document: security from access, the request body from the schema, the 
   assert.is(paths['/api/raw'].post.requestBody, undefined);
 });
 
-test('a route declared twice, or documenting its own security, stops start-up', () => {
+test('a route declared twice, documenting its own security, or a HEAD unlike its GET stops start-up', () => {
   assert.throws(() => createApp(options([...ROUTES, ROUTES[0]])), /GET \/api\/open\/\{secret\} is declared twice/);
   const selfSecured: Route = { ...ROUTES[1], path: '/api/other', docs: { operationId: 'other', security: [], responses: {} } };
   assert.throws(() => createApp(options([selfSecured])), /documents security itself/);
+  // A HEAD beside a GET is answered by the GET's route: a permission of its own would go unchecked.
+  const head: Route = { ...ROUTES[0], method: 'HEAD', access: 'caller', docs: { operationId: 'openHead', responses: {} } };
+  assert.throws(() => createApp(options([ROUTES[0], head])), /HEAD \/api\/open\/:secret is answered by its GET/);
 });
 
 test.run();

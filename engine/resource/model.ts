@@ -39,8 +39,8 @@ export interface ResourceModelClass extends ModelClass<ResourceRecord> {
  */
 export function scopeConditions(resource: CompiledResource, caller: Caller | TenantReader): Array<[string, string]> | false {
   const rule = resource.ownerRule;
-  if (!resource.owner || !rule || !('role' in caller) || caller.role !== rule.role) return [['tenantId', caller.tenantId]];
-  const owner = caller.claims[rule.claim];
+  if (!resource.owner || !rule || (caller as Partial<Caller>).role !== rule.role) return [['tenantId', caller.tenantId]];
+  const owner = (caller as Caller).claims[rule.claim];
   return owner ? [['tenantId', caller.tenantId], [resource.owner, owner]] : false;
 }
 

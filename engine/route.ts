@@ -41,7 +41,10 @@ export interface Route {
    * token the request carries (a link opened by customers, where a token must buy no allowance).
    */
   rateLimit?: 'caller' | 'anonymous';
-  /** The path as request log lines show it, when it carries a secret (a share link's token). */
+  /**
+   * The path as request log lines show it, when it carries a secret (a share link's token). Also
+   * applied to a path no route matches under the same first two segments (a near miss).
+   */
   logPath?(path: string): string;
   /** The OpenAPI operation, without `security` (access says it); `false` keeps the route out of the document (the document's own routes). */
   docs: OperationDoc | false;

@@ -71,19 +71,6 @@ const description = (info: DocumentInfo) => [
   'syntax) report every limit that counted the request. The numbers are those configured for this deployment.',
 ].join('\n');
 
-/** Adds a part's path items; the same method on the same path twice is a start-up error. */
-function merge(into: OpenApiPaths, part: OpenApiPaths, owner: string, owners: Map<string, string>) {
-  for (const [path, item] of Object.entries(part)) {
-    const target = (into[path] ??= {});
-    for (const [method, operation] of Object.entries(item)) {
-      const key = `${method.toUpperCase()} ${path}`;
-      if (METHODS.has(method) && target[method]) throw new Error(`OpenAPI: ${key} is documented by both ${owners.get(key)} and ${owner}`);
-      target[method] = operation;
-      owners.set(key, owner);
-    }
-  }
-}
-
 function operations(paths: OpenApiPaths): Array<Record<string, unknown>> {
   return Object.values(paths).flatMap((item) =>
     Object.entries(item).filter(([method]) => METHODS.has(method)).map(([, op]) => op as Record<string, unknown>),
@@ -215,9 +202,8 @@ export function buildOpenApiDocument(
   limits: LimitTable,
   info: DocumentInfo = GENERIC_DOCUMENT_INFO,
 ): OpenApiDocument {
-  const paths: OpenApiPaths = {};
-  const owners = new Map<string, string>();
-  merge(paths, declaredPaths(routes), 'a route declaration', owners);
+  // The same method on one path declared twice is a start-up error there.
+  const paths = declaredPaths(routes);
   checkOperationIds(paths);
   withBadRequest(paths);
   const anonymous = anonymousOperations(routes);

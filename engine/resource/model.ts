@@ -24,7 +24,9 @@ export interface ResourceModelClass extends ModelClass<ResourceRecord> {
   /**
    * The records of the resource the caller may see: its tenant's, and for the owner rule's role
    * its own, or none at all. The conditions are added when the query is built, on the table or on
-   * the alias the query was given (`.alias('e')`), so they hold whatever is chained after.
+   * the alias the query was given (`.alias('e')`), whatever is chained after; they are ANDed with
+   * the query's own conditions as SQL reads them, so an `orWhere` must be grouped inside
+   * `.where((q) => q.where(…).orWhere(…))`: `where tenant and a or b` would reach other tenants.
    */
   scoped(caller: Caller | TenantReader, trx?: TransactionOrKnex): ResourceQuery;
 }

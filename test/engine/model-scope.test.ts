@@ -90,6 +90,12 @@ test('a reader of the tenant alone (a share link) reaches the whole tenant', asy
   assert.equal((await note.scoped({ tenantId: tenantB }).select('title')).map((row) => row.title), ['B of alice']);
 });
 
+test('an orWhere grouped inside where() stays within the scope (docs/modules.md)', async () => {
+  const either = (q: any) => q.where('title', 'A of alice').orWhere('title', 'B of alice');
+  const rows = await note.scoped(callerOf(tenantB, 'EDITOR')).select('title').where(either);
+  assert.equal(rows.map((row) => row.title), ['B of alice']);
+});
+
 test('the scope follows the alias the query is given, and holds for writes too', async () => {
   const aliased = await note.scoped(callerOf(tenantA, 'WRITER', alice)).alias('n').select('n.title').where('n.title', 'like', 'A%');
   assert.equal(aliased.map((row) => row.title), ['A of alice']);

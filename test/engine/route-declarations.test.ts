@@ -149,6 +149,14 @@ test('a route without access needs a caller; an unknown path under /api is a 401
   assert.is((await http.get('/nothing-here')).status, 404);
 });
 
+test("a path no route matches is logged with the masks of the routes under its prefix", async () => {
+  logLines.length = 0;
+  assert.is((await http.get('/api/open/s3cr3t/more')).status, 401);
+  assert.is((await http.get('/api/notes/other')).status, 401);
+  // This route's logPath masks the last segment.
+  assert.equal(logLines.filter((l) => l.msg === 'request').map((l) => l.path), ['/api/open/s3cr3t/:secret', '/api/notes/other']);
+});
+
 test('the declared permission is checked before the handler (403), then the body schema (400), then the handler runs', async () => {
   const forbidden = await http.post('/api/notes/check').set('X-Caller', 'VIEWER').send({ nonsense: true });
   assert.is(forbidden.status, 403);
@@ -178,6 +186,13 @@ test("the request log shows the declared logPath, also for another method on the
   assert.not.ok(JSON.stringify(logLines).includes('s3cr3t'));
 });
 
+test("a route counted as anonymous ignores the caller's token: the anonymous tier, by address, on each of the path's methods", async () => {
+  const limitOf = (res: { headers: Record<string, string> }) => res.headers['x-ratelimit-limit'];
+  assert.is(limitOf(await http.get('/api/open/abc').set('X-Caller', 'EDITOR')), '100');
+  assert.is(limitOf(await http.delete('/api/open/abc').set('X-Caller', 'EDITOR')), '100');
+  assert.is(limitOf(await http.post('/api/notes/check').set('X-Caller', 'EDITOR').send({ title: 'x' })), '1000');
+});
+
 test('the document: security from access, the request body from the schema, the anonymous tier from rateLimit', () => {
   const paths = app.openapi.paths as Record<string, Record<string, Record<string, any>>>;
   const open = paths['/api/open/{secret}'].get;
@@ -190,10 +205,13 @@ test('the document: security from access, the request body from the schema, the 
   assert.is(paths['/api/raw'].post.requestBody, undefined);
 });
 
-test('a route declared twice, or documenting its own security, stops start-up', () => {
+test('a route declared twice, documenting its own security, or a HEAD unlike its GET stops start-up', () => {
   assert.throws(() => createApp(options([...ROUTES, ROUTES[0]])), /GET \/api\/open\/\{secret\} is declared twice/);
   const selfSecured: Route = { ...ROUTES[1], path: '/api/other', docs: { operationId: 'other', security: [], responses: {} } };
   assert.throws(() => createApp(options([selfSecured])), /documents security itself/);
+  // A HEAD beside a GET is answered by the GET's route: a permission of its own would go unchecked.
+  const head: Route = { ...ROUTES[0], method: 'HEAD', access: 'caller', docs: { operationId: 'openHead', responses: {} } };
+  assert.throws(() => createApp(options([ROUTES[0], head])), /HEAD \/api\/open\/:secret is answered by its GET/);
 });
 
 test.run();

@@ -270,6 +270,19 @@ test("the request log shows a link's route, never its token", async () => {
   assert.is(lines.find((l) => l.reqId === 'share-log-2')?.path, '/api/health');
 });
 
+test("a near miss of a link (no route's path) leaves no token in the log either", async () => {
+  lines.length = 0;
+  const id = w.estimate.id;
+  const nearMisses = [`${publicUrl('estimate', id, estimateToken)}/more`, `/api/public/Estimate/${id}/${estimateToken}`, `/api/public/estimate//${id}/${estimateToken}`];
+  for (const [i, url] of nearMisses.entries()) {
+    // Not a route: a 401 without a token (docs/authentication.md), a 404 with one.
+    assert.is((await t.http.get(url).set('X-Request-Id', `share-near-${i}`)).status, 401, url);
+    assert.is((await t.http.delete(url).set(w.acme.auth)).status, 404, url);
+  }
+  assert.ok(lines.some((l) => l.reqId === 'share-near-0'), JSON.stringify(lines));
+  assert.not.ok(lines.some((l) => JSON.stringify(l).includes(estimateToken)), JSON.stringify(lines.map((l) => l.path)));
+});
+
 test('the document: public operations without security, relations[] as the enum, the answers named', () => {
   const doc = t.openapi as any;
   for (const [path, methods] of [['/api/public/invoice/{id}/{token}', ['get']], ['/api/public/estimate/{id}/{token}', ['get', 'put']]] as const) {

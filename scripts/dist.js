@@ -33,7 +33,7 @@ export function buildInputs() {
       else if (name.endsWith('.ts') || !/^resources\/[^/]+$/.test(name)) found.push(name);
     }
   };
-  for (const dir of SOURCE_DIRS) walk(dir);
+  for (const dir of SOURCE_DIRS) if (existsSync(path.join(ROOT, dir))) walk(dir);
   // Compiled in too: the app reads its version from it (tsc writes dist/package.json).
   found.push('package.json');
   return found.sort();
@@ -57,9 +57,9 @@ export function distProblem() {
   if (!existsSync(ENTRY)) return `dist/app/start.js is missing: ${build}.`;
   const inputs = buildInputs();
   const built = new Set(stamp.inputs);
-  const changed =
-    inputs.find((name) => !built.has(name)) ??
-    stamp.inputs.find((name) => !inputs.includes(name)) ??
-    inputs.find((name) => statSync(path.join(ROOT, name)).mtimeMs > stamp.startedAt);
-  return changed ? `dist/ is older than the sources (${changed} changed since the last build): ${build}.` : undefined;
+  const added = inputs.find((name) => !built.has(name));
+  const removed = stamp.inputs.find((name) => !inputs.includes(name));
+  const changed = inputs.find((name) => statSync(path.join(ROOT, name)).mtimeMs > stamp.startedAt);
+  const what = added ? `${added} was added` : removed ? `${removed} was removed` : changed ? `${changed} changed` : undefined;
+  return what ? `dist/ is older than the sources (${what} since the last build): ${build}.` : undefined;
 }

@@ -5,7 +5,7 @@
 // BENCH_REQUESTS (2000) GET /api/health and as many authenticated lists, 10 at a time, while
 // every process's RSS is sampled every 100 ms. Prints per process: idle, peak under load, after.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +13,7 @@ import { startChild } from './lib/children.js';
 import { call } from './lib/http.js';
 import { cpuSecondsOf, processTree, rssOf, RssSampler, toMB } from './lib/processes.js';
 import { connect, dropSchema, signIn, signUp } from './seed.js';
-import { distProblem } from '../scripts/dist.js';
+import { distProblem, ENTRY } from '../scripts/dist.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const IDLE_MS = Number(process.env.BENCH_IDLE_S ?? 10) * 1000;
@@ -92,11 +92,15 @@ async function measure(how: string, script: string): Promise<Row[]> {
   }
 }
 
+/** BENCH_RUN: which servers, `source,compiled` by default. */
+const RUN = (process.env.BENCH_RUN ?? 'source,compiled').split(',');
 const rows: Row[] = [];
-rows.push(...(await measure('source (tsx)', path.join(ROOT, 'app/start.ts'))));
+if (RUN.includes('source')) rows.push(...(await measure('source (tsx)', path.join(ROOT, 'app/start.ts'))));
 const problem = distProblem();
-if (problem) console.log(`compiled: not measured. ${problem}`);
-else if (existsSync(path.join(ROOT, 'dist/app/start.js'))) rows.push(...(await measure('compiled (dist)', path.join(ROOT, 'dist/app/start.js'))));
+if (!RUN.includes('compiled')) {
+  // not asked for
+} else if (problem) console.log(`compiled: not measured. ${problem}`);
+else rows.push(...(await measure('compiled (dist)', ENTRY)));
 
 console.log(`${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded database'}; idle ${IDLE_MS / 1000} s, then ${REQUESTS} GET /api/health and ${REQUESTS} GET /api/organization, ${CONCURRENCY} at a time; RSS in MB`);
 console.log(`node flags: ${NODE_FLAGS.join(' ') || 'none'}; CPU µs per request: of all the processes together`);

@@ -5,7 +5,7 @@
 // `--if-possible` (prepare): without TypeScript installed (`npm ci --omit=dev`), say so and stop
 // without failing the install; dist/ must then come from a build made where it is installed.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { assets, buildInputs, DIST, ROOT, STAMP } from './dist.js';
@@ -19,8 +19,11 @@ try {
   process.exit(process.argv.includes('--if-possible') ? 0 : 1);
 }
 
-const startedAt = Date.now();
+const began = Date.now();
 const inputs = buildInputs();
+// A source dated in the future (copied from a machine whose clock is ahead) would otherwise make
+// every build look stale at once.
+const startedAt = Math.max(Date.now(), ...inputs.map((name) => statSync(path.join(ROOT, name)).mtimeMs));
 rmSync(DIST, { recursive: true, force: true });
 const compiled = spawnSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, stdio: 'inherit' });
 if (compiled.status !== 0) {
@@ -32,4 +35,4 @@ for (const name of assets(inputs)) {
   copyFileSync(path.join(ROOT, name), path.join(DIST, name));
 }
 writeFileSync(STAMP, `${JSON.stringify({ startedAt, inputs }, null, 2)}\n`);
-console.log(`build: dist/ compiled from ${inputs.length} files in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
+console.log(`build: dist/ compiled from ${inputs.length} files in ${((Date.now() - began) / 1000).toFixed(1)} s`);

@@ -19,9 +19,10 @@ const ignored = (name) => name.startsWith('.') || name.endsWith('~');
 
 /**
  * The files a build is made from, relative to the project, with `/` as the separator: the
- * TypeScript sources, package.json, and the other files the compiled code reads next to itself (JSON schemas,
- * a module's YAML), which the build copies. Not the definitions directly in resources/ nor
- * config/: the compiled service reads those from the repository, so editing them needs no build.
+ * TypeScript sources, package.json, and the other files the compiled code reads next to itself
+ * (JSON schemas, a module's YAML), which the build copies. Not the definitions directly in
+ * resources/ nor config/: the compiled service reads those from the repository, so editing them
+ * needs no build.
  */
 export function buildInputs() {
   const found = [];

@@ -35,6 +35,7 @@ import { measurePair, type LoadFigures, type LoadSettings } from './load.js';
 import { printResults, writeChart, type Results, type SizeResult } from './report.js';
 import { scenarios } from './scenarios.js';
 import { connect, dropSchema, rotationIds, seededTenant, seedPeople, signIn, signUp } from './seed.js';
+import { distProblem, ENTRY } from '../scripts/dist.js';
 
 const databaseUrl = process.env.DATABASE_URL;
 if (!databaseUrl) {
@@ -42,8 +43,14 @@ if (!databaseUrl) {
   process.exit(1);
 }
 
+// The service is measured compiled, as `npm start` runs it (dist/, plain node).
+const distNotReady = distProblem();
+if (distNotReady) {
+  console.error(`npm run bench measures the compiled service, as npm start runs it: ${distNotReady}`);
+  process.exit(1);
+}
+
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.dirname(HERE);
 const SIZES: Record<string, number> = { '10k': 10_000, '100k': 100_000, '1m': 1_000_000 };
 const sizes = (process.env.BENCH_SIZES ?? '10k,1m').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
 for (const size of sizes) if (!SIZES[size]) throw new Error(`BENCH_SIZES: unknown size "${size}" (use ${Object.keys(SIZES).join(', ')})`);
@@ -86,9 +93,9 @@ function measuredDatabase(url: string, schema: string): Record<string, string> {
   return { DATABASE_URL: pooled.toString(), DATABASE_POOLER: 'transaction' };
 }
 
-/** The service as `npm start` runs it, rate limits on and scaled up so they never refuse the load. */
+/** The service as `npm start` runs it (compiled), rate limits on and scaled up so they never refuse the load. */
 function startService(url: string, schema: string, database: Record<string, string> = { DATABASE_URL: url, DATABASE_SCHEMA: schema }): Promise<Child> {
-  return startChild(path.join(ROOT, 'app/start.ts'), {
+  return startChild(ENTRY, {
     NODE_ENV: 'production',
     ...database,
     JWT_SECRET,

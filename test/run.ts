@@ -12,10 +12,11 @@
 // 1 runs everything in one). The suites that start server processes or measure time (TIMED_FILES)
 // share one lane, so no two of them compete; every other file goes to the other. Each lane's output
 // is printed whole when it ends, one lane after the other, so suites never interleave.
-import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { distProblem } from '../scripts/dist.js';
 
 const TEST_DIR = fileURLToPath(new URL('.', import.meta.url));
 const CHILD_FLAG = '--uvu-child';
@@ -115,6 +116,20 @@ function runLane(files: string[], buffered: boolean): Promise<Counts> {
   });
 }
 
+/**
+ * The suites that start server processes run the compiled server, what `npm start` runs
+ * (test/helpers/server-process.ts): when any of them is to run and dist/ is missing or older than
+ * the sources, build it first. A failed build is reported here; those suites then run the sources.
+ */
+function ensureBuild(files: string[]) {
+  const startsServers = files.some((name) => /helpers\/server-process\.js|scripts\/dist\.js/.test(readFileSync(path.join(TEST_DIR, name), 'utf8')));
+  const problem = startsServers ? distProblem() : undefined;
+  if (!problem) return;
+  console.log(`${problem.replace(/: run `npm run build`\.$/, '')}: building it for the suites that start the server\n`);
+  const build = spawnSync(process.execPath, [path.join(path.dirname(TEST_DIR), 'scripts/build.js')], { stdio: 'inherit' });
+  if (build.status !== 0) console.error('the build failed: the suites that start the server run the sources through tsx\n');
+}
+
 async function parent(pattern: string | undefined) {
   const files = testFiles(pattern);
   if (files.length === 0) {
@@ -122,6 +137,7 @@ async function parent(pattern: string | undefined) {
     console.log('\n0 passed, 1 failed');
     process.exit(1);
   }
+  ensureBuild(files);
   const split = lanes(files);
   if (split.length > 1) console.log(`${files.length} test files in ${split.length} lanes (TEST_LANES=1 runs them in one); each lane's output follows when it ends\n`);
   const results = await Promise.all(split.map((lane) => runLane(lane, split.length > 1)));

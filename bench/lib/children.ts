@@ -40,13 +40,17 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Runs `node --import tsx <script>` with PORT set to a free port, and waits for `healthPath` to answer 200. */
-export async function startChild(script: string, env: Record<string, string | undefined>, healthPath: string): Promise<Child> {
+/**
+ * Runs `<script>` with PORT set to a free port (a .ts one through tsx, a compiled .js one with plain
+ * node, as `npm start` runs dist/), and waits for `healthPath` to answer 200.
+ */
+export async function startChild(script: string, env: Record<string, string | undefined>, healthPath: string, nodeFlags: string[] = []): Promise<Child> {
   const port = await freePort();
   const clean: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(port) };
   for (const [name, value] of Object.entries(env)) if (value !== undefined) clean[name] = value;
   // Logs go nowhere: reading them would cost this process CPU the load generator needs.
-  const child = spawn(process.execPath, [...PROFILE_FLAGS, '--import', TSX, script], { env: clean, stdio: ['ignore', 'ignore', 'pipe'] });
+  const loader = script.endsWith('.ts') ? ['--import', TSX] : [];
+  const child = spawn(process.execPath, [...PROFILE_FLAGS, ...nodeFlags, ...loader, script], { env: clean, stdio: ['ignore', 'ignore', 'pipe'] });
   running.add(child);
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));

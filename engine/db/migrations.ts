@@ -6,6 +6,9 @@ import { pathToFileURL } from 'node:url';
 import type { Knex } from 'knex';
 import { tenantWideUniqueColumns } from '../resource/compiled.js';
 
+/** This module runs from its TypeScript source (through tsx), not compiled into dist/. */
+const RUNS_TYPESCRIPT = import.meta.url.endsWith('.ts');
+
 interface MigrationFile {
   name: string;
   file: string;
@@ -30,6 +33,12 @@ export class FolderMigrationSource implements Knex.MigrationSource<MigrationFile
   }
 
   async getMigration(migration: MigrationFile): Promise<Knex.Migration> {
+    // The compiled service (dist/, plain node) cannot import TypeScript: an EXTRA_RESOURCES_DIR's
+    // migrations are .ts, as `npm run db:migration` writes them. tsx loads such a file by itself.
+    if (migration.file.endsWith('.ts') && !RUNS_TYPESCRIPT) {
+      const { tsImport } = await import('tsx/esm/api');
+      return tsImport(pathToFileURL(migration.file).href, import.meta.url);
+    }
     return import(pathToFileURL(migration.file).href);
   }
 }

@@ -1,13 +1,21 @@
-// The real server (`app/start.ts`, what `npm start` runs) in a child process, for the tests
+// The real server (`app/start.ts`, compiled as `npm start` runs it) in a child process, for the tests
 // that are about start-up, shutdown and the process around the app.
 import knex from 'knex';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { distProblem, ENTRY } from '../../scripts/dist.js';
 import { TEST_ENV } from './app.js';
 
-const SERVER = fileURLToPath(new URL('../../app/start.ts', import.meta.url));
+const SOURCE = fileURLToPath(new URL('../../app/start.ts', import.meta.url));
 // Resolved here, so the child may run in any working directory (`--import tsx` resolves from the cwd).
 const TSX = import.meta.resolve('tsx');
+/**
+ * The compiled server (dist/, what `npm start` runs: test/run.ts builds it first when a suite here
+ * needs it) when it is current; otherwise the sources through tsx, so that a file run by itself
+ * after an edit still tests that edit. The compiled one is what ships, and starts faster.
+ */
+export const COMPILED = distProblem() === undefined;
+const SERVER_ARGS = COMPILED ? [ENTRY] : ['--import', TSX, SOURCE];
 /** A guard against a hung child, not a timing assertion: a first PGlite start takes seconds. */
 const START_LIMIT_MS = 120_000;
 
@@ -51,7 +59,7 @@ export function serverEnv(env: Record<string, string | undefined>): NodeJS.Proce
 }
 
 function spawnServer(env: Record<string, string | undefined>, cwd?: string): ChildProcess {
-  const child = spawn(process.execPath, ['--import', TSX, SERVER], { cwd, env: serverEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, SERVER_ARGS, { cwd, env: serverEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   child.once('exit', () => running.delete(child));
   return child;

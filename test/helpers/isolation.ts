@@ -186,6 +186,8 @@ export const routeKey = (layer: Layer) => `${layer.methods.find((m) => m !== 'HE
 const ACCOUNT = 'acts on the account the token, a credential or an email address names; never on a tenant record by id';
 export const ROUTES_WITHOUT_RECORDS: Record<string, string> = {
   'GET /api/health': 'public; reads no tenant data',
+  'GET /api/health/live': 'public; reads nothing at all',
+  'GET /api/health/ready': 'public; reads only the migration lock, no tenant data',
   'POST /api/auth/register': ACCOUNT,
   'POST /api/auth/login': ACCOUNT,
   'POST /api/auth/refresh-token': ACCOUNT,

@@ -8,6 +8,7 @@
 //   begins, while migrations run (another instance's, holding knex's migration lock), and while
 //   the database does not answer. The process itself listens only once it has migrated.
 import type { Knex } from 'knex';
+import type { Context } from 'koa';
 import { jsonResponse } from './openapi/fragments.js';
 import type { Route } from './route.js';
 import { within } from './time-limit.js';
@@ -22,13 +23,14 @@ type Checks = Record<string, Check>;
 
 const DATABASE_DOWN: Check = { status: 'down', message: 'The database did not answer' };
 
-/** The answer's shape (Terminus's, which Ever Gauzy's clients know): every check, split by outcome. */
-function answer(checks: Checks) {
+/** Answers the checks in Terminus's shape (which Ever Gauzy's clients know), split by outcome: 503 when any is down. */
+function answer(ctx: Context, checks: Checks) {
   const entries = Object.entries(checks);
   const up = Object.fromEntries(entries.filter(([, c]) => c.status === 'up'));
   const down = Object.fromEntries(entries.filter(([, c]) => c.status === 'down'));
   const ok = entries.length === Object.keys(up).length;
-  return { status: ok ? 200 : 503, body: { status: ok ? 'ok' : 'error', info: up, error: down, details: checks } };
+  ctx.status = ok ? 200 : 503;
+  ctx.body = { status: ok ? 'ok' : 'error', info: up, error: down, details: checks };
 }
 
 const component = (status: 'up' | 'down') => ({
@@ -92,9 +94,7 @@ export function healthRoutes(db: Knex, timeoutMs: number, state: ServingState): 
         } catch {
           database = DATABASE_DOWN;
         }
-        const { status, body } = answer({ database });
-        ctx.status = status;
-        ctx.body = body;
+        answer(ctx, { database });
       },
       docs: {
         tags: ['health'],
@@ -145,9 +145,7 @@ export function healthRoutes(db: Knex, timeoutMs: number, state: ServingState): 
             checks.database = DATABASE_DOWN;
           }
         }
-        const { status, body } = answer(checks);
-        ctx.status = status;
-        ctx.body = body;
+        answer(ctx, checks);
       },
       docs: {
         tags: ['health'],

@@ -121,9 +121,12 @@ export async function readMultipart<T>(
         return fail(badRequest(`the name of the file in "${fileField}" must be UTF-8 text`));
       }
       current = stream;
-      stream.on('limit', () => fail(tooLarge(maxFileBytes)));
       consumed = consume({ stream, filename: info.filename ?? '', declaredType: info.mimeType ?? '' });
       consumed.catch(fail);
+      // At the limit busboy ends the stream cut short; the reader decides first, so a refusal it
+      // found in the bytes it already has (a file of the wrong kind: 415) is the answer.
+      const settled = consumed;
+      stream.on('limit', () => void settled.then(() => fail(tooLarge(maxFileBytes)), fail));
     });
     parser.on('field', (name, value, info) => {
       if (failed) return;

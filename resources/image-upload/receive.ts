@@ -74,14 +74,16 @@ export async function receiveImage(file: IncomingFile, target: string, maxBytes:
     let kind: ImageKind | undefined;
     for await (const chunk of file.stream as AsyncIterable<Buffer>) {
       size += chunk.length;
-      // The multipart reader stops at the limit too; counting here keeps this true on its own.
-      if (size > maxBytes) throw tooLarge(maxBytes);
       if (headBytes < HEAD_BYTES) {
         const part = chunk.subarray(0, HEAD_BYTES - headBytes);
         head.push(part);
         headBytes += part.length;
       }
+      // The kind before the size: a large file of another kind is a 415 whichever chunk size the
+      // runtime delivers (Node 24 hands over bigger chunks than Node 20).
       if (!kind && headBytes >= SNIFF_BYTES) kind = await sniff(Buffer.concat(head));
+      // The multipart reader stops at the limit too; counting here keeps this true on its own.
+      if (size > maxBytes) throw tooLarge(maxBytes);
       await writeAll(handle, chunk);
     }
     // busboy ends a file cut at its limit normally, marking it truncated.

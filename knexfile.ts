@@ -14,8 +14,8 @@ export default async function knexfile(): Promise<Knex.Config> {
     // round). The lock is released when the CLI exits.
     await lockDataDir(config.dataDir);
   } else if (config.databaseSchema) {
-    const db = knex(knexConfig(options));
+    const db = knex(await knexConfig(options));
     await ensureSchema(db, config.databaseSchema).finally(() => db.destroy());
   }
-  return { ...knexConfig(options), migrations: { migrationSource: new FolderMigrationSource(migrationFolders(MIGRATIONS_DIR, config.extraResourceDirs)) } };
+  return { ...(await knexConfig(options)), migrations: { migrationSource: new FolderMigrationSource(migrationFolders(MIGRATIONS_DIR, config.extraResourceDirs)) } };
 }

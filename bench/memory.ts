@@ -1,7 +1,8 @@
 // `npm run bench:memory`: the resident memory of the service's processes, run from the sources
 // through tsx (`npm run dev`) and compiled (dist/, what `npm start` runs), side by side. Each is
 // started on a fresh embedded database (or, with DATABASE_URL, a fresh schema of it, as a cluster
-// of WEB_CONCURRENCY workers), left idle for BENCH_IDLE_S seconds (10), then sent
+// of WEB_CONCURRENCY workers), left idle for BENCH_IDLE_S seconds (15: a quiet process gives its
+// start-up heap back after 6, engine/process/quiet-heap.ts), then sent
 // BENCH_REQUESTS (2000) GET /api/health and as many authenticated lists, 10 at a time, while
 // every process's RSS is sampled every 100 ms. Prints per process: idle, peak under load, after.
 import { randomBytes } from 'node:crypto';
@@ -16,7 +17,7 @@ import { connect, dropSchema, signIn, signUp } from './seed.js';
 import { distProblem, ENTRY } from '../scripts/dist.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const IDLE_MS = Number(process.env.BENCH_IDLE_S ?? 10) * 1000;
+const IDLE_MS = Number(process.env.BENCH_IDLE_S ?? 15) * 1000;
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
 const CONCURRENCY = 10;
 /** BENCH_NODE_FLAGS: node options given to both servers, to compare (V8's heap settings, say). */
@@ -61,11 +62,13 @@ async function measure(how: string, script: string): Promise<Row[]> {
     ...database,
   }, '/api/health', NODE_FLAGS);
   try {
-    const tenant = await signUp(child.url, 'memory');
-    const token = await signIn(child.url, tenant.email);
+    // Idle: started and left alone, before any request (a sign-in's argon2 hash alone keeps
+    // about 20 MB of native memory in the worker that ran it; that shows in the later columns).
     await sleep(IDLE_MS);
     const pids = processTree(child.pid);
     const idle = new Map(pids.map((pid) => [pid, rssOf(pid)]));
+    const tenant = await signUp(child.url, 'memory');
+    const token = await signIn(child.url, tenant.email);
     const sampler = new RssSampler(child.pid, 100);
     const cpuBefore = cpuSecondsOf(child.pid);
     await load(child.url, '/api/health');

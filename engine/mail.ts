@@ -2,7 +2,7 @@
 // JSON log line per message so a development setup still shows the codes and links it would send
 // (in production the line keeps only who and what about: set SMTP_URL there).
 // Messages are plain text only, and the code or link a message carries stands on a line of its own.
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Config } from './config/config.js';
 import { REDACTED } from './log/log.js';
 
@@ -39,14 +39,20 @@ export function createMailer(config: Config, options: MailerOptions = {}): Maile
   }
   // Mail is sent while a request waits: nodemailer's defaults (2 minutes to connect, 10 of socket
   // silence) would hold it far longer than any client does. Query parameters of SMTP_URL still win.
-  const transport = nodemailer.createTransport({ url: smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 });
+  // nodemailer is loaded with the first message, not at start: most processes never send one.
+  let transport: Promise<Transporter> | undefined;
+  const connect = async () => {
+    const { default: nodemailer } = await import('nodemailer');
+    return nodemailer.createTransport({ url: smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 });
+  };
   return {
     async send(message) {
+      transport ??= connect();
       // base64 keeps the text byte-exact through any server (no soft line breaks to undo).
-      await transport.sendMail({ from, to: message.to, subject: message.subject, text: message.text, textEncoding: 'base64' });
+      await (await transport).sendMail({ from, to: message.to, subject: message.subject, text: message.text, textEncoding: 'base64' });
     },
     async close() {
-      transport.close();
+      (await transport)?.close();
     },
   };
 }

@@ -1,14 +1,11 @@
 // The database: embedded PGlite by default (kept under the data folder, one process at a time),
 // PostgreSQL when a connection string is given. Both speak PostgreSQL's SQL and error codes, so
 // nothing above this file knows which one it has.
-import { PGlite } from '@electric-sql/pglite';
 import knex, { type Knex } from 'knex';
-import ClientPgLite from 'knex-pglite';
 import pg from 'pg';
 import { DatabaseTimeoutError } from './errors.js';
 import type { Config } from '../config/config.js';
 import type { EmbeddedOptions } from '../config/embedded.js';
-import { embeddedPGlite } from './embedded.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { behindTransactionPooler, markTransactionPooler, schemaPerTransaction, type PoolerSetting } from './pooler.js';
 import { logEvent } from '../log/log.js';
@@ -82,45 +79,42 @@ const knexLog: Knex.Config['log'] = {
   debug: () => {},
 };
 
-/** The knex configuration of either database kind (shared by the app and the knex CLI's knexfile). */
-export function knexConfig(options: DatabaseOptions): Knex.Config {
-  if (options.databaseUrl) {
-    const { timeoutMs, schema } = options;
-    // Behind a transaction pooler nothing is set on a connection: the schema is set per transaction.
-    const pooled = options.pooler === 'transaction';
-    const timed = timeoutMs ? queryTimeLimit(timeoutMs, !pooled) : undefined;
-    const perTransaction = pooled && schema ? schemaPerTransaction(schema) : undefined;
-    const afterCreate = (connection: pg.Client, done: (err: Error | null, connection: pg.Client) => void) => {
-      perTransaction?.(connection);
-      if (timed) timed.afterCreate(connection, done);
-      else done(null, connection);
-    };
-    const config: Knex.Config = {
-      log: knexLog,
-      client: 'pg',
-      connection: timeoutMs ? { connectionString: options.databaseUrl, connectionTimeoutMillis: timeoutMs, keepAlive: true } : options.databaseUrl,
-      searchPath: schema && !pooled ? [schema] : undefined,
-      // A new connection gets the limit too: to connect (connectionTimeoutMillis), and for the
-      // whole of its set-up (createTimeoutMillis: its first queries run before afterCreate).
-      pool: {
-        min: 0,
-        max: options.poolMax ?? 10,
-        ...(timed || perTransaction ? { afterCreate } : {}),
-        ...(timed ? { validate: timed.validate, createTimeoutMillis: timeoutMs } : {}),
-      },
-      acquireConnectionTimeout: timeoutMs ?? 5000,
-    };
-    return pooled ? markTransactionPooler(config) : config;
-  }
-  return {
-    client: ClientPgLite as unknown as typeof Knex.Client,
-    dialect: 'postgres',
-    connection: options.image
-      ? { pglite: new PGlite({ loadDataDir: options.image }) }
-      : options.dataDir
-        ? { pglite: embeddedPGlite(options.dataDir, options.embedded) }
-        : {},
-  } as Knex.Config;
+/**
+ * The knex configuration of either database kind (shared by the app and the knex CLI's knexfile).
+ * The embedded one is loaded only when asked for (db/embedded-knex.ts).
+ */
+export async function knexConfig(options: DatabaseOptions): Promise<Knex.Config> {
+  if (!options.databaseUrl) return (await import('./embedded-knex.js')).embeddedKnexConfig(options);
+  return postgresConfig(options as DatabaseOptions & { databaseUrl: string });
+}
+
+function postgresConfig(options: DatabaseOptions & { databaseUrl: string }): Knex.Config {
+  const { timeoutMs, schema } = options;
+  // Behind a transaction pooler nothing is set on a connection: the schema is set per transaction.
+  const pooled = options.pooler === 'transaction';
+  const timed = timeoutMs ? queryTimeLimit(timeoutMs, !pooled) : undefined;
+  const perTransaction = pooled && schema ? schemaPerTransaction(schema) : undefined;
+  const afterCreate = (connection: pg.Client, done: (err: Error | null, connection: pg.Client) => void) => {
+    perTransaction?.(connection);
+    if (timed) timed.afterCreate(connection, done);
+    else done(null, connection);
+  };
+  const config: Knex.Config = {
+    log: knexLog,
+    client: 'pg',
+    connection: timeoutMs ? { connectionString: options.databaseUrl, connectionTimeoutMillis: timeoutMs, keepAlive: true } : options.databaseUrl,
+    searchPath: schema && !pooled ? [schema] : undefined,
+    // A new connection gets the limit too: to connect (connectionTimeoutMillis), and for the
+    // whole of its set-up (createTimeoutMillis: its first queries run before afterCreate).
+    pool: {
+      min: 0,
+      max: options.poolMax ?? 10,
+      ...(timed || perTransaction ? { afterCreate } : {}),
+      ...(timed ? { validate: timed.validate, createTimeoutMillis: timeoutMs } : {}),
+    },
+    acquireConnectionTimeout: timeoutMs ?? 5000,
+  };
+  return pooled ? markTransactionPooler(config) : config;
 }
 
 type Callback = (err: Error | null, result?: unknown) => void;
@@ -216,11 +210,11 @@ export async function resolvePooler(options: DatabaseOptions): Promise<DatabaseO
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.databaseUrl) {
-    const instance = knex(knexConfig(await resolvePooler(options)));
+    const instance = knex(await knexConfig(await resolvePooler(options)));
     return { knex: instance, kind: 'postgres', close: () => instance.destroy() };
   }
   const release = options.dataDir ? await lockDataDir(options.dataDir) : undefined;
-  const instance = knex(knexConfig(options));
+  const instance = knex(await knexConfig(options));
   return {
     knex: instance,
     kind: 'pglite',
@@ -231,17 +225,3 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   };
 }
 
-/**
- * An image of an in-memory embedded database after `prepare` ran on it (migrations, say), for
- * `openDatabase({ image })`: opening a copy of it takes a fraction of a fresh cluster's start.
- */
-export async function embeddedImage(prepare: (db: Knex) => Promise<unknown>): Promise<Blob> {
-  const pglite = new PGlite();
-  const db = knex({ ...knexConfig({}), connection: { pglite } } as Knex.Config);
-  try {
-    await prepare(db);
-    return await pglite.dumpDataDir('none');
-  } finally {
-    await db.destroy();
-  }
-}

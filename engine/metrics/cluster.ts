@@ -5,7 +5,7 @@
 // rather than failing it. Loaded by the primary only when METRICS_PORT is set, and it never
 // loads the app: workers answer from their own registries (answerMetricsRequests).
 import cluster, { type Worker } from 'node:cluster';
-import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue, type Registry } from 'prom-client';
+import type { MetricObjectWithValues, MetricValue, Registry } from 'prom-client';
 import type { MetricsSettings } from '../config/config.js';
 import type { LogEvent } from '../log/log.js';
 import { isServing } from '../process/messages.js';
@@ -42,6 +42,8 @@ export function answerMetricsRequests(registry: Registry): void {
 
 /** The primary's side: serves the metrics port with the sum of its serving workers' metrics. */
 export async function serveClusterMetrics(settings: MetricsSettings, log: LogEvent) {
+  // Imported here: a worker loads this file for answerMetricsRequests, and needs no prom-client for it.
+  const { AggregatorRegistry } = await import('prom-client');
   // Workers that have said they serve: one still starting has no registry to answer from yet.
   const serving = new Set<Worker>();
   const waiting = new Map<number, { expected: number; answers: Answer[]; done: () => void }>();

@@ -3,10 +3,11 @@
 // Made only when METRICS_PORT is set: otherwise no middleware runs and nothing is counted.
 // Requests are labelled by their route's template (`/api/employee/:id`), never by the raw path:
 // one series per declared route, whatever ids or garbage clients send.
+import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import type { Knex } from 'knex';
 import type { Context, Middleware, Next } from 'koa';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { routeMatchOf } from '../route.js';
 
 /** The route label of a request no declared route answers (a 404, a 405): one series for all of them. */
@@ -34,7 +35,12 @@ interface TarnPool {
 /** Seconds, as Prometheus wants durations. */
 const since = (start: number) => (performance.now() - start) / 1000;
 
+// prom-client is required here, when metrics are made, not imported: with METRICS_PORT unset a
+// worker never loads it (several MB of its memory). createApp is synchronous, hence require.
+const require = createRequire(import.meta.url);
+
 export function createMetrics(db: Knex): Metrics {
+  const { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } = require('prom-client') as typeof import('prom-client');
   const registry = new Registry();
   const registers = [registry];
   collectDefaultMetrics({ register: registry });

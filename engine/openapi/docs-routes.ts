@@ -5,7 +5,6 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Context } from 'koa';
-import { koaSwagger } from 'koa2-swagger-ui';
 import type { Route } from '../route.js';
 
 export const DOCS_PATH = '/swg';
@@ -44,8 +43,13 @@ const CONTENT_SECURITY_POLICY = [
 const REMOTE_LINK = /<link\b[^>]*\bhref="(?:https?:)?\/\/[^"]*"[^>]*>\s*/gi;
 const REMOTE_REFERENCE = /\b(?:src|href)="(?:https?:)?\/\//i;
 
-/** The page, rendered once by koa2-swagger-ui, without the web-font link its template hard-codes. */
-function renderPage(): string {
+/**
+ * The page, rendered by koa2-swagger-ui without the web-font link its template hard-codes. Loaded
+ * and rendered on the first visit, not at start: its template engine is several MB of each
+ * worker's memory, and most processes never show the page.
+ */
+async function renderPage(): Promise<string> {
+  const { koaSwagger } = await import('koa2-swagger-ui');
   const render = koaSwagger({
     title: 'Workforce Management API',
     routePrefix: DOCS_PATH,
@@ -85,15 +89,17 @@ async function serveAsset(ctx: Context, cache: Map<string, Buffer>) {
 
 /** The document, the page that shows it and the page's assets: public, and outside the document. */
 export function docsRoutes(document: Record<string, unknown>): Route[] {
-  const page = renderPage();
+  let page: Promise<string> | undefined;
   // Serialised once: the document never changes while the process runs.
   const json = JSON.stringify(document);
   const cache = new Map<string, Buffer>();
   const served = (path: string, handler: Route['handler']): Route => ({ method: 'GET', path, access: 'public', handler, docs: false });
-  const showPage: Route['handler'] = (ctx) => {
+  const showPage: Route['handler'] = async (ctx) => {
+    page ??= renderPage();
+    const html = await page;
     ctx.type = 'text/html; charset=utf-8';
     ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
-    ctx.body = page;
+    ctx.body = html;
   };
   return [
     served(DOCUMENT_PATH, (ctx) => {

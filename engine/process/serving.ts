@@ -13,6 +13,7 @@ import { closeAfterFailure, databaseProblem, describeFailure, fail, isExplained,
 import { migrateDatabase } from './preparation.js';
 import type { Project } from './project.js';
 import { CLOSE_LIMIT_MS } from './shutdown.js';
+import { shrinkHeapWhenQuiet } from './quiet-heap.js';
 import { portClosed, reportServing, reportStartupFailure } from './worker.js';
 import { answerMetricsRequests } from '../metrics/cluster.js';
 import { closeMetrics, MetricsPortError, portOf, serveMetrics } from '../metrics/server.js';
@@ -61,6 +62,7 @@ async function start(config: Config, options: StartOptions): Promise<{ server: S
       }
       log('info', 'metrics listening', { port: portOf(metricsServer), host: config.metrics.host, pid: process.pid });
     }
+    const stopWatchingHeap = shrinkHeapWhenQuiet();
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     log('info', 'listening', {
@@ -82,6 +84,7 @@ async function start(config: Config, options: StartOptions): Promise<{ server: S
       // Readiness turns 503 at once; the process goes on serving for SHUTDOWN_DELAY_MS, long
       // enough for a load balancer polling it to send new requests elsewhere, then stops.
       app.drain();
+      stopWatchingHeap();
       if (config.shutdownDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
       // Requests in flight get SHUTDOWN_GRACE_MS to finish (see http/stoppable-server.ts); the rest are cut.
       const { cut } = await stopServing(config.shutdownGraceMs, cluster.isWorker ? portClosed : undefined);

@@ -3,7 +3,8 @@
 // (primary-store.ts). Redis trouble never stops the service: a count that
 // cannot be taken is skipped (fail-open), and the outage is logged once when it starts and once
 // when it ends, never per request.
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import type { LogEvent } from '../log/log.js';
 import { boundedCounts, SWEEP_MS } from './expiring-counts.js';
 
@@ -73,7 +74,11 @@ export function memoryStore(maxKeys: number, log: LogEvent, sweepMs = SWEEP_MS):
   };
 }
 
+// ioredis is required only when REDIS_URL is set: without it no process loads it (several MB each).
+const require = createRequire(import.meta.url);
+
 export function redisStore(url: string, log: LogEvent, timeoutMs: number): LimitStore {
+  const { Redis } = require('ioredis') as typeof import('ioredis');
   const outage = outageTracker(log, 'Redis');
   const failed = outage.failed;
   const db = new Redis(url, {

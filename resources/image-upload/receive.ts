@@ -3,8 +3,6 @@
 // of another kind is refused without reading the rest), and its width and height read from its
 // header.
 import { open, readFile, type FileHandle } from 'node:fs/promises';
-import { fileTypeFromBuffer } from 'file-type';
-import { imageSize } from 'image-size';
 import { badRequest, HttpError } from '../../engine/errors.js';
 import { tooLarge, type IncomingFile } from '../../engine/http/multipart.js';
 import { kindOfMimeType, KINDS_IN_WORDS, type ImageKind } from './kinds.js';
@@ -29,7 +27,12 @@ export interface ReceivedImage {
 /** image-size's names for the kinds we take. */
 const IMAGE_SIZE_TYPES: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp' };
 
+// file-type and image-size are loaded with the first upload, not at start (several MB of each
+// worker's memory for a rare request).
+const readers = async () => ({ ...(await import('file-type')), ...(await import('image-size')) });
+
 async function sniff(head: Buffer): Promise<ImageKind> {
+  const { fileTypeFromBuffer } = await readers();
   const found = await fileTypeFromBuffer(head);
   const kind = kindOfMimeType(found?.mime);
   if (kind) return kind;
@@ -38,7 +41,8 @@ async function sniff(head: Buffer): Promise<ImageKind> {
 }
 
 /** Width and height from the header; a file that sniffed as an image but has no readable header is a 400. */
-function dimensions(head: Buffer, kind: ImageKind): { width: number; height: number } {
+async function dimensions(head: Buffer, kind: ImageKind): Promise<{ width: number; height: number }> {
+  const { imageSize } = await readers();
   const unreadable = () => badRequest(`file could not be read as a ${kind.label} image (truncated or corrupt): its width and height are unknown`);
   let size: ReturnType<typeof imageSize>;
   try {
@@ -91,11 +95,11 @@ export async function receiveImage(file: IncomingFile, target: string, maxBytes:
     if (size === 0) throw badRequest('file should not be empty');
     const start = Buffer.concat(head);
     kind ??= await sniff(start);
-    if (size <= headBytes) return { kind, size, ...dimensions(start, kind) };
+    if (size <= headBytes) return { kind, size, ...(await dimensions(start, kind)) };
     try {
-      return { kind, size, ...dimensions(start, kind) };
+      return { kind, size, ...(await dimensions(start, kind)) };
     } catch {
-      return { kind, size, ...dimensions(await readFile(target), kind) };
+      return { kind, size, ...(await dimensions(await readFile(target), kind)) };
     }
   } finally {
     await handle.close();

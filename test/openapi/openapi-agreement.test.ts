@@ -269,7 +269,7 @@ test('every operation but liveness documents 503, and the server answers it in t
   // The same app, pointed at a PostgreSQL server that is not there. knex's own log is silenced:
   // the refused connections are the point of the test.
   const quiet = { warn() {}, error() {}, debug() {}, deprecate() {} };
-  const db = knex({ ...knexConfig({ databaseUrl: `postgres://postgres@127.0.0.1:${await closedPort()}/absent` }), log: quiet });
+  const db = knex({ ...(await knexConfig({ databaseUrl: `postgres://postgres@127.0.0.1:${await closedPort()}/absent` })), log: quiet });
   try {
     const app = createApp({ config: loadConfig(TEST_ENV), db, modules, logError: () => {} });
     const http = request(app.koa.callback());

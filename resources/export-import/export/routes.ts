@@ -81,7 +81,7 @@ async function exportAll(ctx: Context, engine: Engine) {
     open: async () => byteStream(i === 0 && first ? first : await open(resource)),
   }));
   download(ctx, 'application/zip', `export-${today()}.zip`);
-  ctx.body = zipStream(entries);
+  ctx.body = await zipStream(entries);
 }
 
 export function exportRoutes(engine: Engine): Route[] {

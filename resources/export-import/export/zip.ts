@@ -3,7 +3,7 @@
 // and a slow client holds back the queries through the archive's backpressure.
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
-import archiver from 'archiver';
+import type archiver from 'archiver';
 
 export interface ZipEntry {
   name: string;
@@ -14,7 +14,9 @@ export interface ZipEntry {
  * The archive stream to send. A failing entry destroys the archive with its error, which ends the
  * response unfinished (the client sees a truncated transfer, never a complete-looking zip).
  */
-export function zipStream(entries: ZipEntry[]): archiver.Archiver {
+export async function zipStream(entries: ZipEntry[]): Promise<archiver.Archiver> {
+  // Loaded with the first zip, not at start: a few MB of every worker's memory for a rare request.
+  const { default: archiver } = await import('archiver');
   // Level 6 (zlib's default): CSV shrinks to a fraction; export is rate limited as CPU intensive.
   const archive = archiver('zip', { zlib: { level: 6 } });
   const closed = new AbortController();

@@ -5639,35 +5639,7 @@ export interface components {
                 /** @enum {string} */
                 endTime?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** Format: uuid */
-                organizationId?: string;
-                /** Format: uuid */
-                candidateId?: string;
-                isArchived?: boolean | ("true" | "1" | "false" | "0");
-                title?: string;
-                /** @description Filters on the related candidate */
-                candidate?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** @enum {string} */
-                    status?: "APPLIED" | "REJECTED" | "HIRED";
-                    /** Format: uuid */
-                    userId?: string;
-                    /** Format: uuid */
-                    sourceId?: string;
-                    candidateLevel?: string;
-                };
-            };
+            where?: components["schemas"]["CandidateInterviewWhere"];
             relations?: ("candidate" | "candidate.user" | "candidate.user.role" | "candidate.source" | "candidate.skills")[] | string;
             /** @description Case-insensitive match over title, location, note */
             search?: string;
@@ -5681,6 +5653,374 @@ export interface components {
              * @example 2026-01-05
              */
             endDate?: string;
+        };
+        /** @description Filters on candidate-interview fields */
+        CandidateInterviewFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            candidateId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isArchived?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            title?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startTime?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            endTime?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        CandidateInterviewWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            candidateId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isArchived?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            title?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startTime?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            endTime?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related candidate */
+            candidate?: components["schemas"]["CandidateFieldFilters"];
+        };
+        CandidateInterviewWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            candidateId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isArchived?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            title?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startTime?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            endTime?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related candidate */
+            candidate?: components["schemas"]["CandidateFieldFilters"];
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["CandidateInterviewWhereGroup"][];
         };
         /** @description Where candidates come from (a job board, a referral, ...). */
         CandidateSource: {
@@ -5792,21 +6132,110 @@ export interface components {
                 /** @enum {string} */
                 name?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                organizationId?: (string | unknown | "null") | null;
-                name?: string;
-            };
+            where?: components["schemas"]["CandidateSourceWhere"];
             relations?: string[] | string;
             /** @description Case-insensitive match over name */
             search?: string;
+        };
+        /** @description Filters on candidate-source fields */
+        CandidateSourceFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        CandidateSourceWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        CandidateSourceWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["CandidateSourceWhereGroup"][];
         };
         /** @description A person applying to an organization, with their interviews and skills. */
         Candidate: {
@@ -6028,60 +6457,7 @@ export interface components {
                 /** @enum {string} */
                 rating?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** Format: uuid */
-                organizationId?: string;
-                /** @enum {string} */
-                status?: "APPLIED" | "REJECTED" | "HIRED";
-                /** Format: uuid */
-                userId?: string;
-                /** Format: uuid */
-                sourceId?: string;
-                candidateLevel?: string;
-                /** @description Filters on the related user */
-                user?: {
-                    /** Format: uuid */
-                    id?: string;
-                    email?: string;
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    roleId?: string;
-                };
-                /** @description Filters on the related candidate-source */
-                source?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                };
-                /** @description Filters on the related candidate-interview */
-                interview?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    candidateId?: string;
-                    isArchived?: boolean | ("true" | "1" | "false" | "0");
-                    title?: string;
-                };
-                /** @description Filters on the related skill */
-                skills?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                };
-            };
+            where?: components["schemas"]["CandidateWhere"];
             relations?: ("user" | "user.role" | "source" | "interview" | "interview.candidate" | "interview.candidate.user" | "interview.candidate.source" | "interview.candidate.skills" | "skills")[] | string;
             /**
              * @description Earliest appliedDate. ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
@@ -6093,6 +6469,470 @@ export interface components {
              * @example 2026-01-05
              */
             endDate?: string;
+        };
+        /** @description Filters on candidate fields */
+        CandidateFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("APPLIED" | "REJECTED" | "HIRED") | {
+                /** @enum {string} */
+                eq?: "APPLIED" | "REJECTED" | "HIRED";
+                /** @enum {string} */
+                ne?: "APPLIED" | "REJECTED" | "HIRED";
+                in?: ("APPLIED" | "REJECTED" | "HIRED")[] | string;
+                nin?: ("APPLIED" | "REJECTED" | "HIRED")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            userId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            sourceId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            candidateLevel?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            appliedDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            hiredDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            rating?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        CandidateWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("APPLIED" | "REJECTED" | "HIRED") | {
+                /** @enum {string} */
+                eq?: "APPLIED" | "REJECTED" | "HIRED";
+                /** @enum {string} */
+                ne?: "APPLIED" | "REJECTED" | "HIRED";
+                in?: ("APPLIED" | "REJECTED" | "HIRED")[] | string;
+                nin?: ("APPLIED" | "REJECTED" | "HIRED")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            userId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            sourceId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            candidateLevel?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            appliedDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            hiredDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            rating?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related user */
+            user?: components["schemas"]["UserFieldFilters"];
+            /** @description Filters on the related candidate-source */
+            source?: components["schemas"]["CandidateSourceFieldFilters"];
+            /** @description Filters on the related candidate-interview */
+            interview?: components["schemas"]["CandidateInterviewFieldFilters"];
+            /** @description Filters on the related skill */
+            skills?: components["schemas"]["SkillFieldFilters"];
+        };
+        CandidateWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("APPLIED" | "REJECTED" | "HIRED") | {
+                /** @enum {string} */
+                eq?: "APPLIED" | "REJECTED" | "HIRED";
+                /** @enum {string} */
+                ne?: "APPLIED" | "REJECTED" | "HIRED";
+                in?: ("APPLIED" | "REJECTED" | "HIRED")[] | string;
+                nin?: ("APPLIED" | "REJECTED" | "HIRED")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            userId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            sourceId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            candidateLevel?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            appliedDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            hiredDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            rating?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related user */
+            user?: components["schemas"]["UserFieldFilters"];
+            /** @description Filters on the related candidate-source */
+            source?: components["schemas"]["CandidateSourceFieldFilters"];
+            /** @description Filters on the related candidate-interview */
+            interview?: components["schemas"]["CandidateInterviewFieldFilters"];
+            /** @description Filters on the related skill */
+            skills?: components["schemas"]["SkillFieldFilters"];
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["CandidateWhereGroup"][];
         };
         /** @description A remark on a task, employee, project, daily plan, invoice or time-off request. */
         Comment: {
@@ -6309,81 +7149,257 @@ export interface components {
                 /** @enum {string} */
                 resolvedAt?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                organizationId?: (string | unknown | "null") | null;
-                /** @enum {string} */
-                entity?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
-                /** Format: uuid */
-                entityId?: string;
-                /** @enum {string} */
-                actorType?: "System" | "User";
-                resolved?: boolean | ("true" | "1" | "false" | "0");
-                /** Format: uuid */
-                parentId?: string;
-                /** Format: uuid */
-                employeeId?: string;
-                /** @description Filters on the related employee */
-                employee?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    userId?: string;
-                    firstName?: string;
-                    lastName?: string;
-                    /** @enum {string} */
-                    payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                };
-                /** @description Filters on the related comment */
-                parent?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** @enum {string} */
-                    entity?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
-                    /** Format: uuid */
-                    entityId?: string;
-                    /** @enum {string} */
-                    actorType?: "System" | "User";
-                    resolved?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    parentId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                };
-                /** @description Filters on the related comment */
-                replies?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** @enum {string} */
-                    entity?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
-                    /** Format: uuid */
-                    entityId?: string;
-                    /** @enum {string} */
-                    actorType?: "System" | "User";
-                    resolved?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    parentId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                };
-            };
+            where?: components["schemas"]["CommentWhere"];
             relations?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "parent" | "parent.employee" | "parent.employee.user" | "parent.employee.organization" | "parent.employee.tags" | "parent.employee.skills" | "parent.parent" | "parent.parent.employee" | "parent.parent.parent" | "replies" | "replies.employee" | "replies.employee.user" | "replies.employee.organization" | "replies.employee.tags" | "replies.employee.skills" | "replies.parent" | "replies.parent.employee" | "replies.parent.parent")[] | string;
             /** @description Case-insensitive match over comment */
             search?: string;
+        };
+        /** @description Filters on comment fields */
+        CommentFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            entity?: ("Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest") | {
+                /** @enum {string} */
+                eq?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
+                /** @enum {string} */
+                ne?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
+                in?: ("Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest")[] | string;
+                nin?: ("Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            entityId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            actorType?: ("System" | "User") | {
+                /** @enum {string} */
+                eq?: "System" | "User";
+                /** @enum {string} */
+                ne?: "System" | "User";
+                in?: ("System" | "User")[] | string;
+                nin?: ("System" | "User")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            resolved?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            parentId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        CommentWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            entity?: ("Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest") | {
+                /** @enum {string} */
+                eq?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
+                /** @enum {string} */
+                ne?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
+                in?: ("Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest")[] | string;
+                nin?: ("Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            entityId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            actorType?: ("System" | "User") | {
+                /** @enum {string} */
+                eq?: "System" | "User";
+                /** @enum {string} */
+                ne?: "System" | "User";
+                in?: ("System" | "User")[] | string;
+                nin?: ("System" | "User")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            resolved?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            parentId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related employee */
+            employee?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related comment */
+            parent?: components["schemas"]["CommentFieldFilters"];
+            /** @description Filters on the related comment */
+            replies?: components["schemas"]["CommentFieldFilters"];
+        };
+        CommentWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            entity?: ("Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest") | {
+                /** @enum {string} */
+                eq?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
+                /** @enum {string} */
+                ne?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
+                in?: ("Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest")[] | string;
+                nin?: ("Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            entityId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            actorType?: ("System" | "User") | {
+                /** @enum {string} */
+                eq?: "System" | "User";
+                /** @enum {string} */
+                ne?: "System" | "User";
+                in?: ("System" | "User")[] | string;
+                nin?: ("System" | "User")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            resolved?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            parentId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related employee */
+            employee?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related comment */
+            parent?: components["schemas"]["CommentFieldFilters"];
+            /** @description Filters on the related comment */
+            replies?: components["schemas"]["CommentFieldFilters"];
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["CommentWhereGroup"][];
         };
         /** @description A postal address with contact details; an organization's own address is its contact. */
         Contact: {
@@ -6539,22 +7555,164 @@ export interface components {
                 /** @enum {string} */
                 city?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                name?: string;
-                country?: string;
-                city?: string;
-                postcode?: string;
-            };
+            where?: components["schemas"]["ContactWhere"];
             relations?: string[] | string;
             /** @description Case-insensitive match over name, city, address, postcode */
             search?: string;
+        };
+        /** @description Filters on contact fields */
+        ContactFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            country?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            city?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            postcode?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        ContactWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            country?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            city?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            postcode?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        ContactWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            country?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            city?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            postcode?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["ContactWhereGroup"][];
         };
         /** @description The hours an employee plans to work on a day, and the tasks planned for it. */
         DailyPlan: {
@@ -6728,62 +7886,7 @@ export interface components {
                 /** @enum {string} */
                 workTimePlanned?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** Format: uuid */
-                organizationId?: string;
-                /** Format: uuid */
-                employeeId?: string;
-                /** @enum {string} */
-                status?: "open" | "in-progress" | "completed";
-                /** Format: uuid */
-                organizationTeamId?: string;
-                /** @description Filters on the related employee */
-                employee?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    userId?: string;
-                    firstName?: string;
-                    lastName?: string;
-                    /** @enum {string} */
-                    payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                };
-                /** @description Filters on the related task */
-                tasks?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** @enum {string} */
-                    status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                    /** @enum {string} */
-                    priority?: "urgent" | "high" | "medium" | "low";
-                    /** @enum {string} */
-                    size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** Format: uuid */
-                    parentId?: string;
-                    /** Format: uuid */
-                    organizationSprintId?: string;
-                    /** Format: uuid */
-                    creatorId?: string;
-                    isDraft?: boolean | ("true" | "1" | "false" | "0");
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    prefix?: string;
-                    number?: number | string;
-                };
-            };
+            where?: components["schemas"]["DailyPlanWhere"];
             relations?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[] | string;
             /**
              * @description Earliest date. ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
@@ -6795,6 +7898,324 @@ export interface components {
              * @example 2026-01-05
              */
             endDate?: string;
+        };
+        /** @description Filters on daily-plan fields */
+        DailyPlanFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("open" | "in-progress" | "completed") | {
+                /** @enum {string} */
+                eq?: "open" | "in-progress" | "completed";
+                /** @enum {string} */
+                ne?: "open" | "in-progress" | "completed";
+                in?: ("open" | "in-progress" | "completed")[] | string;
+                nin?: ("open" | "in-progress" | "completed")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationTeamId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            date?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            workTimePlanned?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        DailyPlanWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("open" | "in-progress" | "completed") | {
+                /** @enum {string} */
+                eq?: "open" | "in-progress" | "completed";
+                /** @enum {string} */
+                ne?: "open" | "in-progress" | "completed";
+                in?: ("open" | "in-progress" | "completed")[] | string;
+                nin?: ("open" | "in-progress" | "completed")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationTeamId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            date?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            workTimePlanned?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related employee */
+            employee?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related task */
+            tasks?: components["schemas"]["TaskFieldFilters"];
+        };
+        DailyPlanWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("open" | "in-progress" | "completed") | {
+                /** @enum {string} */
+                eq?: "open" | "in-progress" | "completed";
+                /** @enum {string} */
+                ne?: "open" | "in-progress" | "completed";
+                in?: ("open" | "in-progress" | "completed")[] | string;
+                nin?: ("open" | "in-progress" | "completed")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationTeamId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            date?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            workTimePlanned?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related employee */
+            employee?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related task */
+            tasks?: components["schemas"]["TaskFieldFilters"];
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["DailyPlanWhereGroup"][];
         };
         /** @description A person working for an organization; a user has at most one per organization. */
         Employee: {
@@ -7019,60 +8440,7 @@ export interface components {
                 /** @enum {string} */
                 billRateValue?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** Format: uuid */
-                organizationId?: string;
-                isActive?: boolean | ("true" | "1" | "false" | "0");
-                /** Format: uuid */
-                userId?: string;
-                firstName?: string;
-                lastName?: string;
-                /** @enum {string} */
-                payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                /** @description Filters on the related user */
-                user?: {
-                    /** Format: uuid */
-                    id?: string;
-                    email?: string;
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    roleId?: string;
-                };
-                /** @description Filters on the related organization */
-                organization?: {
-                    /** Format: uuid */
-                    id?: string;
-                    name?: string;
-                    currency?: string;
-                    isDefault?: boolean | ("true" | "1" | "false" | "0");
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                };
-                /** @description Filters on the related tag */
-                tags?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                    color?: string;
-                    isSystem?: boolean | ("true" | "1" | "false" | "0");
-                };
-                /** @description Filters on the related skill */
-                skills?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                };
-            };
+            where?: components["schemas"]["EmployeeWhere"];
             relations?: ("user" | "user.role" | "organization" | "organization.tags" | "organization.skills" | "organization.contact" | "tags" | "skills")[] | string;
             /** @description Case-insensitive match over firstName, lastName */
             search?: string;
@@ -7088,6 +8456,374 @@ export interface components {
             endDate?: string;
             /** @description Tag ids */
             tags?: string[];
+        };
+        /** @description Filters on employee fields */
+        EmployeeFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isActive?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            userId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            firstName?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            lastName?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            payPeriod?: ("NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY") | {
+                /** @enum {string} */
+                eq?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
+                /** @enum {string} */
+                ne?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
+                in?: ("NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY")[] | string;
+                nin?: ("NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            billRateValue?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startedWorkOn?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        EmployeeWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isActive?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            userId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            firstName?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            lastName?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            payPeriod?: ("NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY") | {
+                /** @enum {string} */
+                eq?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
+                /** @enum {string} */
+                ne?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
+                in?: ("NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY")[] | string;
+                nin?: ("NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            billRateValue?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startedWorkOn?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related user */
+            user?: components["schemas"]["UserFieldFilters"];
+            /** @description Filters on the related organization */
+            organization?: components["schemas"]["OrganizationFieldFilters"];
+            /** @description Filters on the related tag */
+            tags?: components["schemas"]["TagFieldFilters"];
+            /** @description Filters on the related skill */
+            skills?: components["schemas"]["SkillFieldFilters"];
+        };
+        EmployeeWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isActive?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            userId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            firstName?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            lastName?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            payPeriod?: ("NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY") | {
+                /** @enum {string} */
+                eq?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
+                /** @enum {string} */
+                ne?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
+                in?: ("NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY")[] | string;
+                nin?: ("NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            billRateValue?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startedWorkOn?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related user */
+            user?: components["schemas"]["UserFieldFilters"];
+            /** @description Filters on the related organization */
+            organization?: components["schemas"]["OrganizationFieldFilters"];
+            /** @description Filters on the related tag */
+            tags?: components["schemas"]["TagFieldFilters"];
+            /** @description Filters on the related skill */
+            skills?: components["schemas"]["SkillFieldFilters"];
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["EmployeeWhereGroup"][];
         };
         /** @description An employee following a record (a task, a project, ...) to hear of its changes. */
         EntitySubscription: {
@@ -7231,40 +8967,205 @@ export interface components {
                 /** @enum {string} */
                 type?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** Format: uuid */
-                organizationId?: string;
-                /** @enum {string} */
-                entity?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
-                /** Format: uuid */
-                entityId?: string;
-                /** @enum {string} */
-                type?: "manual" | "mention" | "assignment" | "comment" | "created-entity";
-                /** Format: uuid */
-                employeeId?: string;
-                /** @description Filters on the related employee */
-                employee?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    userId?: string;
-                    firstName?: string;
-                    lastName?: string;
-                    /** @enum {string} */
-                    payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                };
-            };
+            where?: components["schemas"]["EntitySubscriptionWhere"];
             relations?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills")[] | string;
+        };
+        /** @description Filters on entity-subscription fields */
+        EntitySubscriptionFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            entity?: ("Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest") | {
+                /** @enum {string} */
+                eq?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
+                /** @enum {string} */
+                ne?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
+                in?: ("Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest")[] | string;
+                nin?: ("Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            entityId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            type?: ("manual" | "mention" | "assignment" | "comment" | "created-entity") | {
+                /** @enum {string} */
+                eq?: "manual" | "mention" | "assignment" | "comment" | "created-entity";
+                /** @enum {string} */
+                ne?: "manual" | "mention" | "assignment" | "comment" | "created-entity";
+                in?: ("manual" | "mention" | "assignment" | "comment" | "created-entity")[] | string;
+                nin?: ("manual" | "mention" | "assignment" | "comment" | "created-entity")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        EntitySubscriptionWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            entity?: ("Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest") | {
+                /** @enum {string} */
+                eq?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
+                /** @enum {string} */
+                ne?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
+                in?: ("Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest")[] | string;
+                nin?: ("Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            entityId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            type?: ("manual" | "mention" | "assignment" | "comment" | "created-entity") | {
+                /** @enum {string} */
+                eq?: "manual" | "mention" | "assignment" | "comment" | "created-entity";
+                /** @enum {string} */
+                ne?: "manual" | "mention" | "assignment" | "comment" | "created-entity";
+                in?: ("manual" | "mention" | "assignment" | "comment" | "created-entity")[] | string;
+                nin?: ("manual" | "mention" | "assignment" | "comment" | "created-entity")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related employee */
+            employee?: components["schemas"]["EmployeeFieldFilters"];
+        };
+        EntitySubscriptionWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            entity?: ("Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest") | {
+                /** @enum {string} */
+                eq?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
+                /** @enum {string} */
+                ne?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
+                in?: ("Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest")[] | string;
+                nin?: ("Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            entityId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            type?: ("manual" | "mention" | "assignment" | "comment" | "created-entity") | {
+                /** @enum {string} */
+                eq?: "manual" | "mention" | "assignment" | "comment" | "created-entity";
+                /** @enum {string} */
+                ne?: "manual" | "mention" | "assignment" | "comment" | "created-entity";
+                in?: ("manual" | "mention" | "assignment" | "comment" | "created-entity")[] | string;
+                nin?: ("manual" | "mention" | "assignment" | "comment" | "created-entity")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related employee */
+            employee?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["EntitySubscriptionWhereGroup"][];
         };
         /** @description An uploaded image (a time-off document, an avatar); its url is set by the upload. */
         ImageAsset: {
@@ -7421,25 +9322,185 @@ export interface components {
                 /** @enum {string} */
                 size?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                organizationId?: (string | unknown | "null") | null;
-                name?: string;
-                mimeType?: string;
-                isFeatured?: boolean | ("true" | "1" | "false" | "0");
-                /** @enum {string} */
-                storageProvider?: "LOCAL";
-            };
+            where?: components["schemas"]["ImageAssetWhere"];
             relations?: string[] | string;
             /** @description Case-insensitive match over name */
             search?: string;
+        };
+        /** @description Filters on image-asset fields */
+        ImageAssetFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            mimeType?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isFeatured?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            storageProvider?: "LOCAL" | {
+                /** @enum {string} */
+                eq?: "LOCAL";
+                /** @enum {string} */
+                ne?: "LOCAL";
+                in?: "LOCAL"[] | string;
+                nin?: "LOCAL"[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        ImageAssetWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            mimeType?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isFeatured?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            storageProvider?: "LOCAL" | {
+                /** @enum {string} */
+                eq?: "LOCAL";
+                /** @enum {string} */
+                ne?: "LOCAL";
+                in?: "LOCAL"[] | string;
+                nin?: "LOCAL"[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        ImageAssetWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            mimeType?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isFeatured?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            storageProvider?: "LOCAL" | {
+                /** @enum {string} */
+                eq?: "LOCAL";
+                /** @enum {string} */
+                ne?: "LOCAL";
+                in?: "LOCAL"[] | string;
+                nin?: "LOCAL"[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["ImageAssetWhereGroup"][];
         };
         /** @description One line of an invoice. Also sent inside the invoice's body (invoiceItems), without invoiceId. */
         InvoiceItem: {
@@ -7595,101 +9656,324 @@ export interface components {
                 /** @enum {string} */
                 totalValue?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** Format: uuid */
-                organizationId?: string;
-                /** Format: uuid */
-                invoiceId?: string;
-                /** Format: uuid */
-                taskId?: string;
-                /** Format: uuid */
-                employeeId?: string;
-                /** Format: uuid */
-                projectId?: string;
-                /** @description Filters on the related invoice */
-                invoice?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    invoiceNumber?: number | string;
-                    /** @enum {string} */
-                    status?: "DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID";
-                    isEstimate?: boolean | ("true" | "1" | "false" | "0");
-                    /** @enum {string} */
-                    estimateStatus?: "ACCEPTED" | "REJECTED";
-                    currency?: string;
-                    /** Format: uuid */
-                    toContactId?: string;
-                    /** Format: uuid */
-                    fromOrganizationId?: string;
-                };
-                /** @description Filters on the related task */
-                task?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** @enum {string} */
-                    status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                    /** @enum {string} */
-                    priority?: "urgent" | "high" | "medium" | "low";
-                    /** @enum {string} */
-                    size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** Format: uuid */
-                    parentId?: string;
-                    /** Format: uuid */
-                    organizationSprintId?: string;
-                    /** Format: uuid */
-                    creatorId?: string;
-                    isDraft?: boolean | ("true" | "1" | "false" | "0");
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    prefix?: string;
-                    number?: number | string;
-                };
-                /** @description Filters on the related employee */
-                employee?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    userId?: string;
-                    firstName?: string;
-                    lastName?: string;
-                    /** @enum {string} */
-                    payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                };
-                /** @description Filters on the related organization-project */
-                project?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    /** @enum {string} */
-                    billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                    /** @enum {string} */
-                    owner?: "CLIENT" | "INTERNAL";
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    billable?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    organizationContactId?: string;
-                };
-            };
+            where?: components["schemas"]["InvoiceItemWhere"];
             relations?: ("invoice" | "invoice.toContact" | "invoice.toContact.tags" | "invoice.fromOrganization" | "invoice.fromOrganization.tags" | "invoice.fromOrganization.skills" | "invoice.fromOrganization.contact" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags")[] | string;
             /** @description Case-insensitive match over description */
             search?: string;
+        };
+        /** @description Filters on invoice-item fields */
+        InvoiceItemFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            invoiceId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            taskId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            projectId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            quantity?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            price?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            totalValue?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        InvoiceItemWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            invoiceId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            taskId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            projectId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            quantity?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            price?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            totalValue?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related invoice */
+            invoice?: components["schemas"]["InvoiceFieldFilters"];
+            /** @description Filters on the related task */
+            task?: components["schemas"]["TaskFieldFilters"];
+            /** @description Filters on the related employee */
+            employee?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related organization-project */
+            project?: components["schemas"]["OrganizationProjectFieldFilters"];
+        };
+        InvoiceItemWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            invoiceId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            taskId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            projectId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            quantity?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            price?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            totalValue?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related invoice */
+            invoice?: components["schemas"]["InvoiceFieldFilters"];
+            /** @description Filters on the related task */
+            task?: components["schemas"]["TaskFieldFilters"];
+            /** @description Filters on the related employee */
+            employee?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related organization-project */
+            project?: components["schemas"]["OrganizationProjectFieldFilters"];
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["InvoiceItemWhereGroup"][];
         };
         /** @description An invoice (or an estimate) from an organization to one of its contacts, with its items. */
         Invoice: {
@@ -7985,75 +10269,7 @@ export interface components {
                 /** @enum {string} */
                 status?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** Format: uuid */
-                organizationId?: string;
-                invoiceNumber?: number | string;
-                /** @enum {string} */
-                status?: "DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID";
-                isEstimate?: boolean | ("true" | "1" | "false" | "0");
-                /** @enum {string} */
-                estimateStatus?: "ACCEPTED" | "REJECTED";
-                currency?: string;
-                /** Format: uuid */
-                toContactId?: string;
-                /** Format: uuid */
-                fromOrganizationId?: string;
-                /** @description Filters on the related organization-contact */
-                toContact?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    /** @enum {string} */
-                    contactType?: "CLIENT" | "CUSTOMER" | "LEAD";
-                    /** @enum {string} */
-                    budgetType?: "hours" | "cost";
-                    primaryEmail?: string;
-                };
-                /** @description Filters on the related organization */
-                fromOrganization?: {
-                    /** Format: uuid */
-                    id?: string;
-                    name?: string;
-                    currency?: string;
-                    isDefault?: boolean | ("true" | "1" | "false" | "0");
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                };
-                /** @description Filters on the related invoice-item */
-                invoiceItems?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    invoiceId?: string;
-                    /** Format: uuid */
-                    taskId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** Format: uuid */
-                    projectId?: string;
-                };
-                /** @description Filters on the related tag */
-                tags?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                    color?: string;
-                    isSystem?: boolean | ("true" | "1" | "false" | "0");
-                };
-            };
+            where?: components["schemas"]["InvoiceWhere"];
             relations?: ("toContact" | "toContact.tags" | "fromOrganization" | "fromOrganization.tags" | "fromOrganization.skills" | "fromOrganization.contact" | "invoiceItems" | "invoiceItems.invoice" | "invoiceItems.invoice.toContact" | "invoiceItems.invoice.fromOrganization" | "invoiceItems.task" | "invoiceItems.task.project" | "invoiceItems.task.creator" | "invoiceItems.task.members" | "invoiceItems.task.teams" | "invoiceItems.task.tags" | "invoiceItems.employee" | "invoiceItems.employee.user" | "invoiceItems.employee.organization" | "invoiceItems.employee.tags" | "invoiceItems.employee.skills" | "invoiceItems.project" | "invoiceItems.project.members" | "invoiceItems.project.teams" | "invoiceItems.project.tags" | "invoiceItems.project.organizationContact")[] | string;
             /** @description Case-insensitive match over terms */
             search?: string;
@@ -8069,6 +10285,548 @@ export interface components {
             endDate?: string;
             /** @description Tag ids */
             tags?: string[];
+        };
+        /** @description Filters on invoice fields */
+        InvoiceFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            invoiceNumber?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID") | {
+                /** @enum {string} */
+                eq?: "DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID";
+                /** @enum {string} */
+                ne?: "DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID";
+                in?: ("DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID")[] | string;
+                nin?: ("DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID")[] | string;
+            };
+            isEstimate?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            estimateStatus?: ("ACCEPTED" | "REJECTED") | {
+                /** @enum {string} */
+                eq?: "ACCEPTED" | "REJECTED";
+                /** @enum {string} */
+                ne?: "ACCEPTED" | "REJECTED";
+                in?: ("ACCEPTED" | "REJECTED")[] | string;
+                nin?: ("ACCEPTED" | "REJECTED")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            currency?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            toContactId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            fromOrganizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            invoiceDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            dueDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            totalValue?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        InvoiceWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            invoiceNumber?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID") | {
+                /** @enum {string} */
+                eq?: "DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID";
+                /** @enum {string} */
+                ne?: "DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID";
+                in?: ("DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID")[] | string;
+                nin?: ("DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID")[] | string;
+            };
+            isEstimate?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            estimateStatus?: ("ACCEPTED" | "REJECTED") | {
+                /** @enum {string} */
+                eq?: "ACCEPTED" | "REJECTED";
+                /** @enum {string} */
+                ne?: "ACCEPTED" | "REJECTED";
+                in?: ("ACCEPTED" | "REJECTED")[] | string;
+                nin?: ("ACCEPTED" | "REJECTED")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            currency?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            toContactId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            fromOrganizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            invoiceDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            dueDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            totalValue?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related organization-contact */
+            toContact?: components["schemas"]["OrganizationContactFieldFilters"];
+            /** @description Filters on the related organization */
+            fromOrganization?: components["schemas"]["OrganizationFieldFilters"];
+            /** @description Filters on the related invoice-item */
+            invoiceItems?: components["schemas"]["InvoiceItemFieldFilters"];
+            /** @description Filters on the related tag */
+            tags?: components["schemas"]["TagFieldFilters"];
+        };
+        InvoiceWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            invoiceNumber?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID") | {
+                /** @enum {string} */
+                eq?: "DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID";
+                /** @enum {string} */
+                ne?: "DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID";
+                in?: ("DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID")[] | string;
+                nin?: ("DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID")[] | string;
+            };
+            isEstimate?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            estimateStatus?: ("ACCEPTED" | "REJECTED") | {
+                /** @enum {string} */
+                eq?: "ACCEPTED" | "REJECTED";
+                /** @enum {string} */
+                ne?: "ACCEPTED" | "REJECTED";
+                in?: ("ACCEPTED" | "REJECTED")[] | string;
+                nin?: ("ACCEPTED" | "REJECTED")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            currency?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            toContactId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            fromOrganizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            invoiceDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            dueDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            totalValue?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related organization-contact */
+            toContact?: components["schemas"]["OrganizationContactFieldFilters"];
+            /** @description Filters on the related organization */
+            fromOrganization?: components["schemas"]["OrganizationFieldFilters"];
+            /** @description Filters on the related invoice-item */
+            invoiceItems?: components["schemas"]["InvoiceItemFieldFilters"];
+            /** @description Filters on the related tag */
+            tags?: components["schemas"]["TagFieldFilters"];
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["InvoiceWhereGroup"][];
         };
         /** @description A client, customer or lead of an organization. */
         OrganizationContact: {
@@ -8229,54 +10987,213 @@ export interface components {
                 /** @enum {string} */
                 budget?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** Format: uuid */
-                organizationId?: string;
-                name?: string;
-                /** @enum {string} */
-                contactType?: "CLIENT" | "CUSTOMER" | "LEAD";
-                /** @enum {string} */
-                budgetType?: "hours" | "cost";
-                primaryEmail?: string;
-                /** @description Filters on the related tag */
-                tags?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                    color?: string;
-                    isSystem?: boolean | ("true" | "1" | "false" | "0");
-                };
-                /** @description Filters on the related organization-project */
-                projects?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    /** @enum {string} */
-                    billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                    /** @enum {string} */
-                    owner?: "CLIENT" | "INTERNAL";
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    billable?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    organizationContactId?: string;
-                };
-            };
+            where?: components["schemas"]["OrganizationContactWhere"];
             relations?: ("tags" | "projects" | "projects.members" | "projects.members.user" | "projects.members.organization" | "projects.members.tags" | "projects.members.skills" | "projects.teams" | "projects.teams.members" | "projects.teams.tags" | "projects.tags" | "projects.organizationContact" | "projects.organizationContact.tags")[] | string;
             /** @description Case-insensitive match over name, primaryEmail, primaryPhone */
             search?: string;
             /** @description Tag ids */
             tags?: string[];
+        };
+        /** @description Filters on organization-contact fields */
+        OrganizationContactFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            contactType?: ("CLIENT" | "CUSTOMER" | "LEAD") | {
+                /** @enum {string} */
+                eq?: "CLIENT" | "CUSTOMER" | "LEAD";
+                /** @enum {string} */
+                ne?: "CLIENT" | "CUSTOMER" | "LEAD";
+                in?: ("CLIENT" | "CUSTOMER" | "LEAD")[] | string;
+                nin?: ("CLIENT" | "CUSTOMER" | "LEAD")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            budgetType?: ("hours" | "cost") | {
+                /** @enum {string} */
+                eq?: "hours" | "cost";
+                /** @enum {string} */
+                ne?: "hours" | "cost";
+                in?: ("hours" | "cost")[] | string;
+                nin?: ("hours" | "cost")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            primaryEmail?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        OrganizationContactWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            contactType?: ("CLIENT" | "CUSTOMER" | "LEAD") | {
+                /** @enum {string} */
+                eq?: "CLIENT" | "CUSTOMER" | "LEAD";
+                /** @enum {string} */
+                ne?: "CLIENT" | "CUSTOMER" | "LEAD";
+                in?: ("CLIENT" | "CUSTOMER" | "LEAD")[] | string;
+                nin?: ("CLIENT" | "CUSTOMER" | "LEAD")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            budgetType?: ("hours" | "cost") | {
+                /** @enum {string} */
+                eq?: "hours" | "cost";
+                /** @enum {string} */
+                ne?: "hours" | "cost";
+                in?: ("hours" | "cost")[] | string;
+                nin?: ("hours" | "cost")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            primaryEmail?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related tag */
+            tags?: components["schemas"]["TagFieldFilters"];
+            /** @description Filters on the related organization-project */
+            projects?: components["schemas"]["OrganizationProjectFieldFilters"];
+        };
+        OrganizationContactWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            contactType?: ("CLIENT" | "CUSTOMER" | "LEAD") | {
+                /** @enum {string} */
+                eq?: "CLIENT" | "CUSTOMER" | "LEAD";
+                /** @enum {string} */
+                ne?: "CLIENT" | "CUSTOMER" | "LEAD";
+                in?: ("CLIENT" | "CUSTOMER" | "LEAD")[] | string;
+                nin?: ("CLIENT" | "CUSTOMER" | "LEAD")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            budgetType?: ("hours" | "cost") | {
+                /** @enum {string} */
+                eq?: "hours" | "cost";
+                /** @enum {string} */
+                ne?: "hours" | "cost";
+                in?: ("hours" | "cost")[] | string;
+                nin?: ("hours" | "cost")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            primaryEmail?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related tag */
+            tags?: components["schemas"]["TagFieldFilters"];
+            /** @description Filters on the related organization-project */
+            projects?: components["schemas"]["OrganizationProjectFieldFilters"];
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["OrganizationContactWhereGroup"][];
         };
         /** @description A body of work of an organization, possibly for a client contact. */
         OrganizationProject: {
@@ -8528,97 +11445,7 @@ export interface components {
                 /** @enum {string} */
                 budget?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** Format: uuid */
-                organizationId?: string;
-                name?: string;
-                /** @enum {string} */
-                billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                /** @enum {string} */
-                owner?: "CLIENT" | "INTERNAL";
-                public?: boolean | ("true" | "1" | "false" | "0");
-                billable?: boolean | ("true" | "1" | "false" | "0");
-                /** Format: uuid */
-                organizationContactId?: string;
-                /** @description Filters on the related employee */
-                members?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    userId?: string;
-                    firstName?: string;
-                    lastName?: string;
-                    /** @enum {string} */
-                    payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                };
-                /** @description Filters on the related organization-team */
-                teams?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                };
-                /** @description Filters on the related task */
-                tasks?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** @enum {string} */
-                    status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                    /** @enum {string} */
-                    priority?: "urgent" | "high" | "medium" | "low";
-                    /** @enum {string} */
-                    size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** Format: uuid */
-                    parentId?: string;
-                    /** Format: uuid */
-                    organizationSprintId?: string;
-                    /** Format: uuid */
-                    creatorId?: string;
-                    isDraft?: boolean | ("true" | "1" | "false" | "0");
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    prefix?: string;
-                    number?: number | string;
-                };
-                /** @description Filters on the related tag */
-                tags?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                    color?: string;
-                    isSystem?: boolean | ("true" | "1" | "false" | "0");
-                };
-                /** @description Filters on the related organization-contact */
-                organizationContact?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    /** @enum {string} */
-                    contactType?: "CLIENT" | "CUSTOMER" | "LEAD";
-                    /** @enum {string} */
-                    budgetType?: "hours" | "cost";
-                    primaryEmail?: string;
-                };
-            };
+            where?: components["schemas"]["OrganizationProjectWhere"];
             relations?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[] | string;
             /** @description Case-insensitive match over name, description */
             search?: string;
@@ -8634,6 +11461,510 @@ export interface components {
             endDate?: string;
             /** @description Tag ids */
             tags?: string[];
+        };
+        /** @description Filters on organization-project fields */
+        OrganizationProjectFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            billing?: ("RATE" | "FLAT_FEE" | "MILESTONES") | {
+                /** @enum {string} */
+                eq?: "RATE" | "FLAT_FEE" | "MILESTONES";
+                /** @enum {string} */
+                ne?: "RATE" | "FLAT_FEE" | "MILESTONES";
+                in?: ("RATE" | "FLAT_FEE" | "MILESTONES")[] | string;
+                nin?: ("RATE" | "FLAT_FEE" | "MILESTONES")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            owner?: ("CLIENT" | "INTERNAL") | {
+                /** @enum {string} */
+                eq?: "CLIENT" | "INTERNAL";
+                /** @enum {string} */
+                ne?: "CLIENT" | "INTERNAL";
+                in?: ("CLIENT" | "INTERNAL")[] | string;
+                nin?: ("CLIENT" | "INTERNAL")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            public?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            billable?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationContactId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            endDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            budget?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        OrganizationProjectWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            billing?: ("RATE" | "FLAT_FEE" | "MILESTONES") | {
+                /** @enum {string} */
+                eq?: "RATE" | "FLAT_FEE" | "MILESTONES";
+                /** @enum {string} */
+                ne?: "RATE" | "FLAT_FEE" | "MILESTONES";
+                in?: ("RATE" | "FLAT_FEE" | "MILESTONES")[] | string;
+                nin?: ("RATE" | "FLAT_FEE" | "MILESTONES")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            owner?: ("CLIENT" | "INTERNAL") | {
+                /** @enum {string} */
+                eq?: "CLIENT" | "INTERNAL";
+                /** @enum {string} */
+                ne?: "CLIENT" | "INTERNAL";
+                in?: ("CLIENT" | "INTERNAL")[] | string;
+                nin?: ("CLIENT" | "INTERNAL")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            public?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            billable?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationContactId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            endDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            budget?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related employee */
+            members?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related organization-team */
+            teams?: components["schemas"]["OrganizationTeamFieldFilters"];
+            /** @description Filters on the related task */
+            tasks?: components["schemas"]["TaskFieldFilters"];
+            /** @description Filters on the related tag */
+            tags?: components["schemas"]["TagFieldFilters"];
+            /** @description Filters on the related organization-contact */
+            organizationContact?: components["schemas"]["OrganizationContactFieldFilters"];
+        };
+        OrganizationProjectWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            billing?: ("RATE" | "FLAT_FEE" | "MILESTONES") | {
+                /** @enum {string} */
+                eq?: "RATE" | "FLAT_FEE" | "MILESTONES";
+                /** @enum {string} */
+                ne?: "RATE" | "FLAT_FEE" | "MILESTONES";
+                in?: ("RATE" | "FLAT_FEE" | "MILESTONES")[] | string;
+                nin?: ("RATE" | "FLAT_FEE" | "MILESTONES")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            owner?: ("CLIENT" | "INTERNAL") | {
+                /** @enum {string} */
+                eq?: "CLIENT" | "INTERNAL";
+                /** @enum {string} */
+                ne?: "CLIENT" | "INTERNAL";
+                in?: ("CLIENT" | "INTERNAL")[] | string;
+                nin?: ("CLIENT" | "INTERNAL")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            public?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            billable?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationContactId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            endDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            budget?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related employee */
+            members?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related organization-team */
+            teams?: components["schemas"]["OrganizationTeamFieldFilters"];
+            /** @description Filters on the related task */
+            tasks?: components["schemas"]["TaskFieldFilters"];
+            /** @description Filters on the related tag */
+            tags?: components["schemas"]["TagFieldFilters"];
+            /** @description Filters on the related organization-contact */
+            organizationContact?: components["schemas"]["OrganizationContactFieldFilters"];
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["OrganizationProjectWhereGroup"][];
         };
         /** @description A time-boxed iteration of a project. */
         OrganizationSprint: {
@@ -8811,63 +12142,7 @@ export interface components {
                 /** @enum {string} */
                 endDate?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** Format: uuid */
-                organizationId?: string;
-                name?: string;
-                /** Format: uuid */
-                projectId?: string;
-                /** @enum {string} */
-                status?: "draft" | "upcoming" | "active" | "completed";
-                /** @description Filters on the related organization-project */
-                project?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    /** @enum {string} */
-                    billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                    /** @enum {string} */
-                    owner?: "CLIENT" | "INTERNAL";
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    billable?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    organizationContactId?: string;
-                };
-                /** @description Filters on the related task */
-                tasks?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** @enum {string} */
-                    status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                    /** @enum {string} */
-                    priority?: "urgent" | "high" | "medium" | "low";
-                    /** @enum {string} */
-                    size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** Format: uuid */
-                    parentId?: string;
-                    /** Format: uuid */
-                    organizationSprintId?: string;
-                    /** Format: uuid */
-                    creatorId?: string;
-                    isDraft?: boolean | ("true" | "1" | "false" | "0");
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    prefix?: string;
-                    number?: number | string;
-                };
-            };
+            where?: components["schemas"]["OrganizationSprintWhere"];
             relations?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[] | string;
             /** @description Case-insensitive match over name, goal */
             search?: string;
@@ -8881,6 +12156,396 @@ export interface components {
              * @example 2026-01-05
              */
             endDate?: string;
+        };
+        /** @description Filters on organization-sprint fields */
+        OrganizationSprintFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            projectId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("draft" | "upcoming" | "active" | "completed") | {
+                /** @enum {string} */
+                eq?: "draft" | "upcoming" | "active" | "completed";
+                /** @enum {string} */
+                ne?: "draft" | "upcoming" | "active" | "completed";
+                in?: ("draft" | "upcoming" | "active" | "completed")[] | string;
+                nin?: ("draft" | "upcoming" | "active" | "completed")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            endDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        OrganizationSprintWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            projectId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("draft" | "upcoming" | "active" | "completed") | {
+                /** @enum {string} */
+                eq?: "draft" | "upcoming" | "active" | "completed";
+                /** @enum {string} */
+                ne?: "draft" | "upcoming" | "active" | "completed";
+                in?: ("draft" | "upcoming" | "active" | "completed")[] | string;
+                nin?: ("draft" | "upcoming" | "active" | "completed")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            endDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related organization-project */
+            project?: components["schemas"]["OrganizationProjectFieldFilters"];
+            /** @description Filters on the related task */
+            tasks?: components["schemas"]["TaskFieldFilters"];
+        };
+        OrganizationSprintWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            projectId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("draft" | "upcoming" | "active" | "completed") | {
+                /** @enum {string} */
+                eq?: "draft" | "upcoming" | "active" | "completed";
+                /** @enum {string} */
+                ne?: "draft" | "upcoming" | "active" | "completed";
+                in?: ("draft" | "upcoming" | "active" | "completed")[] | string;
+                nin?: ("draft" | "upcoming" | "active" | "completed")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            endDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related organization-project */
+            project?: components["schemas"]["OrganizationProjectFieldFilters"];
+            /** @description Filters on the related task */
+            tasks?: components["schemas"]["TaskFieldFilters"];
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["OrganizationSprintWhereGroup"][];
         };
         /** @description A group of employees working together. */
         OrganizationTeam: {
@@ -9038,48 +12703,135 @@ export interface components {
                 /** @enum {string} */
                 name?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** Format: uuid */
-                organizationId?: string;
-                name?: string;
-                public?: boolean | ("true" | "1" | "false" | "0");
-                /** @description Filters on the related employee */
-                members?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    userId?: string;
-                    firstName?: string;
-                    lastName?: string;
-                    /** @enum {string} */
-                    payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                };
-                /** @description Filters on the related tag */
-                tags?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                    color?: string;
-                    isSystem?: boolean | ("true" | "1" | "false" | "0");
-                };
-            };
+            where?: components["schemas"]["OrganizationTeamWhere"];
             relations?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "tags")[] | string;
             /** @description Case-insensitive match over name */
             search?: string;
             /** @description Tag ids */
             tags?: string[];
+        };
+        /** @description Filters on organization-team fields */
+        OrganizationTeamFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            public?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        OrganizationTeamWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            public?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related employee */
+            members?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related tag */
+            tags?: components["schemas"]["TagFieldFilters"];
+        };
+        OrganizationTeamWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            public?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related employee */
+            members?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related tag */
+            tags?: components["schemas"]["TagFieldFilters"];
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["OrganizationTeamWhereGroup"][];
         };
         /** @description A company or team inside a tenant; most records belong to one. */
         Organization: {
@@ -9291,65 +13043,158 @@ export interface components {
                 /** @enum {string} */
                 currency?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                name?: string;
-                currency?: string;
-                isDefault?: boolean | ("true" | "1" | "false" | "0");
-                isActive?: boolean | ("true" | "1" | "false" | "0");
-                /** @description Filters on the related tag */
-                tags?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                    color?: string;
-                    isSystem?: boolean | ("true" | "1" | "false" | "0");
-                };
-                /** @description Filters on the related skill */
-                skills?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                };
-                /** @description Filters on the related employee */
-                employees?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    userId?: string;
-                    firstName?: string;
-                    lastName?: string;
-                    /** @enum {string} */
-                    payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                };
-                /** @description Filters on the related contact */
-                contact?: {
-                    /** Format: uuid */
-                    id?: string;
-                    name?: string;
-                    country?: string;
-                    city?: string;
-                    postcode?: string;
-                };
-            };
+            where?: components["schemas"]["OrganizationWhere"];
             relations?: ("tags" | "skills" | "employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "contact")[] | string;
             /** @description Case-insensitive match over name */
             search?: string;
             /** @description Tag ids */
             tags?: string[];
+        };
+        /** @description Filters on organization fields */
+        OrganizationFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            currency?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isDefault?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isActive?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        OrganizationWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            currency?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isDefault?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isActive?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related tag */
+            tags?: components["schemas"]["TagFieldFilters"];
+            /** @description Filters on the related skill */
+            skills?: components["schemas"]["SkillFieldFilters"];
+            /** @description Filters on the related employee */
+            employees?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related contact */
+            contact?: components["schemas"]["ContactFieldFilters"];
+        };
+        OrganizationWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            currency?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isDefault?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isActive?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related tag */
+            tags?: components["schemas"]["TagFieldFilters"];
+            /** @description Filters on the related skill */
+            skills?: components["schemas"]["SkillFieldFilters"];
+            /** @description Filters on the related employee */
+            employees?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related contact */
+            contact?: components["schemas"]["ContactFieldFilters"];
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["OrganizationWhereGroup"][];
         };
         Role: {
             /** Format: uuid */
@@ -9442,18 +13287,87 @@ export interface components {
                 /** @enum {string} */
                 updatedAt?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** @enum {string} */
-                name?: "SUPER_ADMIN" | "ADMIN" | "MANAGER" | "DATA_ENTRY" | "EMPLOYEE" | "CANDIDATE" | "VIEWER" | "INTERVIEWER";
-            };
+            where?: components["schemas"]["RoleWhere"];
             relations?: string[] | string;
+        };
+        /** @description Filters on role fields */
+        RoleFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: ("SUPER_ADMIN" | "ADMIN" | "MANAGER" | "DATA_ENTRY" | "EMPLOYEE" | "CANDIDATE" | "VIEWER" | "INTERVIEWER") | {
+                /** @enum {string} */
+                eq?: "SUPER_ADMIN" | "ADMIN" | "MANAGER" | "DATA_ENTRY" | "EMPLOYEE" | "CANDIDATE" | "VIEWER" | "INTERVIEWER";
+                /** @enum {string} */
+                ne?: "SUPER_ADMIN" | "ADMIN" | "MANAGER" | "DATA_ENTRY" | "EMPLOYEE" | "CANDIDATE" | "VIEWER" | "INTERVIEWER";
+                in?: ("SUPER_ADMIN" | "ADMIN" | "MANAGER" | "DATA_ENTRY" | "EMPLOYEE" | "CANDIDATE" | "VIEWER" | "INTERVIEWER")[] | string;
+                nin?: ("SUPER_ADMIN" | "ADMIN" | "MANAGER" | "DATA_ENTRY" | "EMPLOYEE" | "CANDIDATE" | "VIEWER" | "INTERVIEWER")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        RoleWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: ("SUPER_ADMIN" | "ADMIN" | "MANAGER" | "DATA_ENTRY" | "EMPLOYEE" | "CANDIDATE" | "VIEWER" | "INTERVIEWER") | {
+                /** @enum {string} */
+                eq?: "SUPER_ADMIN" | "ADMIN" | "MANAGER" | "DATA_ENTRY" | "EMPLOYEE" | "CANDIDATE" | "VIEWER" | "INTERVIEWER";
+                /** @enum {string} */
+                ne?: "SUPER_ADMIN" | "ADMIN" | "MANAGER" | "DATA_ENTRY" | "EMPLOYEE" | "CANDIDATE" | "VIEWER" | "INTERVIEWER";
+                in?: ("SUPER_ADMIN" | "ADMIN" | "MANAGER" | "DATA_ENTRY" | "EMPLOYEE" | "CANDIDATE" | "VIEWER" | "INTERVIEWER")[] | string;
+                nin?: ("SUPER_ADMIN" | "ADMIN" | "MANAGER" | "DATA_ENTRY" | "EMPLOYEE" | "CANDIDATE" | "VIEWER" | "INTERVIEWER")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        RoleWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: ("SUPER_ADMIN" | "ADMIN" | "MANAGER" | "DATA_ENTRY" | "EMPLOYEE" | "CANDIDATE" | "VIEWER" | "INTERVIEWER") | {
+                /** @enum {string} */
+                eq?: "SUPER_ADMIN" | "ADMIN" | "MANAGER" | "DATA_ENTRY" | "EMPLOYEE" | "CANDIDATE" | "VIEWER" | "INTERVIEWER";
+                /** @enum {string} */
+                ne?: "SUPER_ADMIN" | "ADMIN" | "MANAGER" | "DATA_ENTRY" | "EMPLOYEE" | "CANDIDATE" | "VIEWER" | "INTERVIEWER";
+                in?: ("SUPER_ADMIN" | "ADMIN" | "MANAGER" | "DATA_ENTRY" | "EMPLOYEE" | "CANDIDATE" | "VIEWER" | "INTERVIEWER")[] | string;
+                nin?: ("SUPER_ADMIN" | "ADMIN" | "MANAGER" | "DATA_ENTRY" | "EMPLOYEE" | "CANDIDATE" | "VIEWER" | "INTERVIEWER")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["RoleWhereGroup"][];
         };
         /** @description A task waiting to be triaged (accepted, declined, snoozed...). */
         ScreeningTask: {
@@ -9611,58 +13525,176 @@ export interface components {
                 /** @enum {string} */
                 onHoldUntil?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                organizationId?: (string | unknown | "null") | null;
-                /** Format: uuid */
-                taskId?: string;
-                /** @enum {string} */
-                status?: "accepted" | "declined" | "duplicated" | "snoozed" | "pending";
-                /** Format: uuid */
-                creatorId?: string;
-                /** @description Filters on the related task */
-                task?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** @enum {string} */
-                    status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                    /** @enum {string} */
-                    priority?: "urgent" | "high" | "medium" | "low";
-                    /** @enum {string} */
-                    size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** Format: uuid */
-                    parentId?: string;
-                    /** Format: uuid */
-                    organizationSprintId?: string;
-                    /** Format: uuid */
-                    creatorId?: string;
-                    isDraft?: boolean | ("true" | "1" | "false" | "0");
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    prefix?: string;
-                    number?: number | string;
-                };
-                /** @description Filters on the related user */
-                creator?: {
-                    /** Format: uuid */
-                    id?: string;
-                    email?: string;
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    roleId?: string;
-                };
-            };
+            where?: components["schemas"]["ScreeningTaskWhere"];
             relations?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[] | string;
+        };
+        /** @description Filters on screening-task fields */
+        ScreeningTaskFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            taskId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("accepted" | "declined" | "duplicated" | "snoozed" | "pending") | {
+                /** @enum {string} */
+                eq?: "accepted" | "declined" | "duplicated" | "snoozed" | "pending";
+                /** @enum {string} */
+                ne?: "accepted" | "declined" | "duplicated" | "snoozed" | "pending";
+                in?: ("accepted" | "declined" | "duplicated" | "snoozed" | "pending")[] | string;
+                nin?: ("accepted" | "declined" | "duplicated" | "snoozed" | "pending")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            creatorId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        ScreeningTaskWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            taskId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("accepted" | "declined" | "duplicated" | "snoozed" | "pending") | {
+                /** @enum {string} */
+                eq?: "accepted" | "declined" | "duplicated" | "snoozed" | "pending";
+                /** @enum {string} */
+                ne?: "accepted" | "declined" | "duplicated" | "snoozed" | "pending";
+                in?: ("accepted" | "declined" | "duplicated" | "snoozed" | "pending")[] | string;
+                nin?: ("accepted" | "declined" | "duplicated" | "snoozed" | "pending")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            creatorId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related task */
+            task?: components["schemas"]["TaskFieldFilters"];
+            /** @description Filters on the related user */
+            creator?: components["schemas"]["UserFieldFilters"];
+        };
+        ScreeningTaskWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            taskId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("accepted" | "declined" | "duplicated" | "snoozed" | "pending") | {
+                /** @enum {string} */
+                eq?: "accepted" | "declined" | "duplicated" | "snoozed" | "pending";
+                /** @enum {string} */
+                ne?: "accepted" | "declined" | "duplicated" | "snoozed" | "pending";
+                in?: ("accepted" | "declined" | "duplicated" | "snoozed" | "pending")[] | string;
+                nin?: ("accepted" | "declined" | "duplicated" | "snoozed" | "pending")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            creatorId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related task */
+            task?: components["schemas"]["TaskFieldFilters"];
+            /** @description Filters on the related user */
+            creator?: components["schemas"]["UserFieldFilters"];
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["ScreeningTaskWhereGroup"][];
         };
         /** @description Something an employee (or candidate) can do. */
         Skill: {
@@ -9782,21 +13814,110 @@ export interface components {
                 /** @enum {string} */
                 name?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                organizationId?: (string | unknown | "null") | null;
-                name?: string;
-            };
+            where?: components["schemas"]["SkillWhere"];
             relations?: string[] | string;
             /** @description Case-insensitive match over name, description */
             search?: string;
+        };
+        /** @description Filters on skill fields */
+        SkillFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        SkillWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        SkillWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["SkillWhereGroup"][];
         };
         /** @description A coloured label; names are unique inside an organization, and among the tenant's tags of none. */
         Tag: {
@@ -9924,23 +14045,152 @@ export interface components {
                 /** @enum {string} */
                 name?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                organizationId?: (string | unknown | "null") | null;
-                name?: string;
-                color?: string;
-                isSystem?: boolean | ("true" | "1" | "false" | "0");
-            };
+            where?: components["schemas"]["TagWhere"];
             relations?: string[] | string;
             /** @description Case-insensitive match over name, description */
             search?: string;
+        };
+        /** @description Filters on tag fields */
+        TagFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            color?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isSystem?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        TagWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            color?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isSystem?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        TagWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            name?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            color?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isSystem?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["TagWhereGroup"][];
         };
         /** @description A piece of work, possibly inside a project and sprint, assigned to employees and teams. */
         Task: {
@@ -10258,93 +14508,7 @@ export interface components {
                 /** @enum {string} */
                 estimate?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                organizationId?: (string | unknown | "null") | null;
-                /** @enum {string} */
-                status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                /** @enum {string} */
-                priority?: "urgent" | "high" | "medium" | "low";
-                /** @enum {string} */
-                size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                /** Format: uuid */
-                projectId?: string;
-                /** Format: uuid */
-                parentId?: string;
-                /** Format: uuid */
-                organizationSprintId?: string;
-                /** Format: uuid */
-                creatorId?: string;
-                isDraft?: boolean | ("true" | "1" | "false" | "0");
-                public?: boolean | ("true" | "1" | "false" | "0");
-                prefix?: string;
-                number?: number | string;
-                /** @description Filters on the related organization-project */
-                project?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    /** @enum {string} */
-                    billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                    /** @enum {string} */
-                    owner?: "CLIENT" | "INTERNAL";
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    billable?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    organizationContactId?: string;
-                };
-                /** @description Filters on the related user */
-                creator?: {
-                    /** Format: uuid */
-                    id?: string;
-                    email?: string;
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    roleId?: string;
-                };
-                /** @description Filters on the related employee */
-                members?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    userId?: string;
-                    firstName?: string;
-                    lastName?: string;
-                    /** @enum {string} */
-                    payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                };
-                /** @description Filters on the related organization-team */
-                teams?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                };
-                /** @description Filters on the related tag */
-                tags?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                    color?: string;
-                    isSystem?: boolean | ("true" | "1" | "false" | "0");
-                };
-            };
+            where?: components["schemas"]["TaskWhere"];
             relations?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[] | string;
             /** @description Case-insensitive match over title, description */
             search?: string;
@@ -10360,6 +14524,663 @@ export interface components {
             endDate?: string;
             /** @description Tag ids */
             tags?: string[];
+        };
+        /** @description Filters on task fields */
+        TaskFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed") | {
+                /** @enum {string} */
+                eq?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
+                /** @enum {string} */
+                ne?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
+                in?: ("open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed")[] | string;
+                nin?: ("open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            priority?: ("urgent" | "high" | "medium" | "low") | {
+                /** @enum {string} */
+                eq?: "urgent" | "high" | "medium" | "low";
+                /** @enum {string} */
+                ne?: "urgent" | "high" | "medium" | "low";
+                in?: ("urgent" | "high" | "medium" | "low")[] | string;
+                nin?: ("urgent" | "high" | "medium" | "low")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            size?: ("x-large" | "large" | "medium" | "small" | "tiny") | {
+                /** @enum {string} */
+                eq?: "x-large" | "large" | "medium" | "small" | "tiny";
+                /** @enum {string} */
+                ne?: "x-large" | "large" | "medium" | "small" | "tiny";
+                in?: ("x-large" | "large" | "medium" | "small" | "tiny")[] | string;
+                nin?: ("x-large" | "large" | "medium" | "small" | "tiny")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            projectId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            parentId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationSprintId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            creatorId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isDraft?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            public?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            prefix?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            number?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            dueDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            estimate?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        TaskWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed") | {
+                /** @enum {string} */
+                eq?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
+                /** @enum {string} */
+                ne?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
+                in?: ("open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed")[] | string;
+                nin?: ("open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            priority?: ("urgent" | "high" | "medium" | "low") | {
+                /** @enum {string} */
+                eq?: "urgent" | "high" | "medium" | "low";
+                /** @enum {string} */
+                ne?: "urgent" | "high" | "medium" | "low";
+                in?: ("urgent" | "high" | "medium" | "low")[] | string;
+                nin?: ("urgent" | "high" | "medium" | "low")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            size?: ("x-large" | "large" | "medium" | "small" | "tiny") | {
+                /** @enum {string} */
+                eq?: "x-large" | "large" | "medium" | "small" | "tiny";
+                /** @enum {string} */
+                ne?: "x-large" | "large" | "medium" | "small" | "tiny";
+                in?: ("x-large" | "large" | "medium" | "small" | "tiny")[] | string;
+                nin?: ("x-large" | "large" | "medium" | "small" | "tiny")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            projectId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            parentId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationSprintId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            creatorId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isDraft?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            public?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            prefix?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            number?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            dueDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            estimate?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related organization-project */
+            project?: components["schemas"]["OrganizationProjectFieldFilters"];
+            /** @description Filters on the related user */
+            creator?: components["schemas"]["UserFieldFilters"];
+            /** @description Filters on the related employee */
+            members?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related organization-team */
+            teams?: components["schemas"]["OrganizationTeamFieldFilters"];
+            /** @description Filters on the related tag */
+            tags?: components["schemas"]["TagFieldFilters"];
+        };
+        TaskWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed") | {
+                /** @enum {string} */
+                eq?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
+                /** @enum {string} */
+                ne?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
+                in?: ("open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed")[] | string;
+                nin?: ("open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            priority?: ("urgent" | "high" | "medium" | "low") | {
+                /** @enum {string} */
+                eq?: "urgent" | "high" | "medium" | "low";
+                /** @enum {string} */
+                ne?: "urgent" | "high" | "medium" | "low";
+                in?: ("urgent" | "high" | "medium" | "low")[] | string;
+                nin?: ("urgent" | "high" | "medium" | "low")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            size?: ("x-large" | "large" | "medium" | "small" | "tiny") | {
+                /** @enum {string} */
+                eq?: "x-large" | "large" | "medium" | "small" | "tiny";
+                /** @enum {string} */
+                ne?: "x-large" | "large" | "medium" | "small" | "tiny";
+                in?: ("x-large" | "large" | "medium" | "small" | "tiny")[] | string;
+                nin?: ("x-large" | "large" | "medium" | "small" | "tiny")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            projectId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            parentId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationSprintId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            creatorId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isDraft?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            public?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            prefix?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            number?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            dueDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            estimate?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related organization-project */
+            project?: components["schemas"]["OrganizationProjectFieldFilters"];
+            /** @description Filters on the related user */
+            creator?: components["schemas"]["UserFieldFilters"];
+            /** @description Filters on the related employee */
+            members?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related organization-team */
+            teams?: components["schemas"]["OrganizationTeamFieldFilters"];
+            /** @description Filters on the related tag */
+            tags?: components["schemas"]["TagFieldFilters"];
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["TaskWhereGroup"][];
         };
         /** @description A period of tracked or manually entered work of one employee. */
         TimeLog: {
@@ -10607,106 +15428,7 @@ export interface components {
                 /** @enum {string} */
                 duration?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** Format: uuid */
-                organizationId?: string;
-                /** Format: uuid */
-                employeeId?: string;
-                /** Format: uuid */
-                projectId?: string;
-                /** Format: uuid */
-                taskId?: string;
-                /** Format: uuid */
-                timesheetId?: string;
-                /** Format: uuid */
-                organizationTeamId?: string;
-                /** @enum {string} */
-                logType?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
-                /** @enum {string} */
-                source?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
-                isBillable?: boolean | ("true" | "1" | "false" | "0");
-                /** @description Filters on the related employee */
-                employee?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    userId?: string;
-                    firstName?: string;
-                    lastName?: string;
-                    /** @enum {string} */
-                    payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                };
-                /** @description Filters on the related organization-project */
-                project?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    /** @enum {string} */
-                    billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                    /** @enum {string} */
-                    owner?: "CLIENT" | "INTERNAL";
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    billable?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    organizationContactId?: string;
-                };
-                /** @description Filters on the related task */
-                task?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** @enum {string} */
-                    status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                    /** @enum {string} */
-                    priority?: "urgent" | "high" | "medium" | "low";
-                    /** @enum {string} */
-                    size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** Format: uuid */
-                    parentId?: string;
-                    /** Format: uuid */
-                    organizationSprintId?: string;
-                    /** Format: uuid */
-                    creatorId?: string;
-                    isDraft?: boolean | ("true" | "1" | "false" | "0");
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    prefix?: string;
-                    number?: number | string;
-                };
-                /** @description Filters on the related time-slot */
-                timeSlots?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                };
-                /** @description Filters on the related tag */
-                tags?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                    color?: string;
-                    isSystem?: boolean | ("true" | "1" | "false" | "0");
-                };
-            };
+            where?: components["schemas"]["TimeLogWhere"];
             relations?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[] | string;
             /** @description Case-insensitive match over description */
             search?: string;
@@ -10722,6 +15444,576 @@ export interface components {
             endDate?: string;
             /** @description Tag ids */
             tags?: string[];
+        };
+        /** @description Filters on time-log fields */
+        TimeLogFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            projectId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            taskId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            timesheetId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationTeamId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            logType?: ("TRACKED" | "MANUAL" | "IDLE" | "RESUMED") | {
+                /** @enum {string} */
+                eq?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
+                /** @enum {string} */
+                ne?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
+                in?: ("TRACKED" | "MANUAL" | "IDLE" | "RESUMED")[] | string;
+                nin?: ("TRACKED" | "MANUAL" | "IDLE" | "RESUMED")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            source?: ("WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION") | {
+                /** @enum {string} */
+                eq?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
+                /** @enum {string} */
+                ne?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
+                in?: ("WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION")[] | string;
+                nin?: ("WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isBillable?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            stoppedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            duration?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        TimeLogWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            projectId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            taskId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            timesheetId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationTeamId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            logType?: ("TRACKED" | "MANUAL" | "IDLE" | "RESUMED") | {
+                /** @enum {string} */
+                eq?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
+                /** @enum {string} */
+                ne?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
+                in?: ("TRACKED" | "MANUAL" | "IDLE" | "RESUMED")[] | string;
+                nin?: ("TRACKED" | "MANUAL" | "IDLE" | "RESUMED")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            source?: ("WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION") | {
+                /** @enum {string} */
+                eq?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
+                /** @enum {string} */
+                ne?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
+                in?: ("WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION")[] | string;
+                nin?: ("WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isBillable?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            stoppedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            duration?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related employee */
+            employee?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related organization-project */
+            project?: components["schemas"]["OrganizationProjectFieldFilters"];
+            /** @description Filters on the related task */
+            task?: components["schemas"]["TaskFieldFilters"];
+            /** @description Filters on the related time-slot */
+            timeSlots?: components["schemas"]["TimeSlotFieldFilters"];
+            /** @description Filters on the related tag */
+            tags?: components["schemas"]["TagFieldFilters"];
+        };
+        TimeLogWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            projectId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            taskId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            timesheetId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationTeamId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            logType?: ("TRACKED" | "MANUAL" | "IDLE" | "RESUMED") | {
+                /** @enum {string} */
+                eq?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
+                /** @enum {string} */
+                ne?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
+                in?: ("TRACKED" | "MANUAL" | "IDLE" | "RESUMED")[] | string;
+                nin?: ("TRACKED" | "MANUAL" | "IDLE" | "RESUMED")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            source?: ("WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION") | {
+                /** @enum {string} */
+                eq?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
+                /** @enum {string} */
+                ne?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
+                in?: ("WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION")[] | string;
+                nin?: ("WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isBillable?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            stoppedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            duration?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related employee */
+            employee?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related organization-project */
+            project?: components["schemas"]["OrganizationProjectFieldFilters"];
+            /** @description Filters on the related task */
+            task?: components["schemas"]["TaskFieldFilters"];
+            /** @description Filters on the related time-slot */
+            timeSlots?: components["schemas"]["TimeSlotFieldFilters"];
+            /** @description Filters on the related tag */
+            tags?: components["schemas"]["TagFieldFilters"];
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["TimeLogWhereGroup"][];
         };
         /** @description A request for days off, for one or more employees. */
         TimeOffRequest: {
@@ -10954,48 +16246,7 @@ export interface components {
                 /** @enum {string} */
                 status?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** Format: uuid */
-                organizationId?: string;
-                /** @enum {string} */
-                status?: "REQUESTED" | "APPROVED" | "DENIED";
-                isHoliday?: boolean | ("true" | "1" | "false" | "0");
-                /** Format: uuid */
-                employeeId?: string;
-                /** @description Filters on the related employee */
-                employees?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    userId?: string;
-                    firstName?: string;
-                    lastName?: string;
-                    /** @enum {string} */
-                    payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                };
-                /** @description Filters on the related image-asset */
-                document?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                    mimeType?: string;
-                    isFeatured?: boolean | ("true" | "1" | "false" | "0");
-                    /** @enum {string} */
-                    storageProvider?: "LOCAL";
-                };
-            };
+            where?: components["schemas"]["TimeOffRequestWhere"];
             relations?: ("employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "document")[] | string;
             /** @description Case-insensitive match over description */
             search?: string;
@@ -11009,6 +16260,495 @@ export interface components {
              * @example 2026-01-05
              */
             endDate?: string;
+        };
+        /** @description Filters on time-off-request fields */
+        TimeOffRequestFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("REQUESTED" | "APPROVED" | "DENIED") | {
+                /** @enum {string} */
+                eq?: "REQUESTED" | "APPROVED" | "DENIED";
+                /** @enum {string} */
+                ne?: "REQUESTED" | "APPROVED" | "DENIED";
+                in?: ("REQUESTED" | "APPROVED" | "DENIED")[] | string;
+                nin?: ("REQUESTED" | "APPROVED" | "DENIED")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isHoliday?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            start?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            end?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            requestDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        TimeOffRequestWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("REQUESTED" | "APPROVED" | "DENIED") | {
+                /** @enum {string} */
+                eq?: "REQUESTED" | "APPROVED" | "DENIED";
+                /** @enum {string} */
+                ne?: "REQUESTED" | "APPROVED" | "DENIED";
+                in?: ("REQUESTED" | "APPROVED" | "DENIED")[] | string;
+                nin?: ("REQUESTED" | "APPROVED" | "DENIED")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isHoliday?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            start?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            end?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            requestDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related employee */
+            employees?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related image-asset */
+            document?: components["schemas"]["ImageAssetFieldFilters"];
+        };
+        TimeOffRequestWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("REQUESTED" | "APPROVED" | "DENIED") | {
+                /** @enum {string} */
+                eq?: "REQUESTED" | "APPROVED" | "DENIED";
+                /** @enum {string} */
+                ne?: "REQUESTED" | "APPROVED" | "DENIED";
+                in?: ("REQUESTED" | "APPROVED" | "DENIED")[] | string;
+                nin?: ("REQUESTED" | "APPROVED" | "DENIED")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isHoliday?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            start?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            end?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            requestDate?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related employee */
+            employees?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related image-asset */
+            document?: components["schemas"]["ImageAssetFieldFilters"];
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["TimeOffRequestWhereGroup"][];
         };
         /** @description Up to ten minutes of an employee's tracked activity, with keyboard and mouse counts. */
         TimeSlot: {
@@ -11190,55 +16930,7 @@ export interface components {
                 /** @enum {string} */
                 overall?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** Format: uuid */
-                organizationId?: string;
-                /** Format: uuid */
-                employeeId?: string;
-                /** @description Filters on the related employee */
-                employee?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    userId?: string;
-                    firstName?: string;
-                    lastName?: string;
-                    /** @enum {string} */
-                    payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                };
-                /** @description Filters on the related time-log */
-                timeLogs?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** Format: uuid */
-                    taskId?: string;
-                    /** Format: uuid */
-                    timesheetId?: string;
-                    /** Format: uuid */
-                    organizationTeamId?: string;
-                    /** @enum {string} */
-                    logType?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
-                    /** @enum {string} */
-                    source?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
-                    isBillable?: boolean | ("true" | "1" | "false" | "0");
-                };
-            };
+            where?: components["schemas"]["TimeSlotWhere"];
             relations?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[] | string;
             /**
              * @description Earliest startedAt. ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
@@ -11250,6 +16942,303 @@ export interface components {
              * @example 2026-01-05
              */
             endDate?: string;
+        };
+        /** @description Filters on time-slot fields */
+        TimeSlotFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            duration?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            overall?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        TimeSlotWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            duration?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            overall?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related employee */
+            employee?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related time-log */
+            timeLogs?: components["schemas"]["TimeLogFieldFilters"];
+        };
+        TimeSlotWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            duration?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            overall?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related employee */
+            employee?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related time-log */
+            timeLogs?: components["schemas"]["TimeLogFieldFilters"];
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["TimeSlotWhereGroup"][];
         };
         /** @description An employee's time over a period, submitted for approval. */
         Timesheet: {
@@ -11476,69 +17465,7 @@ export interface components {
                 /** @enum {string} */
                 duration?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** Format: uuid */
-                organizationId?: string;
-                /** Format: uuid */
-                employeeId?: string;
-                /** @enum {string} */
-                status?: "DRAFT" | "PENDING" | "IN REVIEW" | "DENIED" | "APPROVED";
-                isBilled?: boolean | ("true" | "1" | "false" | "0");
-                /** Format: uuid */
-                approvedById?: string;
-                /** @description Filters on the related employee */
-                employee?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    userId?: string;
-                    firstName?: string;
-                    lastName?: string;
-                    /** @enum {string} */
-                    payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                };
-                /** @description Filters on the related user */
-                approvedBy?: {
-                    /** Format: uuid */
-                    id?: string;
-                    email?: string;
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    roleId?: string;
-                };
-                /** @description Filters on the related time-log */
-                timeLogs?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** Format: uuid */
-                    taskId?: string;
-                    /** Format: uuid */
-                    timesheetId?: string;
-                    /** Format: uuid */
-                    organizationTeamId?: string;
-                    /** @enum {string} */
-                    logType?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
-                    /** @enum {string} */
-                    source?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
-                    isBillable?: boolean | ("true" | "1" | "false" | "0");
-                };
-            };
+            where?: components["schemas"]["TimesheetWhere"];
             relations?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "approvedBy" | "approvedBy.role" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[] | string;
             /**
              * @description Earliest startedAt. ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
@@ -11550,6 +17477,454 @@ export interface components {
              * @example 2026-01-05
              */
             endDate?: string;
+        };
+        /** @description Filters on timesheet fields */
+        TimesheetFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("DRAFT" | "PENDING" | "IN REVIEW" | "DENIED" | "APPROVED") | {
+                /** @enum {string} */
+                eq?: "DRAFT" | "PENDING" | "IN REVIEW" | "DENIED" | "APPROVED";
+                /** @enum {string} */
+                ne?: "DRAFT" | "PENDING" | "IN REVIEW" | "DENIED" | "APPROVED";
+                in?: ("DRAFT" | "PENDING" | "IN REVIEW" | "DENIED" | "APPROVED")[] | string;
+                nin?: ("DRAFT" | "PENDING" | "IN REVIEW" | "DENIED" | "APPROVED")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isBilled?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            approvedById?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            stoppedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            duration?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        TimesheetWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("DRAFT" | "PENDING" | "IN REVIEW" | "DENIED" | "APPROVED") | {
+                /** @enum {string} */
+                eq?: "DRAFT" | "PENDING" | "IN REVIEW" | "DENIED" | "APPROVED";
+                /** @enum {string} */
+                ne?: "DRAFT" | "PENDING" | "IN REVIEW" | "DENIED" | "APPROVED";
+                in?: ("DRAFT" | "PENDING" | "IN REVIEW" | "DENIED" | "APPROVED")[] | string;
+                nin?: ("DRAFT" | "PENDING" | "IN REVIEW" | "DENIED" | "APPROVED")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isBilled?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            approvedById?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            stoppedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            duration?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related employee */
+            employee?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related user */
+            approvedBy?: components["schemas"]["UserFieldFilters"];
+            /** @description Filters on the related time-log */
+            timeLogs?: components["schemas"]["TimeLogFieldFilters"];
+        };
+        TimesheetWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            status?: ("DRAFT" | "PENDING" | "IN REVIEW" | "DENIED" | "APPROVED") | {
+                /** @enum {string} */
+                eq?: "DRAFT" | "PENDING" | "IN REVIEW" | "DENIED" | "APPROVED";
+                /** @enum {string} */
+                ne?: "DRAFT" | "PENDING" | "IN REVIEW" | "DENIED" | "APPROVED";
+                in?: ("DRAFT" | "PENDING" | "IN REVIEW" | "DENIED" | "APPROVED")[] | string;
+                nin?: ("DRAFT" | "PENDING" | "IN REVIEW" | "DENIED" | "APPROVED")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isBilled?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            approvedById?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            startedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            stoppedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
+                /** @description from and to, both included */
+                between?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            duration?: (number | string) | {
+                eq?: number | string;
+                ne?: number | string;
+                in?: (number | string)[] | string;
+                nin?: (number | string)[] | string;
+                lt?: number | string;
+                lte?: number | string;
+                gt?: number | string;
+                gte?: number | string;
+                /** @description from and to, both included */
+                between?: (number | string)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related employee */
+            employee?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related user */
+            approvedBy?: components["schemas"]["UserFieldFilters"];
+            /** @description Filters on the related time-log */
+            timeLogs?: components["schemas"]["TimeLogFieldFilters"];
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["TimesheetWhereGroup"][];
         };
         User: {
             /** Format: uuid */
@@ -11693,29 +18068,129 @@ export interface components {
                 /** @enum {string} */
                 lastName?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                email?: string;
-                isActive?: boolean | ("true" | "1" | "false" | "0");
-                /** Format: uuid */
-                roleId?: string;
-                /** @description Filters on the related role */
-                role?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @enum {string} */
-                    name?: "SUPER_ADMIN" | "ADMIN" | "MANAGER" | "DATA_ENTRY" | "EMPLOYEE" | "CANDIDATE" | "VIEWER" | "INTERVIEWER";
-                };
-            };
+            where?: components["schemas"]["UserWhere"];
             relations?: "role"[] | string;
             /** @description Case-insensitive match over email, firstName, lastName */
             search?: string;
+        };
+        /** @description Filters on user fields */
+        UserFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            email?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isActive?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            roleId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        UserWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            email?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isActive?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            roleId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related role */
+            role?: components["schemas"]["RoleFieldFilters"];
+        };
+        UserWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            email?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isActive?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            roleId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related role */
+            role?: components["schemas"]["RoleFieldFilters"];
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["UserWhereGroup"][];
         };
         /** @description A kind of appointment an employee offers, with its length (duration × durationUnit). */
         EventType: {
@@ -11902,52 +18377,195 @@ export interface components {
                 /** @enum {string} */
                 isActive?: "ASC" | "DESC" | "asc" | "desc";
             };
-            where?: {
-                /**
-                 * Format: uuid
-                 * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                 */
-                tenantId?: string;
-                /** Format: uuid */
-                id?: string;
-                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                organizationId?: (string | unknown | "null") | null;
-                title?: string;
-                /** @enum {string} */
-                durationUnit?: "Minute(s)" | "Hour(s)" | "Day(s)";
-                isActive?: boolean | ("true" | "1" | "false" | "0");
-                /** Format: uuid */
-                employeeId?: string;
-                /** @description Filters on the related employee */
-                employee?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    userId?: string;
-                    firstName?: string;
-                    lastName?: string;
-                    /** @enum {string} */
-                    payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                };
-                /** @description Filters on the related tag */
-                tags?: {
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                    color?: string;
-                    isSystem?: boolean | ("true" | "1" | "false" | "0");
-                };
-            };
+            where?: components["schemas"]["EventTypeWhere"];
             relations?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tags")[] | string;
             /** @description Case-insensitive match over title, description */
             search?: string;
             /** @description Tag ids */
             tags?: string[];
+        };
+        /** @description Filters on event-type fields */
+        EventTypeFieldFilters: {
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            title?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            durationUnit?: ("Minute(s)" | "Hour(s)" | "Day(s)") | {
+                /** @enum {string} */
+                eq?: "Minute(s)" | "Hour(s)" | "Day(s)";
+                /** @enum {string} */
+                ne?: "Minute(s)" | "Hour(s)" | "Day(s)";
+                in?: ("Minute(s)" | "Hour(s)" | "Day(s)")[] | string;
+                nin?: ("Minute(s)" | "Hour(s)" | "Day(s)")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isActive?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+        };
+        EventTypeWhereGroup: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            title?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            durationUnit?: ("Minute(s)" | "Hour(s)" | "Day(s)") | {
+                /** @enum {string} */
+                eq?: "Minute(s)" | "Hour(s)" | "Day(s)";
+                /** @enum {string} */
+                ne?: "Minute(s)" | "Hour(s)" | "Day(s)";
+                in?: ("Minute(s)" | "Hour(s)" | "Day(s)")[] | string;
+                nin?: ("Minute(s)" | "Hour(s)" | "Day(s)")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isActive?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related employee */
+            employee?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related tag */
+            tags?: components["schemas"]["TagFieldFilters"];
+        };
+        EventTypeWhere: {
+            /**
+             * Format: uuid
+             * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
+             */
+            tenantId?: string;
+            id?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            organizationId?: ((string | unknown | "null") | null) | {
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                eq?: (string | unknown | "null") | null;
+                /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            title?: string | {
+                eq?: string;
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            durationUnit?: ("Minute(s)" | "Hour(s)" | "Day(s)") | {
+                /** @enum {string} */
+                eq?: "Minute(s)" | "Hour(s)" | "Day(s)";
+                /** @enum {string} */
+                ne?: "Minute(s)" | "Hour(s)" | "Day(s)";
+                in?: ("Minute(s)" | "Hour(s)" | "Day(s)")[] | string;
+                nin?: ("Minute(s)" | "Hour(s)" | "Day(s)")[] | string;
+                /** @description a pattern, case-insensitive: % any run of characters, _ one character, a backslash makes the next one literal */
+                ilike?: string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            isActive?: (boolean | ("true" | "1" | "false" | "0")) | {
+                eq?: boolean | ("true" | "1" | "false" | "0");
+                ne?: boolean | ("true" | "1" | "false" | "0");
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            employeeId?: string | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            /** @description Filters on the related employee */
+            employee?: components["schemas"]["EmployeeFieldFilters"];
+            /** @description Filters on the related tag */
+            tags?: components["schemas"]["TagFieldFilters"];
+            /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
+            or?: components["schemas"]["EventTypeWhereGroup"][];
         };
         EmployeeStatistics: {
             /** Format: uuid */
@@ -13525,63 +20143,10 @@ export interface operations {
                     rating?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, status, userId, sourceId, candidateLevel. On related records: where[relation][field]=value for user, source, interview, skills (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, userId, sourceId, candidateLevel, appliedDate, hiredDate, rating. On related records: where[relation][field]=value (or [operator]=value) for user, source, interview, skills (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** @enum {string} */
-                    status?: "APPLIED" | "REJECTED" | "HIRED";
-                    /** Format: uuid */
-                    userId?: string;
-                    /** Format: uuid */
-                    sourceId?: string;
-                    candidateLevel?: string;
-                    /** @description Filters on the related user */
-                    user?: {
-                        /** Format: uuid */
-                        id?: string;
-                        email?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        roleId?: string;
-                    };
-                    /** @description Filters on the related candidate-source */
-                    source?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                    };
-                    /** @description Filters on the related candidate-interview */
-                    interview?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        /** Format: uuid */
-                        candidateId?: string;
-                        isArchived?: boolean | ("true" | "1" | "false" | "0");
-                        title?: string;
-                    };
-                    /** @description Filters on the related skill */
-                    skills?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                    };
-                };
+                where?: components["schemas"]["CandidateWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("user" | "user.role" | "source" | "interview" | "interview.candidate" | "interview.candidate.user" | "interview.candidate.source" | "interview.candidate.skills" | "skills")[];
                 /** @description Earliest appliedDate (inclusive). */
@@ -13700,38 +20265,10 @@ export interface operations {
                     endTime?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, candidateId, isArchived, title. On related records: where[relation][field]=value for candidate (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, candidateId, isArchived, title, startTime, endTime. On related records: where[relation][field]=value (or [operator]=value) for candidate (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    candidateId?: string;
-                    isArchived?: boolean | ("true" | "1" | "false" | "0");
-                    title?: string;
-                    /** @description Filters on the related candidate */
-                    candidate?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        /** @enum {string} */
-                        status?: "APPLIED" | "REJECTED" | "HIRED";
-                        /** Format: uuid */
-                        userId?: string;
-                        /** Format: uuid */
-                        sourceId?: string;
-                        candidateLevel?: string;
-                    };
-                };
+                where?: components["schemas"]["CandidateInterviewWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("candidate" | "candidate.user" | "candidate.user.role" | "candidate.source" | "candidate.skills")[];
                 /** @description Case-insensitive match over title, location, note. */
@@ -14034,38 +20571,10 @@ export interface operations {
                     endTime?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, candidateId, isArchived, title. On related records: where[relation][field]=value for candidate (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, candidateId, isArchived, title, startTime, endTime. On related records: where[relation][field]=value (or [operator]=value) for candidate (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    candidateId?: string;
-                    isArchived?: boolean | ("true" | "1" | "false" | "0");
-                    title?: string;
-                    /** @description Filters on the related candidate */
-                    candidate?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        /** @enum {string} */
-                        status?: "APPLIED" | "REJECTED" | "HIRED";
-                        /** Format: uuid */
-                        userId?: string;
-                        /** Format: uuid */
-                        sourceId?: string;
-                        candidateLevel?: string;
-                    };
-                };
+                where?: components["schemas"]["CandidateInterviewWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("candidate" | "candidate.user" | "candidate.user.role" | "candidate.source" | "candidate.skills")[];
                 /** @description Case-insensitive match over title, location, note. */
@@ -14142,38 +20651,10 @@ export interface operations {
                     endTime?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, candidateId, isArchived, title. On related records: where[relation][field]=value for candidate (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, candidateId, isArchived, title, startTime, endTime. On related records: where[relation][field]=value (or [operator]=value) for candidate (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    candidateId?: string;
-                    isArchived?: boolean | ("true" | "1" | "false" | "0");
-                    title?: string;
-                    /** @description Filters on the related candidate */
-                    candidate?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        /** @enum {string} */
-                        status?: "APPLIED" | "REJECTED" | "HIRED";
-                        /** Format: uuid */
-                        userId?: string;
-                        /** Format: uuid */
-                        sourceId?: string;
-                        candidateLevel?: string;
-                    };
-                };
+                where?: components["schemas"]["CandidateInterviewWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("candidate" | "candidate.user" | "candidate.user.role" | "candidate.source" | "candidate.skills")[];
                 /** @description Case-insensitive match over title, location, note. */
@@ -14292,21 +20773,10 @@ export interface operations {
                     name?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                };
+                where?: components["schemas"]["CandidateSourceWhere"];
                 /** @description candidate-source has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name. */
@@ -14601,21 +21071,10 @@ export interface operations {
                     name?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                };
+                where?: components["schemas"]["CandidateSourceWhere"];
                 /** @description candidate-source has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name. */
@@ -14684,21 +21143,10 @@ export interface operations {
                     name?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                };
+                where?: components["schemas"]["CandidateSourceWhere"];
                 /** @description candidate-source has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name. */
@@ -15001,63 +21449,10 @@ export interface operations {
                     rating?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, status, userId, sourceId, candidateLevel. On related records: where[relation][field]=value for user, source, interview, skills (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, userId, sourceId, candidateLevel, appliedDate, hiredDate, rating. On related records: where[relation][field]=value (or [operator]=value) for user, source, interview, skills (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** @enum {string} */
-                    status?: "APPLIED" | "REJECTED" | "HIRED";
-                    /** Format: uuid */
-                    userId?: string;
-                    /** Format: uuid */
-                    sourceId?: string;
-                    candidateLevel?: string;
-                    /** @description Filters on the related user */
-                    user?: {
-                        /** Format: uuid */
-                        id?: string;
-                        email?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        roleId?: string;
-                    };
-                    /** @description Filters on the related candidate-source */
-                    source?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                    };
-                    /** @description Filters on the related candidate-interview */
-                    interview?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        /** Format: uuid */
-                        candidateId?: string;
-                        isArchived?: boolean | ("true" | "1" | "false" | "0");
-                        title?: string;
-                    };
-                    /** @description Filters on the related skill */
-                    skills?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                    };
-                };
+                where?: components["schemas"]["CandidateWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("user" | "user.role" | "source" | "interview" | "interview.candidate" | "interview.candidate.user" | "interview.candidate.source" | "interview.candidate.skills" | "skills")[];
                 /** @description Earliest appliedDate (inclusive). */
@@ -15134,63 +21529,10 @@ export interface operations {
                     rating?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, status, userId, sourceId, candidateLevel. On related records: where[relation][field]=value for user, source, interview, skills (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, userId, sourceId, candidateLevel, appliedDate, hiredDate, rating. On related records: where[relation][field]=value (or [operator]=value) for user, source, interview, skills (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** @enum {string} */
-                    status?: "APPLIED" | "REJECTED" | "HIRED";
-                    /** Format: uuid */
-                    userId?: string;
-                    /** Format: uuid */
-                    sourceId?: string;
-                    candidateLevel?: string;
-                    /** @description Filters on the related user */
-                    user?: {
-                        /** Format: uuid */
-                        id?: string;
-                        email?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        roleId?: string;
-                    };
-                    /** @description Filters on the related candidate-source */
-                    source?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                    };
-                    /** @description Filters on the related candidate-interview */
-                    interview?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        /** Format: uuid */
-                        candidateId?: string;
-                        isArchived?: boolean | ("true" | "1" | "false" | "0");
-                        title?: string;
-                    };
-                    /** @description Filters on the related skill */
-                    skills?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                    };
-                };
+                where?: components["schemas"]["CandidateWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("user" | "user.role" | "source" | "interview" | "interview.candidate" | "interview.candidate.user" | "interview.candidate.source" | "interview.candidate.skills" | "skills")[];
                 /** @description Earliest appliedDate (inclusive). */
@@ -15309,81 +21651,10 @@ export interface operations {
                     resolvedAt?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, entity, entityId, actorType, resolved, parentId, employeeId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value for employee, parent, replies (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, entity, entityId, actorType, resolved, parentId, employeeId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for employee, parent, replies (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** @enum {string} */
-                    entity?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
-                    /** Format: uuid */
-                    entityId?: string;
-                    /** @enum {string} */
-                    actorType?: "System" | "User";
-                    resolved?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    parentId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related comment */
-                    parent?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        entity?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
-                        /** Format: uuid */
-                        entityId?: string;
-                        /** @enum {string} */
-                        actorType?: "System" | "User";
-                        resolved?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        employeeId?: string;
-                    };
-                    /** @description Filters on the related comment */
-                    replies?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        entity?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
-                        /** Format: uuid */
-                        entityId?: string;
-                        /** @enum {string} */
-                        actorType?: "System" | "User";
-                        resolved?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        employeeId?: string;
-                    };
-                };
+                where?: components["schemas"]["CommentWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "parent" | "parent.employee" | "parent.employee.user" | "parent.employee.organization" | "parent.employee.tags" | "parent.employee.skills" | "parent.parent" | "parent.parent.employee" | "parent.parent.parent" | "replies" | "replies.employee" | "replies.employee.user" | "replies.employee.organization" | "replies.employee.tags" | "replies.employee.skills" | "replies.parent" | "replies.parent.employee" | "replies.parent.parent")[];
                 /** @description Case-insensitive match over comment. */
@@ -15680,81 +21951,10 @@ export interface operations {
                     resolvedAt?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, entity, entityId, actorType, resolved, parentId, employeeId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value for employee, parent, replies (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, entity, entityId, actorType, resolved, parentId, employeeId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for employee, parent, replies (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** @enum {string} */
-                    entity?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
-                    /** Format: uuid */
-                    entityId?: string;
-                    /** @enum {string} */
-                    actorType?: "System" | "User";
-                    resolved?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    parentId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related comment */
-                    parent?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        entity?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
-                        /** Format: uuid */
-                        entityId?: string;
-                        /** @enum {string} */
-                        actorType?: "System" | "User";
-                        resolved?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        employeeId?: string;
-                    };
-                    /** @description Filters on the related comment */
-                    replies?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        entity?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
-                        /** Format: uuid */
-                        entityId?: string;
-                        /** @enum {string} */
-                        actorType?: "System" | "User";
-                        resolved?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        employeeId?: string;
-                    };
-                };
+                where?: components["schemas"]["CommentWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "parent" | "parent.employee" | "parent.employee.user" | "parent.employee.organization" | "parent.employee.tags" | "parent.employee.skills" | "parent.parent" | "parent.parent.employee" | "parent.parent.parent" | "replies" | "replies.employee" | "replies.employee.user" | "replies.employee.organization" | "replies.employee.tags" | "replies.employee.skills" | "replies.parent" | "replies.parent.employee" | "replies.parent.parent")[];
                 /** @description Case-insensitive match over comment. */
@@ -15825,81 +22025,10 @@ export interface operations {
                     resolvedAt?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, entity, entityId, actorType, resolved, parentId, employeeId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value for employee, parent, replies (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, entity, entityId, actorType, resolved, parentId, employeeId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for employee, parent, replies (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** @enum {string} */
-                    entity?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
-                    /** Format: uuid */
-                    entityId?: string;
-                    /** @enum {string} */
-                    actorType?: "System" | "User";
-                    resolved?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    parentId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related comment */
-                    parent?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        entity?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
-                        /** Format: uuid */
-                        entityId?: string;
-                        /** @enum {string} */
-                        actorType?: "System" | "User";
-                        resolved?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        employeeId?: string;
-                    };
-                    /** @description Filters on the related comment */
-                    replies?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        entity?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
-                        /** Format: uuid */
-                        entityId?: string;
-                        /** @enum {string} */
-                        actorType?: "System" | "User";
-                        resolved?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        employeeId?: string;
-                    };
-                };
+                where?: components["schemas"]["CommentWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "parent" | "parent.employee" | "parent.employee.user" | "parent.employee.organization" | "parent.employee.tags" | "parent.employee.skills" | "parent.parent" | "parent.parent.employee" | "parent.parent.parent" | "replies" | "replies.employee" | "replies.employee.user" | "replies.employee.organization" | "replies.employee.tags" | "replies.employee.skills" | "replies.parent" | "replies.parent.employee" | "replies.parent.parent")[];
                 /** @description Case-insensitive match over comment. */
@@ -16018,22 +22147,10 @@ export interface operations {
                     city?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, name, country, city, postcode.
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, name, country, city, postcode.
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    name?: string;
-                    country?: string;
-                    city?: string;
-                    postcode?: string;
-                };
+                where?: components["schemas"]["ContactWhere"];
                 /** @description contact has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name, city, address, postcode. */
@@ -16330,22 +22447,10 @@ export interface operations {
                     city?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, name, country, city, postcode.
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, name, country, city, postcode.
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    name?: string;
-                    country?: string;
-                    city?: string;
-                    postcode?: string;
-                };
+                where?: components["schemas"]["ContactWhere"];
                 /** @description contact has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name, city, address, postcode. */
@@ -16418,22 +22523,10 @@ export interface operations {
                     city?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, name, country, city, postcode.
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, name, country, city, postcode.
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    name?: string;
-                    country?: string;
-                    city?: string;
-                    postcode?: string;
-                };
+                where?: components["schemas"]["ContactWhere"];
                 /** @description contact has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name, city, address, postcode. */
@@ -16552,65 +22645,10 @@ export interface operations {
                     workTimePlanned?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, employeeId, status, organizationTeamId. On related records: where[relation][field]=value for employee, tasks (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, status, organizationTeamId, date, workTimePlanned. On related records: where[relation][field]=value (or [operator]=value) for employee, tasks (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** @enum {string} */
-                    status?: "open" | "in-progress" | "completed";
-                    /** Format: uuid */
-                    organizationTeamId?: string;
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related task */
-                    tasks?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                };
+                where?: components["schemas"]["DailyPlanWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
                 /** @description Earliest date (inclusive). */
@@ -16911,65 +22949,10 @@ export interface operations {
                     workTimePlanned?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, employeeId, status, organizationTeamId. On related records: where[relation][field]=value for employee, tasks (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, status, organizationTeamId, date, workTimePlanned. On related records: where[relation][field]=value (or [operator]=value) for employee, tasks (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** @enum {string} */
-                    status?: "open" | "in-progress" | "completed";
-                    /** Format: uuid */
-                    organizationTeamId?: string;
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related task */
-                    tasks?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                };
+                where?: components["schemas"]["DailyPlanWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
                 /** @description Earliest date (inclusive). */
@@ -17044,65 +23027,10 @@ export interface operations {
                     workTimePlanned?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, employeeId, status, organizationTeamId. On related records: where[relation][field]=value for employee, tasks (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, status, organizationTeamId, date, workTimePlanned. On related records: where[relation][field]=value (or [operator]=value) for employee, tasks (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** @enum {string} */
-                    status?: "open" | "in-progress" | "completed";
-                    /** Format: uuid */
-                    organizationTeamId?: string;
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related task */
-                    tasks?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                };
+                where?: components["schemas"]["DailyPlanWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
                 /** @description Earliest date (inclusive). */
@@ -17524,63 +23452,10 @@ export interface operations {
                     billRateValue?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, isActive, userId, firstName, lastName, payPeriod. On related records: where[relation][field]=value for user, organization, tags, skills (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, isActive, userId, firstName, lastName, payPeriod, billRateValue, startedWorkOn. On related records: where[relation][field]=value (or [operator]=value) for user, organization, tags, skills (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    userId?: string;
-                    firstName?: string;
-                    lastName?: string;
-                    /** @enum {string} */
-                    payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    /** @description Filters on the related user */
-                    user?: {
-                        /** Format: uuid */
-                        id?: string;
-                        email?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        roleId?: string;
-                    };
-                    /** @description Filters on the related organization */
-                    organization?: {
-                        /** Format: uuid */
-                        id?: string;
-                        name?: string;
-                        currency?: string;
-                        isDefault?: boolean | ("true" | "1" | "false" | "0");
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related skill */
-                    skills?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                    };
-                };
+                where?: components["schemas"]["EmployeeWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("user" | "user.role" | "organization" | "organization.tags" | "organization.skills" | "organization.contact" | "tags" | "skills")[];
                 /** @description Case-insensitive match over firstName, lastName. */
@@ -17929,63 +23804,10 @@ export interface operations {
                     billRateValue?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, isActive, userId, firstName, lastName, payPeriod. On related records: where[relation][field]=value for user, organization, tags, skills (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, isActive, userId, firstName, lastName, payPeriod, billRateValue, startedWorkOn. On related records: where[relation][field]=value (or [operator]=value) for user, organization, tags, skills (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    userId?: string;
-                    firstName?: string;
-                    lastName?: string;
-                    /** @enum {string} */
-                    payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    /** @description Filters on the related user */
-                    user?: {
-                        /** Format: uuid */
-                        id?: string;
-                        email?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        roleId?: string;
-                    };
-                    /** @description Filters on the related organization */
-                    organization?: {
-                        /** Format: uuid */
-                        id?: string;
-                        name?: string;
-                        currency?: string;
-                        isDefault?: boolean | ("true" | "1" | "false" | "0");
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related skill */
-                    skills?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                    };
-                };
+                where?: components["schemas"]["EmployeeWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("user" | "user.role" | "organization" | "organization.tags" | "organization.skills" | "organization.contact" | "tags" | "skills")[];
                 /** @description Case-insensitive match over firstName, lastName. */
@@ -18066,63 +23888,10 @@ export interface operations {
                     billRateValue?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, isActive, userId, firstName, lastName, payPeriod. On related records: where[relation][field]=value for user, organization, tags, skills (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, isActive, userId, firstName, lastName, payPeriod, billRateValue, startedWorkOn. On related records: where[relation][field]=value (or [operator]=value) for user, organization, tags, skills (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    userId?: string;
-                    firstName?: string;
-                    lastName?: string;
-                    /** @enum {string} */
-                    payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    /** @description Filters on the related user */
-                    user?: {
-                        /** Format: uuid */
-                        id?: string;
-                        email?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        roleId?: string;
-                    };
-                    /** @description Filters on the related organization */
-                    organization?: {
-                        /** Format: uuid */
-                        id?: string;
-                        name?: string;
-                        currency?: string;
-                        isDefault?: boolean | ("true" | "1" | "false" | "0");
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related skill */
-                    skills?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                    };
-                };
+                where?: components["schemas"]["EmployeeWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("user" | "user.role" | "organization" | "organization.tags" | "organization.skills" | "organization.contact" | "tags" | "skills")[];
                 /** @description Case-insensitive match over firstName, lastName. */
@@ -18245,42 +24014,10 @@ export interface operations {
                     type?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, entity, entityId, type, employeeId. On related records: where[relation][field]=value for employee (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, entity, entityId, type, employeeId. On related records: where[relation][field]=value (or [operator]=value) for employee (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** @enum {string} */
-                    entity?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
-                    /** Format: uuid */
-                    entityId?: string;
-                    /** @enum {string} */
-                    type?: "manual" | "mention" | "assignment" | "comment" | "created-entity";
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                };
+                where?: components["schemas"]["EntitySubscriptionWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills")[];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -18575,42 +24312,10 @@ export interface operations {
                     type?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, entity, entityId, type, employeeId. On related records: where[relation][field]=value for employee (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, entity, entityId, type, employeeId. On related records: where[relation][field]=value (or [operator]=value) for employee (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** @enum {string} */
-                    entity?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
-                    /** Format: uuid */
-                    entityId?: string;
-                    /** @enum {string} */
-                    type?: "manual" | "mention" | "assignment" | "comment" | "created-entity";
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                };
+                where?: components["schemas"]["EntitySubscriptionWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills")[];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -18679,42 +24384,10 @@ export interface operations {
                     type?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, entity, entityId, type, employeeId. On related records: where[relation][field]=value for employee (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, entity, entityId, type, employeeId. On related records: where[relation][field]=value (or [operator]=value) for employee (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** @enum {string} */
-                    entity?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
-                    /** Format: uuid */
-                    entityId?: string;
-                    /** @enum {string} */
-                    type?: "manual" | "mention" | "assignment" | "comment" | "created-entity";
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                };
+                where?: components["schemas"]["EntitySubscriptionWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills")[];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -18833,50 +24506,10 @@ export interface operations {
                     isActive?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, title, durationUnit, isActive, employeeId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value for employee, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, title, durationUnit, isActive, employeeId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for employee, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    title?: string;
-                    /** @enum {string} */
-                    durationUnit?: "Minute(s)" | "Hour(s)" | "Day(s)";
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["EventTypeWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tags")[];
                 /** @description Case-insensitive match over title, description. */
@@ -19179,50 +24812,10 @@ export interface operations {
                     isActive?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, title, durationUnit, isActive, employeeId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value for employee, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, title, durationUnit, isActive, employeeId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for employee, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    title?: string;
-                    /** @enum {string} */
-                    durationUnit?: "Minute(s)" | "Hour(s)" | "Day(s)";
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["EventTypeWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tags")[];
                 /** @description Case-insensitive match over title, description. */
@@ -19299,50 +24892,10 @@ export interface operations {
                     isActive?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, title, durationUnit, isActive, employeeId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value for employee, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, title, durationUnit, isActive, employeeId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for employee, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    title?: string;
-                    /** @enum {string} */
-                    durationUnit?: "Minute(s)" | "Hour(s)" | "Day(s)";
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["EventTypeWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tags")[];
                 /** @description Case-insensitive match over title, description. */
@@ -19787,25 +25340,10 @@ export interface operations {
                     size?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, mimeType, isFeatured, storageProvider. where[organizationId]=null lists the records of no organization (records of the whole tenant).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, mimeType, isFeatured, storageProvider. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                    mimeType?: string;
-                    isFeatured?: boolean | ("true" | "1" | "false" | "0");
-                    /** @enum {string} */
-                    storageProvider?: "LOCAL";
-                };
+                where?: components["schemas"]["ImageAssetWhere"];
                 /** @description image-asset has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name. */
@@ -20311,25 +25849,10 @@ export interface operations {
                     size?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, mimeType, isFeatured, storageProvider. where[organizationId]=null lists the records of no organization (records of the whole tenant).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, mimeType, isFeatured, storageProvider. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                    mimeType?: string;
-                    isFeatured?: boolean | ("true" | "1" | "false" | "0");
-                    /** @enum {string} */
-                    storageProvider?: "LOCAL";
-                };
+                where?: components["schemas"]["ImageAssetWhere"];
                 /** @description image-asset has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name. */
@@ -20400,25 +25923,10 @@ export interface operations {
                     size?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, mimeType, isFeatured, storageProvider. where[organizationId]=null lists the records of no organization (records of the whole tenant).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, mimeType, isFeatured, storageProvider. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                    mimeType?: string;
-                    isFeatured?: boolean | ("true" | "1" | "false" | "0");
-                    /** @enum {string} */
-                    storageProvider?: "LOCAL";
-                };
+                where?: components["schemas"]["ImageAssetWhere"];
                 /** @description image-asset has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name. */
@@ -20654,25 +26162,10 @@ export interface operations {
                     size?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, mimeType, isFeatured, storageProvider. where[organizationId]=null lists the records of no organization (records of the whole tenant).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, mimeType, isFeatured, storageProvider. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                    mimeType?: string;
-                    isFeatured?: boolean | ("true" | "1" | "false" | "0");
-                    /** @enum {string} */
-                    storageProvider?: "LOCAL";
-                };
+                where?: components["schemas"]["ImageAssetWhere"];
                 /** @description image-asset has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name. */
@@ -21178,25 +26671,10 @@ export interface operations {
                     size?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, mimeType, isFeatured, storageProvider. where[organizationId]=null lists the records of no organization (records of the whole tenant).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, mimeType, isFeatured, storageProvider. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                    mimeType?: string;
-                    isFeatured?: boolean | ("true" | "1" | "false" | "0");
-                    /** @enum {string} */
-                    storageProvider?: "LOCAL";
-                };
+                where?: components["schemas"]["ImageAssetWhere"];
                 /** @description image-asset has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name. */
@@ -21267,25 +26745,10 @@ export interface operations {
                     size?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, mimeType, isFeatured, storageProvider. where[organizationId]=null lists the records of no organization (records of the whole tenant).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, mimeType, isFeatured, storageProvider. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                    mimeType?: string;
-                    isFeatured?: boolean | ("true" | "1" | "false" | "0");
-                    /** @enum {string} */
-                    storageProvider?: "LOCAL";
-                };
+                where?: components["schemas"]["ImageAssetWhere"];
                 /** @description image-asset has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name. */
@@ -21635,78 +27098,10 @@ export interface operations {
                     status?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, invoiceNumber, status, isEstimate, estimateStatus, currency, toContactId, fromOrganizationId. On related records: where[relation][field]=value for toContact, fromOrganization, invoiceItems, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, invoiceNumber, status, isEstimate, estimateStatus, currency, toContactId, fromOrganizationId, invoiceDate, dueDate, totalValue. On related records: where[relation][field]=value (or [operator]=value) for toContact, fromOrganization, invoiceItems, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    invoiceNumber?: number | string;
-                    /** @enum {string} */
-                    status?: "DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID";
-                    isEstimate?: boolean | ("true" | "1" | "false" | "0");
-                    /** @enum {string} */
-                    estimateStatus?: "ACCEPTED" | "REJECTED";
-                    currency?: string;
-                    /** Format: uuid */
-                    toContactId?: string;
-                    /** Format: uuid */
-                    fromOrganizationId?: string;
-                    /** @description Filters on the related organization-contact */
-                    toContact?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        contactType?: "CLIENT" | "CUSTOMER" | "LEAD";
-                        /** @enum {string} */
-                        budgetType?: "hours" | "cost";
-                        primaryEmail?: string;
-                    };
-                    /** @description Filters on the related organization */
-                    fromOrganization?: {
-                        /** Format: uuid */
-                        id?: string;
-                        name?: string;
-                        currency?: string;
-                        isDefault?: boolean | ("true" | "1" | "false" | "0");
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related invoice-item */
-                    invoiceItems?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        /** Format: uuid */
-                        invoiceId?: string;
-                        /** Format: uuid */
-                        taskId?: string;
-                        /** Format: uuid */
-                        employeeId?: string;
-                        /** Format: uuid */
-                        projectId?: string;
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["InvoiceWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("toContact" | "toContact.tags" | "fromOrganization" | "fromOrganization.tags" | "fromOrganization.skills" | "fromOrganization.contact" | "invoiceItems" | "invoiceItems.invoice" | "invoiceItems.invoice.toContact" | "invoiceItems.invoice.fromOrganization" | "invoiceItems.task" | "invoiceItems.task.project" | "invoiceItems.task.creator" | "invoiceItems.task.members" | "invoiceItems.task.teams" | "invoiceItems.task.tags" | "invoiceItems.employee" | "invoiceItems.employee.user" | "invoiceItems.employee.organization" | "invoiceItems.employee.tags" | "invoiceItems.employee.skills" | "invoiceItems.project" | "invoiceItems.project.members" | "invoiceItems.project.teams" | "invoiceItems.project.tags" | "invoiceItems.project.organizationContact")[];
                 /** @description Case-insensitive match over terms. */
@@ -21829,101 +27224,10 @@ export interface operations {
                     totalValue?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, invoiceId, taskId, employeeId, projectId. On related records: where[relation][field]=value for invoice, task, employee, project (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, invoiceId, taskId, employeeId, projectId, quantity, price, totalValue. On related records: where[relation][field]=value (or [operator]=value) for invoice, task, employee, project (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    invoiceId?: string;
-                    /** Format: uuid */
-                    taskId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** @description Filters on the related invoice */
-                    invoice?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        invoiceNumber?: number | string;
-                        /** @enum {string} */
-                        status?: "DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID";
-                        isEstimate?: boolean | ("true" | "1" | "false" | "0");
-                        /** @enum {string} */
-                        estimateStatus?: "ACCEPTED" | "REJECTED";
-                        currency?: string;
-                        /** Format: uuid */
-                        toContactId?: string;
-                        /** Format: uuid */
-                        fromOrganizationId?: string;
-                    };
-                    /** @description Filters on the related task */
-                    task?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related organization-project */
-                    project?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                        /** @enum {string} */
-                        owner?: "CLIENT" | "INTERNAL";
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        billable?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        organizationContactId?: string;
-                    };
-                };
+                where?: components["schemas"]["InvoiceItemWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("invoice" | "invoice.toContact" | "invoice.toContact.tags" | "invoice.fromOrganization" | "invoice.fromOrganization.tags" | "invoice.fromOrganization.skills" | "invoice.fromOrganization.contact" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags")[];
                 /** @description Case-insensitive match over description. */
@@ -22222,101 +27526,10 @@ export interface operations {
                     totalValue?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, invoiceId, taskId, employeeId, projectId. On related records: where[relation][field]=value for invoice, task, employee, project (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, invoiceId, taskId, employeeId, projectId, quantity, price, totalValue. On related records: where[relation][field]=value (or [operator]=value) for invoice, task, employee, project (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    invoiceId?: string;
-                    /** Format: uuid */
-                    taskId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** @description Filters on the related invoice */
-                    invoice?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        invoiceNumber?: number | string;
-                        /** @enum {string} */
-                        status?: "DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID";
-                        isEstimate?: boolean | ("true" | "1" | "false" | "0");
-                        /** @enum {string} */
-                        estimateStatus?: "ACCEPTED" | "REJECTED";
-                        currency?: string;
-                        /** Format: uuid */
-                        toContactId?: string;
-                        /** Format: uuid */
-                        fromOrganizationId?: string;
-                    };
-                    /** @description Filters on the related task */
-                    task?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related organization-project */
-                    project?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                        /** @enum {string} */
-                        owner?: "CLIENT" | "INTERNAL";
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        billable?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        organizationContactId?: string;
-                    };
-                };
+                where?: components["schemas"]["InvoiceItemWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("invoice" | "invoice.toContact" | "invoice.toContact.tags" | "invoice.fromOrganization" | "invoice.fromOrganization.tags" | "invoice.fromOrganization.skills" | "invoice.fromOrganization.contact" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags")[];
                 /** @description Case-insensitive match over description. */
@@ -22389,101 +27602,10 @@ export interface operations {
                     totalValue?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, invoiceId, taskId, employeeId, projectId. On related records: where[relation][field]=value for invoice, task, employee, project (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, invoiceId, taskId, employeeId, projectId, quantity, price, totalValue. On related records: where[relation][field]=value (or [operator]=value) for invoice, task, employee, project (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    invoiceId?: string;
-                    /** Format: uuid */
-                    taskId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** @description Filters on the related invoice */
-                    invoice?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        invoiceNumber?: number | string;
-                        /** @enum {string} */
-                        status?: "DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID";
-                        isEstimate?: boolean | ("true" | "1" | "false" | "0");
-                        /** @enum {string} */
-                        estimateStatus?: "ACCEPTED" | "REJECTED";
-                        currency?: string;
-                        /** Format: uuid */
-                        toContactId?: string;
-                        /** Format: uuid */
-                        fromOrganizationId?: string;
-                    };
-                    /** @description Filters on the related task */
-                    task?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related organization-project */
-                    project?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                        /** @enum {string} */
-                        owner?: "CLIENT" | "INTERNAL";
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        billable?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        organizationContactId?: string;
-                    };
-                };
+                where?: components["schemas"]["InvoiceItemWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("invoice" | "invoice.toContact" | "invoice.toContact.tags" | "invoice.fromOrganization" | "invoice.fromOrganization.tags" | "invoice.fromOrganization.skills" | "invoice.fromOrganization.contact" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags")[];
                 /** @description Case-insensitive match over description. */
@@ -22921,78 +28043,10 @@ export interface operations {
                     status?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, invoiceNumber, status, isEstimate, estimateStatus, currency, toContactId, fromOrganizationId. On related records: where[relation][field]=value for toContact, fromOrganization, invoiceItems, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, invoiceNumber, status, isEstimate, estimateStatus, currency, toContactId, fromOrganizationId, invoiceDate, dueDate, totalValue. On related records: where[relation][field]=value (or [operator]=value) for toContact, fromOrganization, invoiceItems, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    invoiceNumber?: number | string;
-                    /** @enum {string} */
-                    status?: "DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID";
-                    isEstimate?: boolean | ("true" | "1" | "false" | "0");
-                    /** @enum {string} */
-                    estimateStatus?: "ACCEPTED" | "REJECTED";
-                    currency?: string;
-                    /** Format: uuid */
-                    toContactId?: string;
-                    /** Format: uuid */
-                    fromOrganizationId?: string;
-                    /** @description Filters on the related organization-contact */
-                    toContact?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        contactType?: "CLIENT" | "CUSTOMER" | "LEAD";
-                        /** @enum {string} */
-                        budgetType?: "hours" | "cost";
-                        primaryEmail?: string;
-                    };
-                    /** @description Filters on the related organization */
-                    fromOrganization?: {
-                        /** Format: uuid */
-                        id?: string;
-                        name?: string;
-                        currency?: string;
-                        isDefault?: boolean | ("true" | "1" | "false" | "0");
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related invoice-item */
-                    invoiceItems?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        /** Format: uuid */
-                        invoiceId?: string;
-                        /** Format: uuid */
-                        taskId?: string;
-                        /** Format: uuid */
-                        employeeId?: string;
-                        /** Format: uuid */
-                        projectId?: string;
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["InvoiceWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("toContact" | "toContact.tags" | "fromOrganization" | "fromOrganization.tags" | "fromOrganization.skills" | "fromOrganization.contact" | "invoiceItems" | "invoiceItems.invoice" | "invoiceItems.invoice.toContact" | "invoiceItems.invoice.fromOrganization" | "invoiceItems.task" | "invoiceItems.task.project" | "invoiceItems.task.creator" | "invoiceItems.task.members" | "invoiceItems.task.teams" | "invoiceItems.task.tags" | "invoiceItems.employee" | "invoiceItems.employee.user" | "invoiceItems.employee.organization" | "invoiceItems.employee.tags" | "invoiceItems.employee.skills" | "invoiceItems.project" | "invoiceItems.project.members" | "invoiceItems.project.teams" | "invoiceItems.project.tags" | "invoiceItems.project.organizationContact")[];
                 /** @description Case-insensitive match over terms. */
@@ -23075,78 +28129,10 @@ export interface operations {
                     status?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, invoiceNumber, status, isEstimate, estimateStatus, currency, toContactId, fromOrganizationId. On related records: where[relation][field]=value for toContact, fromOrganization, invoiceItems, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, invoiceNumber, status, isEstimate, estimateStatus, currency, toContactId, fromOrganizationId, invoiceDate, dueDate, totalValue. On related records: where[relation][field]=value (or [operator]=value) for toContact, fromOrganization, invoiceItems, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    invoiceNumber?: number | string;
-                    /** @enum {string} */
-                    status?: "DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID";
-                    isEstimate?: boolean | ("true" | "1" | "false" | "0");
-                    /** @enum {string} */
-                    estimateStatus?: "ACCEPTED" | "REJECTED";
-                    currency?: string;
-                    /** Format: uuid */
-                    toContactId?: string;
-                    /** Format: uuid */
-                    fromOrganizationId?: string;
-                    /** @description Filters on the related organization-contact */
-                    toContact?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        contactType?: "CLIENT" | "CUSTOMER" | "LEAD";
-                        /** @enum {string} */
-                        budgetType?: "hours" | "cost";
-                        primaryEmail?: string;
-                    };
-                    /** @description Filters on the related organization */
-                    fromOrganization?: {
-                        /** Format: uuid */
-                        id?: string;
-                        name?: string;
-                        currency?: string;
-                        isDefault?: boolean | ("true" | "1" | "false" | "0");
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related invoice-item */
-                    invoiceItems?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        /** Format: uuid */
-                        invoiceId?: string;
-                        /** Format: uuid */
-                        taskId?: string;
-                        /** Format: uuid */
-                        employeeId?: string;
-                        /** Format: uuid */
-                        projectId?: string;
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["InvoiceWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("toContact" | "toContact.tags" | "fromOrganization" | "fromOrganization.tags" | "fromOrganization.skills" | "fromOrganization.contact" | "invoiceItems" | "invoiceItems.invoice" | "invoiceItems.invoice.toContact" | "invoiceItems.invoice.fromOrganization" | "invoiceItems.task" | "invoiceItems.task.project" | "invoiceItems.task.creator" | "invoiceItems.task.members" | "invoiceItems.task.teams" | "invoiceItems.task.tags" | "invoiceItems.employee" | "invoiceItems.employee.user" | "invoiceItems.employee.organization" | "invoiceItems.employee.tags" | "invoiceItems.employee.skills" | "invoiceItems.project" | "invoiceItems.project.members" | "invoiceItems.project.teams" | "invoiceItems.project.tags" | "invoiceItems.project.organizationContact")[];
                 /** @description Case-insensitive match over terms. */
@@ -23269,63 +28255,10 @@ export interface operations {
                     currency?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, name, currency, isDefault, isActive. On related records: where[relation][field]=value for tags, skills, employees, contact (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, name, currency, isDefault, isActive. On related records: where[relation][field]=value (or [operator]=value) for tags, skills, employees, contact (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    name?: string;
-                    currency?: string;
-                    isDefault?: boolean | ("true" | "1" | "false" | "0");
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related skill */
-                    skills?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                    };
-                    /** @description Filters on the related employee */
-                    employees?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related contact */
-                    contact?: {
-                        /** Format: uuid */
-                        id?: string;
-                        name?: string;
-                        country?: string;
-                        city?: string;
-                        postcode?: string;
-                    };
-                };
+                where?: components["schemas"]["OrganizationWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("tags" | "skills" | "employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "contact")[];
                 /** @description Case-insensitive match over name. */
@@ -23442,52 +28375,10 @@ export interface operations {
                     budget?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, contactType, budgetType, primaryEmail. On related records: where[relation][field]=value for tags, projects (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, contactType, budgetType, primaryEmail. On related records: where[relation][field]=value (or [operator]=value) for tags, projects (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    /** @enum {string} */
-                    contactType?: "CLIENT" | "CUSTOMER" | "LEAD";
-                    /** @enum {string} */
-                    budgetType?: "hours" | "cost";
-                    primaryEmail?: string;
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related organization-project */
-                    projects?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                        /** @enum {string} */
-                        owner?: "CLIENT" | "INTERNAL";
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        billable?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        organizationContactId?: string;
-                    };
-                };
+                where?: components["schemas"]["OrganizationContactWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("tags" | "projects" | "projects.members" | "projects.members.user" | "projects.members.organization" | "projects.members.tags" | "projects.members.skills" | "projects.teams" | "projects.teams.members" | "projects.teams.tags" | "projects.tags" | "projects.organizationContact" | "projects.organizationContact.tags")[];
                 /** @description Case-insensitive match over name, primaryEmail, primaryPhone. */
@@ -23788,52 +28679,10 @@ export interface operations {
                     budget?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, contactType, budgetType, primaryEmail. On related records: where[relation][field]=value for tags, projects (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, contactType, budgetType, primaryEmail. On related records: where[relation][field]=value (or [operator]=value) for tags, projects (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    /** @enum {string} */
-                    contactType?: "CLIENT" | "CUSTOMER" | "LEAD";
-                    /** @enum {string} */
-                    budgetType?: "hours" | "cost";
-                    primaryEmail?: string;
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related organization-project */
-                    projects?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                        /** @enum {string} */
-                        owner?: "CLIENT" | "INTERNAL";
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        billable?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        organizationContactId?: string;
-                    };
-                };
+                where?: components["schemas"]["OrganizationContactWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("tags" | "projects" | "projects.members" | "projects.members.user" | "projects.members.organization" | "projects.members.tags" | "projects.members.skills" | "projects.teams" | "projects.teams.members" | "projects.teams.tags" | "projects.tags" | "projects.organizationContact" | "projects.organizationContact.tags")[];
                 /** @description Case-insensitive match over name, primaryEmail, primaryPhone. */
@@ -23908,52 +28757,10 @@ export interface operations {
                     budget?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, contactType, budgetType, primaryEmail. On related records: where[relation][field]=value for tags, projects (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, contactType, budgetType, primaryEmail. On related records: where[relation][field]=value (or [operator]=value) for tags, projects (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    /** @enum {string} */
-                    contactType?: "CLIENT" | "CUSTOMER" | "LEAD";
-                    /** @enum {string} */
-                    budgetType?: "hours" | "cost";
-                    primaryEmail?: string;
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related organization-project */
-                    projects?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                        /** @enum {string} */
-                        owner?: "CLIENT" | "INTERNAL";
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        billable?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        organizationContactId?: string;
-                    };
-                };
+                where?: components["schemas"]["OrganizationContactWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("tags" | "projects" | "projects.members" | "projects.members.user" | "projects.members.organization" | "projects.members.tags" | "projects.members.skills" | "projects.teams" | "projects.teams.members" | "projects.teams.tags" | "projects.tags" | "projects.organizationContact" | "projects.organizationContact.tags")[];
                 /** @description Case-insensitive match over name, primaryEmail, primaryPhone. */
@@ -24076,100 +28883,10 @@ export interface operations {
                     budget?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, billing, owner, public, billable, organizationContactId. On related records: where[relation][field]=value for members, teams, tasks, tags, organizationContact (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, billing, owner, public, billable, organizationContactId, startDate, endDate, budget. On related records: where[relation][field]=value (or [operator]=value) for members, teams, tasks, tags, organizationContact (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    /** @enum {string} */
-                    billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                    /** @enum {string} */
-                    owner?: "CLIENT" | "INTERNAL";
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    billable?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    organizationContactId?: string;
-                    /** @description Filters on the related employee */
-                    members?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related organization-team */
-                    teams?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related task */
-                    tasks?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related organization-contact */
-                    organizationContact?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        contactType?: "CLIENT" | "CUSTOMER" | "LEAD";
-                        /** @enum {string} */
-                        budgetType?: "hours" | "cost";
-                        primaryEmail?: string;
-                    };
-                };
+                where?: components["schemas"]["OrganizationProjectWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
                 /** @description Case-insensitive match over name, description. */
@@ -24476,100 +29193,10 @@ export interface operations {
                     budget?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, billing, owner, public, billable, organizationContactId. On related records: where[relation][field]=value for members, teams, tasks, tags, organizationContact (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, billing, owner, public, billable, organizationContactId, startDate, endDate, budget. On related records: where[relation][field]=value (or [operator]=value) for members, teams, tasks, tags, organizationContact (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    /** @enum {string} */
-                    billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                    /** @enum {string} */
-                    owner?: "CLIENT" | "INTERNAL";
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    billable?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    organizationContactId?: string;
-                    /** @description Filters on the related employee */
-                    members?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related organization-team */
-                    teams?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related task */
-                    tasks?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related organization-contact */
-                    organizationContact?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        contactType?: "CLIENT" | "CUSTOMER" | "LEAD";
-                        /** @enum {string} */
-                        budgetType?: "hours" | "cost";
-                        primaryEmail?: string;
-                    };
-                };
+                where?: components["schemas"]["OrganizationProjectWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
                 /** @description Case-insensitive match over name, description. */
@@ -24650,100 +29277,10 @@ export interface operations {
                     budget?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, billing, owner, public, billable, organizationContactId. On related records: where[relation][field]=value for members, teams, tasks, tags, organizationContact (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, billing, owner, public, billable, organizationContactId, startDate, endDate, budget. On related records: where[relation][field]=value (or [operator]=value) for members, teams, tasks, tags, organizationContact (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    /** @enum {string} */
-                    billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                    /** @enum {string} */
-                    owner?: "CLIENT" | "INTERNAL";
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    billable?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    organizationContactId?: string;
-                    /** @description Filters on the related employee */
-                    members?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related organization-team */
-                    teams?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related task */
-                    tasks?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related organization-contact */
-                    organizationContact?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        contactType?: "CLIENT" | "CUSTOMER" | "LEAD";
-                        /** @enum {string} */
-                        budgetType?: "hours" | "cost";
-                        primaryEmail?: string;
-                    };
-                };
+                where?: components["schemas"]["OrganizationProjectWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
                 /** @description Case-insensitive match over name, description. */
@@ -24870,100 +29407,10 @@ export interface operations {
                     budget?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, billing, owner, public, billable, organizationContactId. On related records: where[relation][field]=value for members, teams, tasks, tags, organizationContact (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, billing, owner, public, billable, organizationContactId, startDate, endDate, budget. On related records: where[relation][field]=value (or [operator]=value) for members, teams, tasks, tags, organizationContact (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    /** @enum {string} */
-                    billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                    /** @enum {string} */
-                    owner?: "CLIENT" | "INTERNAL";
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    billable?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    organizationContactId?: string;
-                    /** @description Filters on the related employee */
-                    members?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related organization-team */
-                    teams?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related task */
-                    tasks?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related organization-contact */
-                    organizationContact?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        contactType?: "CLIENT" | "CUSTOMER" | "LEAD";
-                        /** @enum {string} */
-                        budgetType?: "hours" | "cost";
-                        primaryEmail?: string;
-                    };
-                };
+                where?: components["schemas"]["OrganizationProjectWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
                 /** @description Case-insensitive match over name, description. */
@@ -25270,100 +29717,10 @@ export interface operations {
                     budget?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, billing, owner, public, billable, organizationContactId. On related records: where[relation][field]=value for members, teams, tasks, tags, organizationContact (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, billing, owner, public, billable, organizationContactId, startDate, endDate, budget. On related records: where[relation][field]=value (or [operator]=value) for members, teams, tasks, tags, organizationContact (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    /** @enum {string} */
-                    billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                    /** @enum {string} */
-                    owner?: "CLIENT" | "INTERNAL";
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    billable?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    organizationContactId?: string;
-                    /** @description Filters on the related employee */
-                    members?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related organization-team */
-                    teams?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related task */
-                    tasks?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related organization-contact */
-                    organizationContact?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        contactType?: "CLIENT" | "CUSTOMER" | "LEAD";
-                        /** @enum {string} */
-                        budgetType?: "hours" | "cost";
-                        primaryEmail?: string;
-                    };
-                };
+                where?: components["schemas"]["OrganizationProjectWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
                 /** @description Case-insensitive match over name, description. */
@@ -25444,100 +29801,10 @@ export interface operations {
                     budget?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, billing, owner, public, billable, organizationContactId. On related records: where[relation][field]=value for members, teams, tasks, tags, organizationContact (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, billing, owner, public, billable, organizationContactId, startDate, endDate, budget. On related records: where[relation][field]=value (or [operator]=value) for members, teams, tasks, tags, organizationContact (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    /** @enum {string} */
-                    billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                    /** @enum {string} */
-                    owner?: "CLIENT" | "INTERNAL";
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    billable?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    organizationContactId?: string;
-                    /** @description Filters on the related employee */
-                    members?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related organization-team */
-                    teams?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related task */
-                    tasks?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related organization-contact */
-                    organizationContact?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        contactType?: "CLIENT" | "CUSTOMER" | "LEAD";
-                        /** @enum {string} */
-                        budgetType?: "hours" | "cost";
-                        primaryEmail?: string;
-                    };
-                };
+                where?: components["schemas"]["OrganizationProjectWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
                 /** @description Case-insensitive match over name, description. */
@@ -25662,66 +29929,10 @@ export interface operations {
                     endDate?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, projectId, status. On related records: where[relation][field]=value for project, tasks (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, projectId, status, startDate, endDate. On related records: where[relation][field]=value (or [operator]=value) for project, tasks (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** @enum {string} */
-                    status?: "draft" | "upcoming" | "active" | "completed";
-                    /** @description Filters on the related organization-project */
-                    project?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                        /** @enum {string} */
-                        owner?: "CLIENT" | "INTERNAL";
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        billable?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        organizationContactId?: string;
-                    };
-                    /** @description Filters on the related task */
-                    tasks?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                };
+                where?: components["schemas"]["OrganizationSprintWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
                 /** @description Case-insensitive match over name, goal. */
@@ -26024,66 +30235,10 @@ export interface operations {
                     endDate?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, projectId, status. On related records: where[relation][field]=value for project, tasks (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, projectId, status, startDate, endDate. On related records: where[relation][field]=value (or [operator]=value) for project, tasks (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** @enum {string} */
-                    status?: "draft" | "upcoming" | "active" | "completed";
-                    /** @description Filters on the related organization-project */
-                    project?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                        /** @enum {string} */
-                        owner?: "CLIENT" | "INTERNAL";
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        billable?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        organizationContactId?: string;
-                    };
-                    /** @description Filters on the related task */
-                    tasks?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                };
+                where?: components["schemas"]["OrganizationSprintWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
                 /** @description Case-insensitive match over name, goal. */
@@ -26160,66 +30315,10 @@ export interface operations {
                     endDate?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, projectId, status. On related records: where[relation][field]=value for project, tasks (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, projectId, status, startDate, endDate. On related records: where[relation][field]=value (or [operator]=value) for project, tasks (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** @enum {string} */
-                    status?: "draft" | "upcoming" | "active" | "completed";
-                    /** @description Filters on the related organization-project */
-                    project?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                        /** @enum {string} */
-                        owner?: "CLIENT" | "INTERNAL";
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        billable?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        organizationContactId?: string;
-                    };
-                    /** @description Filters on the related task */
-                    tasks?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                };
+                where?: components["schemas"]["OrganizationSprintWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
                 /** @description Case-insensitive match over name, goal. */
@@ -26338,46 +30437,10 @@ export interface operations {
                     name?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, public. On related records: where[relation][field]=value for members, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, public. On related records: where[relation][field]=value (or [operator]=value) for members, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    /** @description Filters on the related employee */
-                    members?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["OrganizationTeamWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "tags")[];
                 /** @description Case-insensitive match over name. */
@@ -26674,46 +30737,10 @@ export interface operations {
                     name?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, public. On related records: where[relation][field]=value for members, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, public. On related records: where[relation][field]=value (or [operator]=value) for members, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    /** @description Filters on the related employee */
-                    members?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["OrganizationTeamWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "tags")[];
                 /** @description Case-insensitive match over name. */
@@ -26784,46 +30811,10 @@ export interface operations {
                     name?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, public. On related records: where[relation][field]=value for members, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, public. On related records: where[relation][field]=value (or [operator]=value) for members, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    name?: string;
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    /** @description Filters on the related employee */
-                    members?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["OrganizationTeamWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "tags")[];
                 /** @description Case-insensitive match over name. */
@@ -27124,63 +31115,10 @@ export interface operations {
                     currency?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, name, currency, isDefault, isActive. On related records: where[relation][field]=value for tags, skills, employees, contact (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, name, currency, isDefault, isActive. On related records: where[relation][field]=value (or [operator]=value) for tags, skills, employees, contact (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    name?: string;
-                    currency?: string;
-                    isDefault?: boolean | ("true" | "1" | "false" | "0");
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related skill */
-                    skills?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                    };
-                    /** @description Filters on the related employee */
-                    employees?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related contact */
-                    contact?: {
-                        /** Format: uuid */
-                        id?: string;
-                        name?: string;
-                        country?: string;
-                        city?: string;
-                        postcode?: string;
-                    };
-                };
+                where?: components["schemas"]["OrganizationWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("tags" | "skills" | "employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "contact")[];
                 /** @description Case-insensitive match over name. */
@@ -27253,63 +31191,10 @@ export interface operations {
                     currency?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, name, currency, isDefault, isActive. On related records: where[relation][field]=value for tags, skills, employees, contact (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, name, currency, isDefault, isActive. On related records: where[relation][field]=value (or [operator]=value) for tags, skills, employees, contact (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    name?: string;
-                    currency?: string;
-                    isDefault?: boolean | ("true" | "1" | "false" | "0");
-                    isActive?: boolean | ("true" | "1" | "false" | "0");
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related skill */
-                    skills?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                    };
-                    /** @description Filters on the related employee */
-                    employees?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related contact */
-                    contact?: {
-                        /** Format: uuid */
-                        id?: string;
-                        name?: string;
-                        country?: string;
-                        city?: string;
-                        postcode?: string;
-                    };
-                };
+                where?: components["schemas"]["OrganizationWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("tags" | "skills" | "employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "contact")[];
                 /** @description Case-insensitive match over name. */
@@ -28118,60 +32003,10 @@ export interface operations {
                     onHoldUntil?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, taskId, status, creatorId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value for task, creator (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, taskId, status, creatorId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for task, creator (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** Format: uuid */
-                    taskId?: string;
-                    /** @enum {string} */
-                    status?: "accepted" | "declined" | "duplicated" | "snoozed" | "pending";
-                    /** Format: uuid */
-                    creatorId?: string;
-                    /** @description Filters on the related task */
-                    task?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                    /** @description Filters on the related user */
-                    creator?: {
-                        /** Format: uuid */
-                        id?: string;
-                        email?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        roleId?: string;
-                    };
-                };
+                where?: components["schemas"]["ScreeningTaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -28466,60 +32301,10 @@ export interface operations {
                     onHoldUntil?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, taskId, status, creatorId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value for task, creator (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, taskId, status, creatorId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for task, creator (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** Format: uuid */
-                    taskId?: string;
-                    /** @enum {string} */
-                    status?: "accepted" | "declined" | "duplicated" | "snoozed" | "pending";
-                    /** Format: uuid */
-                    creatorId?: string;
-                    /** @description Filters on the related task */
-                    task?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                    /** @description Filters on the related user */
-                    creator?: {
-                        /** Format: uuid */
-                        id?: string;
-                        email?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        roleId?: string;
-                    };
-                };
+                where?: components["schemas"]["ScreeningTaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -28588,60 +32373,10 @@ export interface operations {
                     onHoldUntil?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, taskId, status, creatorId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value for task, creator (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, taskId, status, creatorId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for task, creator (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** Format: uuid */
-                    taskId?: string;
-                    /** @enum {string} */
-                    status?: "accepted" | "declined" | "duplicated" | "snoozed" | "pending";
-                    /** Format: uuid */
-                    creatorId?: string;
-                    /** @description Filters on the related task */
-                    task?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                    /** @description Filters on the related user */
-                    creator?: {
-                        /** Format: uuid */
-                        id?: string;
-                        email?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        roleId?: string;
-                    };
-                };
+                where?: components["schemas"]["ScreeningTaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -28756,60 +32491,10 @@ export interface operations {
                     onHoldUntil?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, taskId, status, creatorId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value for task, creator (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, taskId, status, creatorId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for task, creator (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** Format: uuid */
-                    taskId?: string;
-                    /** @enum {string} */
-                    status?: "accepted" | "declined" | "duplicated" | "snoozed" | "pending";
-                    /** Format: uuid */
-                    creatorId?: string;
-                    /** @description Filters on the related task */
-                    task?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                    /** @description Filters on the related user */
-                    creator?: {
-                        /** Format: uuid */
-                        id?: string;
-                        email?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        roleId?: string;
-                    };
-                };
+                where?: components["schemas"]["ScreeningTaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -29104,60 +32789,10 @@ export interface operations {
                     onHoldUntil?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, taskId, status, creatorId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value for task, creator (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, taskId, status, creatorId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for task, creator (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** Format: uuid */
-                    taskId?: string;
-                    /** @enum {string} */
-                    status?: "accepted" | "declined" | "duplicated" | "snoozed" | "pending";
-                    /** Format: uuid */
-                    creatorId?: string;
-                    /** @description Filters on the related task */
-                    task?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                    /** @description Filters on the related user */
-                    creator?: {
-                        /** Format: uuid */
-                        id?: string;
-                        email?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        roleId?: string;
-                    };
-                };
+                where?: components["schemas"]["ScreeningTaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -29226,60 +32861,10 @@ export interface operations {
                     onHoldUntil?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, taskId, status, creatorId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value for task, creator (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, taskId, status, creatorId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for task, creator (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** Format: uuid */
-                    taskId?: string;
-                    /** @enum {string} */
-                    status?: "accepted" | "declined" | "duplicated" | "snoozed" | "pending";
-                    /** Format: uuid */
-                    creatorId?: string;
-                    /** @description Filters on the related task */
-                    task?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                    /** @description Filters on the related user */
-                    creator?: {
-                        /** Format: uuid */
-                        id?: string;
-                        email?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        roleId?: string;
-                    };
-                };
+                where?: components["schemas"]["ScreeningTaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -29392,21 +32977,10 @@ export interface operations {
                     name?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                };
+                where?: components["schemas"]["SkillWhere"];
                 /** @description skill has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name, description. */
@@ -29701,21 +33275,10 @@ export interface operations {
                     name?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                };
+                where?: components["schemas"]["SkillWhere"];
                 /** @description skill has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name, description. */
@@ -29784,21 +33347,10 @@ export interface operations {
                     name?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                };
+                where?: components["schemas"]["SkillWhere"];
                 /** @description skill has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name, description. */
@@ -29913,21 +33465,10 @@ export interface operations {
                     name?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                };
+                where?: components["schemas"]["SkillWhere"];
                 /** @description skill has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name, description. */
@@ -30222,21 +33763,10 @@ export interface operations {
                     name?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                };
+                where?: components["schemas"]["SkillWhere"];
                 /** @description skill has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name, description. */
@@ -30305,21 +33835,10 @@ export interface operations {
                     name?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                };
+                where?: components["schemas"]["SkillWhere"];
                 /** @description skill has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name, description. */
@@ -30434,23 +33953,10 @@ export interface operations {
                     name?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, color, isSystem. where[organizationId]=null lists the records of no organization (records of the whole tenant).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, color, isSystem. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                    color?: string;
-                    isSystem?: boolean | ("true" | "1" | "false" | "0");
-                };
+                where?: components["schemas"]["TagWhere"];
                 /** @description tag has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name, description. */
@@ -30745,23 +34251,10 @@ export interface operations {
                     name?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, color, isSystem. where[organizationId]=null lists the records of no organization (records of the whole tenant).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, color, isSystem. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                    color?: string;
-                    isSystem?: boolean | ("true" | "1" | "false" | "0");
-                };
+                where?: components["schemas"]["TagWhere"];
                 /** @description tag has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name, description. */
@@ -31229,23 +34722,10 @@ export interface operations {
                     name?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, color, isSystem. where[organizationId]=null lists the records of no organization (records of the whole tenant).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, color, isSystem. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                    color?: string;
-                    isSystem?: boolean | ("true" | "1" | "false" | "0");
-                };
+                where?: components["schemas"]["TagWhere"];
                 /** @description tag has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name, description. */
@@ -31360,23 +34840,10 @@ export interface operations {
                     name?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, color, isSystem. where[organizationId]=null lists the records of no organization (records of the whole tenant).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, color, isSystem. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                    color?: string;
-                    isSystem?: boolean | ("true" | "1" | "false" | "0");
-                };
+                where?: components["schemas"]["TagWhere"];
                 /** @description tag has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name, description. */
@@ -31671,23 +35138,10 @@ export interface operations {
                     name?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, color, isSystem. where[organizationId]=null lists the records of no organization (records of the whole tenant).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, color, isSystem. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                    color?: string;
-                    isSystem?: boolean | ("true" | "1" | "false" | "0");
-                };
+                where?: components["schemas"]["TagWhere"];
                 /** @description tag has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name, description. */
@@ -32155,23 +35609,10 @@ export interface operations {
                     name?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, name, color, isSystem. where[organizationId]=null lists the records of no organization (records of the whole tenant).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, color, isSystem. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    name?: string;
-                    color?: string;
-                    isSystem?: boolean | ("true" | "1" | "false" | "0");
-                };
+                where?: components["schemas"]["TagWhere"];
                 /** @description tag has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Case-insensitive match over name, description. */
@@ -32298,96 +35739,10 @@ export interface operations {
                     estimate?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value for project, creator, members, teams, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number, dueDate, startDate, estimate. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for project, creator, members, teams, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** @enum {string} */
-                    status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                    /** @enum {string} */
-                    priority?: "urgent" | "high" | "medium" | "low";
-                    /** @enum {string} */
-                    size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** Format: uuid */
-                    parentId?: string;
-                    /** Format: uuid */
-                    organizationSprintId?: string;
-                    /** Format: uuid */
-                    creatorId?: string;
-                    isDraft?: boolean | ("true" | "1" | "false" | "0");
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    prefix?: string;
-                    number?: number | string;
-                    /** @description Filters on the related organization-project */
-                    project?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                        /** @enum {string} */
-                        owner?: "CLIENT" | "INTERNAL";
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        billable?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        organizationContactId?: string;
-                    };
-                    /** @description Filters on the related user */
-                    creator?: {
-                        /** Format: uuid */
-                        id?: string;
-                        email?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        roleId?: string;
-                    };
-                    /** @description Filters on the related employee */
-                    members?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related organization-team */
-                    teams?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["TaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
                 /** @description Case-insensitive match over title, description. */
@@ -32700,96 +36055,10 @@ export interface operations {
                     estimate?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value for project, creator, members, teams, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number, dueDate, startDate, estimate. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for project, creator, members, teams, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** @enum {string} */
-                    status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                    /** @enum {string} */
-                    priority?: "urgent" | "high" | "medium" | "low";
-                    /** @enum {string} */
-                    size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** Format: uuid */
-                    parentId?: string;
-                    /** Format: uuid */
-                    organizationSprintId?: string;
-                    /** Format: uuid */
-                    creatorId?: string;
-                    isDraft?: boolean | ("true" | "1" | "false" | "0");
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    prefix?: string;
-                    number?: number | string;
-                    /** @description Filters on the related organization-project */
-                    project?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                        /** @enum {string} */
-                        owner?: "CLIENT" | "INTERNAL";
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        billable?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        organizationContactId?: string;
-                    };
-                    /** @description Filters on the related user */
-                    creator?: {
-                        /** Format: uuid */
-                        id?: string;
-                        email?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        roleId?: string;
-                    };
-                    /** @description Filters on the related employee */
-                    members?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related organization-team */
-                    teams?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["TaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
                 /** @description Case-insensitive match over title, description. */
@@ -32876,96 +36145,10 @@ export interface operations {
                     estimate?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value for project, creator, members, teams, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number, dueDate, startDate, estimate. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for project, creator, members, teams, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** @enum {string} */
-                    status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                    /** @enum {string} */
-                    priority?: "urgent" | "high" | "medium" | "low";
-                    /** @enum {string} */
-                    size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** Format: uuid */
-                    parentId?: string;
-                    /** Format: uuid */
-                    organizationSprintId?: string;
-                    /** Format: uuid */
-                    creatorId?: string;
-                    isDraft?: boolean | ("true" | "1" | "false" | "0");
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    prefix?: string;
-                    number?: number | string;
-                    /** @description Filters on the related organization-project */
-                    project?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                        /** @enum {string} */
-                        owner?: "CLIENT" | "INTERNAL";
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        billable?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        organizationContactId?: string;
-                    };
-                    /** @description Filters on the related user */
-                    creator?: {
-                        /** Format: uuid */
-                        id?: string;
-                        email?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        roleId?: string;
-                    };
-                    /** @description Filters on the related employee */
-                    members?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related organization-team */
-                    teams?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["TaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
                 /** @description Case-insensitive match over title, description. */
@@ -33098,96 +36281,10 @@ export interface operations {
                     estimate?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value for project, creator, members, teams, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number, dueDate, startDate, estimate. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for project, creator, members, teams, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** @enum {string} */
-                    status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                    /** @enum {string} */
-                    priority?: "urgent" | "high" | "medium" | "low";
-                    /** @enum {string} */
-                    size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** Format: uuid */
-                    parentId?: string;
-                    /** Format: uuid */
-                    organizationSprintId?: string;
-                    /** Format: uuid */
-                    creatorId?: string;
-                    isDraft?: boolean | ("true" | "1" | "false" | "0");
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    prefix?: string;
-                    number?: number | string;
-                    /** @description Filters on the related organization-project */
-                    project?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                        /** @enum {string} */
-                        owner?: "CLIENT" | "INTERNAL";
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        billable?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        organizationContactId?: string;
-                    };
-                    /** @description Filters on the related user */
-                    creator?: {
-                        /** Format: uuid */
-                        id?: string;
-                        email?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        roleId?: string;
-                    };
-                    /** @description Filters on the related employee */
-                    members?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related organization-team */
-                    teams?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["TaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
                 /** @description Case-insensitive match over title, description. */
@@ -33500,96 +36597,10 @@ export interface operations {
                     estimate?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value for project, creator, members, teams, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number, dueDate, startDate, estimate. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for project, creator, members, teams, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** @enum {string} */
-                    status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                    /** @enum {string} */
-                    priority?: "urgent" | "high" | "medium" | "low";
-                    /** @enum {string} */
-                    size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** Format: uuid */
-                    parentId?: string;
-                    /** Format: uuid */
-                    organizationSprintId?: string;
-                    /** Format: uuid */
-                    creatorId?: string;
-                    isDraft?: boolean | ("true" | "1" | "false" | "0");
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    prefix?: string;
-                    number?: number | string;
-                    /** @description Filters on the related organization-project */
-                    project?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                        /** @enum {string} */
-                        owner?: "CLIENT" | "INTERNAL";
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        billable?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        organizationContactId?: string;
-                    };
-                    /** @description Filters on the related user */
-                    creator?: {
-                        /** Format: uuid */
-                        id?: string;
-                        email?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        roleId?: string;
-                    };
-                    /** @description Filters on the related employee */
-                    members?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related organization-team */
-                    teams?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["TaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
                 /** @description Case-insensitive match over title, description. */
@@ -33676,96 +36687,10 @@ export interface operations {
                     estimate?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value for project, creator, members, teams, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number, dueDate, startDate, estimate. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for project, creator, members, teams, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                    organizationId?: (string | unknown | "null") | null;
-                    /** @enum {string} */
-                    status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                    /** @enum {string} */
-                    priority?: "urgent" | "high" | "medium" | "low";
-                    /** @enum {string} */
-                    size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** Format: uuid */
-                    parentId?: string;
-                    /** Format: uuid */
-                    organizationSprintId?: string;
-                    /** Format: uuid */
-                    creatorId?: string;
-                    isDraft?: boolean | ("true" | "1" | "false" | "0");
-                    public?: boolean | ("true" | "1" | "false" | "0");
-                    prefix?: string;
-                    number?: number | string;
-                    /** @description Filters on the related organization-project */
-                    project?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                        /** @enum {string} */
-                        owner?: "CLIENT" | "INTERNAL";
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        billable?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        organizationContactId?: string;
-                    };
-                    /** @description Filters on the related user */
-                    creator?: {
-                        /** Format: uuid */
-                        id?: string;
-                        email?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        roleId?: string;
-                    };
-                    /** @description Filters on the related employee */
-                    members?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related organization-team */
-                    teams?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["TaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
                 /** @description Case-insensitive match over title, description. */
@@ -33945,109 +36870,10 @@ export interface operations {
                     duration?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable. On related records: where[relation][field]=value for employee, project, task, timeSlots, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, project, task, timeSlots, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** Format: uuid */
-                    taskId?: string;
-                    /** Format: uuid */
-                    timesheetId?: string;
-                    /** Format: uuid */
-                    organizationTeamId?: string;
-                    /** @enum {string} */
-                    logType?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
-                    /** @enum {string} */
-                    source?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
-                    isBillable?: boolean | ("true" | "1" | "false" | "0");
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related organization-project */
-                    project?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                        /** @enum {string} */
-                        owner?: "CLIENT" | "INTERNAL";
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        billable?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        organizationContactId?: string;
-                    };
-                    /** @description Filters on the related task */
-                    task?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                    /** @description Filters on the related time-slot */
-                    timeSlots?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        /** Format: uuid */
-                        employeeId?: string;
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["TimeLogWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
                 /** @description Case-insensitive match over description. */
@@ -34352,109 +37178,10 @@ export interface operations {
                     duration?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable. On related records: where[relation][field]=value for employee, project, task, timeSlots, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, project, task, timeSlots, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** Format: uuid */
-                    taskId?: string;
-                    /** Format: uuid */
-                    timesheetId?: string;
-                    /** Format: uuid */
-                    organizationTeamId?: string;
-                    /** @enum {string} */
-                    logType?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
-                    /** @enum {string} */
-                    source?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
-                    isBillable?: boolean | ("true" | "1" | "false" | "0");
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related organization-project */
-                    project?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                        /** @enum {string} */
-                        owner?: "CLIENT" | "INTERNAL";
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        billable?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        organizationContactId?: string;
-                    };
-                    /** @description Filters on the related task */
-                    task?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                    /** @description Filters on the related time-slot */
-                    timeSlots?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        /** Format: uuid */
-                        employeeId?: string;
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["TimeLogWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
                 /** @description Case-insensitive match over description. */
@@ -34533,109 +37260,10 @@ export interface operations {
                     duration?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable. On related records: where[relation][field]=value for employee, project, task, timeSlots, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, project, task, timeSlots, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** Format: uuid */
-                    taskId?: string;
-                    /** Format: uuid */
-                    timesheetId?: string;
-                    /** Format: uuid */
-                    organizationTeamId?: string;
-                    /** @enum {string} */
-                    logType?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
-                    /** @enum {string} */
-                    source?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
-                    isBillable?: boolean | ("true" | "1" | "false" | "0");
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related organization-project */
-                    project?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                        /** @enum {string} */
-                        owner?: "CLIENT" | "INTERNAL";
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        billable?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        organizationContactId?: string;
-                    };
-                    /** @description Filters on the related task */
-                    task?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                    /** @description Filters on the related time-slot */
-                    timeSlots?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        /** Format: uuid */
-                        employeeId?: string;
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["TimeLogWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
                 /** @description Case-insensitive match over description. */
@@ -34762,51 +37390,10 @@ export interface operations {
                     status?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, status, isHoliday, employeeId. On related records: where[relation][field]=value for employees, document (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, isHoliday, employeeId, start, end, requestDate. On related records: where[relation][field]=value (or [operator]=value) for employees, document (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** @enum {string} */
-                    status?: "REQUESTED" | "APPROVED" | "DENIED";
-                    isHoliday?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** @description Filters on the related employee */
-                    employees?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related image-asset */
-                    document?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        mimeType?: string;
-                        isFeatured?: boolean | ("true" | "1" | "false" | "0");
-                        /** @enum {string} */
-                        storageProvider?: "LOCAL";
-                    };
-                };
+                where?: components["schemas"]["TimeOffRequestWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "document")[];
                 /** @description Case-insensitive match over description. */
@@ -35111,51 +37698,10 @@ export interface operations {
                     status?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, status, isHoliday, employeeId. On related records: where[relation][field]=value for employees, document (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, isHoliday, employeeId, start, end, requestDate. On related records: where[relation][field]=value (or [operator]=value) for employees, document (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** @enum {string} */
-                    status?: "REQUESTED" | "APPROVED" | "DENIED";
-                    isHoliday?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** @description Filters on the related employee */
-                    employees?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related image-asset */
-                    document?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        mimeType?: string;
-                        isFeatured?: boolean | ("true" | "1" | "false" | "0");
-                        /** @enum {string} */
-                        storageProvider?: "LOCAL";
-                    };
-                };
+                where?: components["schemas"]["TimeOffRequestWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "document")[];
                 /** @description Case-insensitive match over description. */
@@ -35234,51 +37780,10 @@ export interface operations {
                     status?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, status, isHoliday, employeeId. On related records: where[relation][field]=value for employees, document (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, isHoliday, employeeId, start, end, requestDate. On related records: where[relation][field]=value (or [operator]=value) for employees, document (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** @enum {string} */
-                    status?: "REQUESTED" | "APPROVED" | "DENIED";
-                    isHoliday?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** @description Filters on the related employee */
-                    employees?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related image-asset */
-                    document?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        mimeType?: string;
-                        isFeatured?: boolean | ("true" | "1" | "false" | "0");
-                        /** @enum {string} */
-                        storageProvider?: "LOCAL";
-                    };
-                };
+                where?: components["schemas"]["TimeOffRequestWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "document")[];
                 /** @description Case-insensitive match over description. */
@@ -35401,58 +37906,10 @@ export interface operations {
                     overall?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, employeeId. On related records: where[relation][field]=value for employee, timeLogs (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, startedAt, duration, overall. On related records: where[relation][field]=value (or [operator]=value) for employee, timeLogs (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related time-log */
-                    timeLogs?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        /** Format: uuid */
-                        employeeId?: string;
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        taskId?: string;
-                        /** Format: uuid */
-                        timesheetId?: string;
-                        /** Format: uuid */
-                        organizationTeamId?: string;
-                        /** @enum {string} */
-                        logType?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
-                        /** @enum {string} */
-                        source?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
-                        isBillable?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["TimeSlotWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
                 /** @description Earliest startedAt (inclusive). */
@@ -35753,58 +38210,10 @@ export interface operations {
                     overall?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, employeeId. On related records: where[relation][field]=value for employee, timeLogs (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, startedAt, duration, overall. On related records: where[relation][field]=value (or [operator]=value) for employee, timeLogs (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related time-log */
-                    timeLogs?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        /** Format: uuid */
-                        employeeId?: string;
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        taskId?: string;
-                        /** Format: uuid */
-                        timesheetId?: string;
-                        /** Format: uuid */
-                        organizationTeamId?: string;
-                        /** @enum {string} */
-                        logType?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
-                        /** @enum {string} */
-                        source?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
-                        isBillable?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["TimeSlotWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
                 /** @description Earliest startedAt (inclusive). */
@@ -35879,58 +38288,10 @@ export interface operations {
                     overall?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, employeeId. On related records: where[relation][field]=value for employee, timeLogs (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, startedAt, duration, overall. On related records: where[relation][field]=value (or [operator]=value) for employee, timeLogs (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related time-log */
-                    timeLogs?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        /** Format: uuid */
-                        employeeId?: string;
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        taskId?: string;
-                        /** Format: uuid */
-                        timesheetId?: string;
-                        /** Format: uuid */
-                        organizationTeamId?: string;
-                        /** @enum {string} */
-                        logType?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
-                        /** @enum {string} */
-                        source?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
-                        isBillable?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["TimeSlotWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
                 /** @description Earliest startedAt (inclusive). */
@@ -36053,72 +38414,10 @@ export interface operations {
                     duration?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, employeeId, status, isBilled, approvedById. On related records: where[relation][field]=value for employee, approvedBy, timeLogs (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, status, isBilled, approvedById, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, approvedBy, timeLogs (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** @enum {string} */
-                    status?: "DRAFT" | "PENDING" | "IN REVIEW" | "DENIED" | "APPROVED";
-                    isBilled?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    approvedById?: string;
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related user */
-                    approvedBy?: {
-                        /** Format: uuid */
-                        id?: string;
-                        email?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        roleId?: string;
-                    };
-                    /** @description Filters on the related time-log */
-                    timeLogs?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        /** Format: uuid */
-                        employeeId?: string;
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        taskId?: string;
-                        /** Format: uuid */
-                        timesheetId?: string;
-                        /** Format: uuid */
-                        organizationTeamId?: string;
-                        /** @enum {string} */
-                        logType?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
-                        /** @enum {string} */
-                        source?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
-                        isBillable?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["TimesheetWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "approvedBy" | "approvedBy.role" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
                 /** @description Earliest startedAt (inclusive). */
@@ -36421,72 +38720,10 @@ export interface operations {
                     duration?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, employeeId, status, isBilled, approvedById. On related records: where[relation][field]=value for employee, approvedBy, timeLogs (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, status, isBilled, approvedById, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, approvedBy, timeLogs (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** @enum {string} */
-                    status?: "DRAFT" | "PENDING" | "IN REVIEW" | "DENIED" | "APPROVED";
-                    isBilled?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    approvedById?: string;
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related user */
-                    approvedBy?: {
-                        /** Format: uuid */
-                        id?: string;
-                        email?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        roleId?: string;
-                    };
-                    /** @description Filters on the related time-log */
-                    timeLogs?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        /** Format: uuid */
-                        employeeId?: string;
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        taskId?: string;
-                        /** Format: uuid */
-                        timesheetId?: string;
-                        /** Format: uuid */
-                        organizationTeamId?: string;
-                        /** @enum {string} */
-                        logType?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
-                        /** @enum {string} */
-                        source?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
-                        isBillable?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["TimesheetWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "approvedBy" | "approvedBy.role" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
                 /** @description Earliest startedAt (inclusive). */
@@ -36563,72 +38800,10 @@ export interface operations {
                     duration?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, employeeId, status, isBilled, approvedById. On related records: where[relation][field]=value for employee, approvedBy, timeLogs (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, status, isBilled, approvedById, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, approvedBy, timeLogs (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** @enum {string} */
-                    status?: "DRAFT" | "PENDING" | "IN REVIEW" | "DENIED" | "APPROVED";
-                    isBilled?: boolean | ("true" | "1" | "false" | "0");
-                    /** Format: uuid */
-                    approvedById?: string;
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related user */
-                    approvedBy?: {
-                        /** Format: uuid */
-                        id?: string;
-                        email?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        roleId?: string;
-                    };
-                    /** @description Filters on the related time-log */
-                    timeLogs?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        /** Format: uuid */
-                        employeeId?: string;
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        taskId?: string;
-                        /** Format: uuid */
-                        timesheetId?: string;
-                        /** Format: uuid */
-                        organizationTeamId?: string;
-                        /** @enum {string} */
-                        logType?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
-                        /** @enum {string} */
-                        source?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
-                        isBillable?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["TimesheetWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "approvedBy" | "approvedBy.role" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
                 /** @description Earliest startedAt (inclusive). */
@@ -36749,109 +38924,10 @@ export interface operations {
                     duration?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable. On related records: where[relation][field]=value for employee, project, task, timeSlots, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, project, task, timeSlots, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** Format: uuid */
-                    taskId?: string;
-                    /** Format: uuid */
-                    timesheetId?: string;
-                    /** Format: uuid */
-                    organizationTeamId?: string;
-                    /** @enum {string} */
-                    logType?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
-                    /** @enum {string} */
-                    source?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
-                    isBillable?: boolean | ("true" | "1" | "false" | "0");
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related organization-project */
-                    project?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                        /** @enum {string} */
-                        owner?: "CLIENT" | "INTERNAL";
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        billable?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        organizationContactId?: string;
-                    };
-                    /** @description Filters on the related task */
-                    task?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                    /** @description Filters on the related time-slot */
-                    timeSlots?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        /** Format: uuid */
-                        employeeId?: string;
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["TimeLogWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
                 /** @description Case-insensitive match over description. */
@@ -37156,109 +39232,10 @@ export interface operations {
                     duration?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable. On related records: where[relation][field]=value for employee, project, task, timeSlots, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, project, task, timeSlots, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** Format: uuid */
-                    taskId?: string;
-                    /** Format: uuid */
-                    timesheetId?: string;
-                    /** Format: uuid */
-                    organizationTeamId?: string;
-                    /** @enum {string} */
-                    logType?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
-                    /** @enum {string} */
-                    source?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
-                    isBillable?: boolean | ("true" | "1" | "false" | "0");
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related organization-project */
-                    project?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                        /** @enum {string} */
-                        owner?: "CLIENT" | "INTERNAL";
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        billable?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        organizationContactId?: string;
-                    };
-                    /** @description Filters on the related task */
-                    task?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                    /** @description Filters on the related time-slot */
-                    timeSlots?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        /** Format: uuid */
-                        employeeId?: string;
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["TimeLogWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
                 /** @description Case-insensitive match over description. */
@@ -37337,109 +39314,10 @@ export interface operations {
                     duration?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type. Filterable: id, organizationId, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable. On related records: where[relation][field]=value for employee, project, task, timeSlots, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, project, task, timeSlots, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: {
-                    /**
-                     * Format: uuid
-                     * @description The caller's tenant, which every list is limited to anyway; another tenant is a 403.
-                     */
-                    tenantId?: string;
-                    /** Format: uuid */
-                    id?: string;
-                    /** Format: uuid */
-                    organizationId?: string;
-                    /** Format: uuid */
-                    employeeId?: string;
-                    /** Format: uuid */
-                    projectId?: string;
-                    /** Format: uuid */
-                    taskId?: string;
-                    /** Format: uuid */
-                    timesheetId?: string;
-                    /** Format: uuid */
-                    organizationTeamId?: string;
-                    /** @enum {string} */
-                    logType?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
-                    /** @enum {string} */
-                    source?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
-                    isBillable?: boolean | ("true" | "1" | "false" | "0");
-                    /** @description Filters on the related employee */
-                    employee?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        isActive?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        userId?: string;
-                        firstName?: string;
-                        lastName?: string;
-                        /** @enum {string} */
-                        payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY";
-                    };
-                    /** @description Filters on the related organization-project */
-                    project?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        name?: string;
-                        /** @enum {string} */
-                        billing?: "RATE" | "FLAT_FEE" | "MILESTONES";
-                        /** @enum {string} */
-                        owner?: "CLIENT" | "INTERNAL";
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        billable?: boolean | ("true" | "1" | "false" | "0");
-                        /** Format: uuid */
-                        organizationContactId?: string;
-                    };
-                    /** @description Filters on the related task */
-                    task?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        /** @enum {string} */
-                        status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
-                        /** @enum {string} */
-                        priority?: "urgent" | "high" | "medium" | "low";
-                        /** @enum {string} */
-                        size?: "x-large" | "large" | "medium" | "small" | "tiny";
-                        /** Format: uuid */
-                        projectId?: string;
-                        /** Format: uuid */
-                        parentId?: string;
-                        /** Format: uuid */
-                        organizationSprintId?: string;
-                        /** Format: uuid */
-                        creatorId?: string;
-                        isDraft?: boolean | ("true" | "1" | "false" | "0");
-                        public?: boolean | ("true" | "1" | "false" | "0");
-                        prefix?: string;
-                        number?: number | string;
-                    };
-                    /** @description Filters on the related time-slot */
-                    timeSlots?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** Format: uuid */
-                        organizationId?: string;
-                        /** Format: uuid */
-                        employeeId?: string;
-                    };
-                    /** @description Filters on the related tag */
-                    tags?: {
-                        /** Format: uuid */
-                        id?: string;
-                        /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
-                        organizationId?: (string | unknown | "null") | null;
-                        name?: string;
-                        color?: string;
-                        isSystem?: boolean | ("true" | "1" | "false" | "0");
-                    };
-                };
+                where?: components["schemas"]["TimeLogWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
                 /** @description Case-insensitive match over description. */

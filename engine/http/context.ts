@@ -22,7 +22,8 @@ export function authorize(ctx: Context, permission: string): Caller {
 /** At most this many values of one query parameter (a=1&a=2, a[]=1, a[0]=1): the OpenAPI document's maxItems of every list-valued parameter. */
 export const MAX_QUERY_VALUES = 100;
 
-const QUERY_LIMITS = { depth: 3, arrayLimit: MAX_QUERY_VALUES, parameterLimit: 200 };
+/** depth: the deepest the query language goes is where[or][0][relation][field][in][] (6). */
+const QUERY_LIMITS = { depth: 6, arrayLimit: MAX_QUERY_VALUES, parameterLimit: 200 };
 
 /** The key a query parameter without a name (`?=x`) is kept under: qs would drop it silently. */
 export const NAMELESS_PARAMETER = '';

@@ -21,6 +21,10 @@ import {
   TENANT_QUERY_COMPONENT,
   TENANT_QUERY_PARAMETER,
   whereSchema,
+  fieldFiltersSchema,
+  filterSchemaNames,
+  whereComponentSchema,
+  whereGroupSchema,
 } from './fragments.js';
 import { toOpenApiSchema } from './schema-conversion.js';
 import { DefinitionError } from '../resource/load.js';
@@ -130,6 +134,7 @@ function findInputSchema(resource: CompiledResource): Json {
 
 /** Every schema of one resource, by component name. */
 export function resourceSchemas(resource: CompiledResource): Record<string, Json> {
+  const filters = filterSchemaNames(resource);
   return {
     [schemaName(resource, 'record')]: recordSchema(resource),
     [schemaName(resource, 'create')]: bodySchema(resource, 'create'),
@@ -137,6 +142,9 @@ export function resourceSchemas(resource: CompiledResource): Record<string, Json
     [schemaName(resource, 'patch')]: bodySchema(resource, 'patch'),
     [schemaName(resource, 'list')]: listSchema(resource),
     [findInputName(resource)]: findInputSchema(resource),
+    [filters.fields]: fieldFiltersSchema(resource),
+    [filters.group]: whereGroupSchema(resource),
+    [filters.where]: whereComponentSchema(resource),
   };
 }
 

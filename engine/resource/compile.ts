@@ -7,12 +7,12 @@ import { compileValidator } from '../validation.js';
 import { problem, type Check } from './check.js';
 import { compileFields } from './compile-fields.js';
 import { DEFAULT_MAX_TAKE, tenantWideUniqueColumns, type CompiledField, type CompiledResource, type CountPolicy, type Operation, type Registry } from './compiled.js';
-import { coercer } from './fields.js';
+import { compileFilter, DEFAULT_OPERATORS, possibleOperators } from './filters.js';
 import { collectRelationPaths, link } from './link.js';
 import { DefinitionError, type SourcedDefinition } from './load.js';
 import { buildModel } from './model.js';
 import { bodySchemas, recordSchema } from './schemas.js';
-import type { ReferencesByDefinition } from './types.js';
+import type { FieldDefinition, ReferencesByDefinition } from './types.js';
 import { ruleConstraintName } from '../db/migrations.js';
 
 
@@ -106,14 +106,22 @@ function compileOne(source: SourcedDefinition, known: ReadonlySet<string>, probl
     problem(check, ['organizationOptional'], 'applies to scope "organization" only: records of scope "tenant" have no organization');
   }
   const filters: CompiledResource['filters'] = new Map();
-  filters.set('id', coercer(fields.get('id')!.definition, 'where.id'));
+  const byDefault = (field: FieldDefinition, matchesNull = false) => compileFilter(field, DEFAULT_OPERATORS[field.type], matchesNull);
+  filters.set('id', byDefault(fields.get('id')!.definition));
   if (definition.scope === 'organization') {
     // where[organizationId]=null lists the records of no organization, where there can be any.
-    filters.set('organizationId', coercer(fields.get('organizationId')!.definition, 'where.organizationId', organizationOptional));
+    filters.set('organizationId', byDefault(fields.get('organizationId')!.definition, organizationOptional));
   }
-  (definition.filters ?? []).forEach((name, i) => {
-    const field = fieldNamed(name, ['filters', i], 'filter');
-    if (field) filters.set(name, coercer(field.definition, `where.${name}`));
+  (definition.filters ?? []).forEach((entry, i) => {
+    const name = typeof entry === 'string' ? entry : entry.field;
+    const field = fieldNamed(name, typeof entry === 'string' ? ['filters', i] : ['filters', i, 'field'], 'filter');
+    if (!field) return;
+    // id and organizationId are filterable anyway: naming one only matters with its operators.
+    if (typeof entry === 'string') return void (filters.has(name) || filters.set(name, byDefault(field.definition)));
+    const possible = possibleOperators(field.definition.type);
+    const impossible = entry.operators.filter((op) => !possible.includes(op));
+    if (impossible.length) return problem(check, ['filters', i, 'operators'], `${impossible.join(', ')} cannot filter a ${field.definition.type} field; it takes ${possible.join(', ')}`);
+    filters.set(name, compileFilter(field.definition, entry.operators, filters.get(name)?.matchesNull));
   });
   const sortable = new Set(['id', 'createdAt', 'updatedAt']);
   (definition.sort ?? []).forEach((name, i) => fieldNamed(name, ['sort', i], 'sort field') && sortable.add(name));

@@ -1,7 +1,7 @@
 // What a definition becomes at start-up: everything a request needs, looked up, never re-derived.
 import type { OwnerRule } from '../caller.js';
 import type { Validator } from '../validation.js';
-import type { Coerced } from './fields.js';
+import type { CompiledFilter } from './filters.js';
 import type { ResourceModelClass } from './model.js';
 import type { FieldDefinition, ResourceDefinition } from './types.js';
 
@@ -75,7 +75,7 @@ export interface CompiledResource {
   writableRelations: CompiledRelation[];
   /** Every relations[] path this resource accepts (dot notation, depth ≤ 3, a hasMany only first). */
   relationPaths: Set<string>;
-  filters: Map<string, (raw: unknown) => Coerced>;
+  filters: Map<string, CompiledFilter>;
   sortable: Set<string>;
   search: string[];
   dateRange?: string;

@@ -6,22 +6,27 @@ import { TENANT_PARAMETER } from '../http/tenant-named.js';
 import { isPlainObject } from '../objects.js';
 import { defaultTake, MAX_RELATION_DEPTH, type CompiledRelation, type CompiledResource } from './compiled.js';
 import { isDateOnly, isDateString, LATEST_INSTANT, toTimestamp, UUID_PATTERN } from './fields.js';
+import { parseConditions, type Condition } from './filters.js';
 
 export type Direction = 'ASC' | 'DESC';
-/** null: the field is empty (where[organizationId]=null, where a resource allows it). */
-export type FilterValue = string | number | boolean | null;
 
 export interface NestedFilter {
   relation: CompiledRelation;
-  conditions: Array<[string, FilterValue]>;
+  conditions: Condition[];
 }
 
-export interface ListQuery {
+/** Conditions that must all hold: on the record's fields, and on related records. */
+export interface FilterGroup {
+  where: Condition[];
+  nested: NestedFilter[];
+}
+
+export interface ListQuery extends FilterGroup {
   take: number;
   skip: number;
   order: Array<[string, Direction]>;
-  where: Array<[string, FilterValue]>;
-  nested: NestedFilter[];
+  /** Groups of which at least one must hold (where[or]), beside the conditions above. */
+  or: FilterGroup[];
   relations: string[];
   search?: string;
   startDate?: string;
@@ -155,16 +160,24 @@ function single(label: string, raw: unknown, problems: string[]): unknown {
   return raw;
 }
 
-function parseWhere(resource: CompiledResource, raw: unknown, tenantId: string, problems: string[]) {
-  const where: Array<[string, FilterValue]> = [];
-  const nested: NestedFilter[] = [];
+/** where's key for groups of conditions of which any one may hold. */
+export const OR_KEY = 'or';
+/** The most OR groups a where takes. */
+export const MAX_OR_GROUPS = 20;
+
+/**
+ * One group of conditions, all of which must hold: fields (exact values or operators), related
+ * fields, and (at the top only) the OR groups. `label` is how the client wrote its position.
+ */
+function parseGroup(resource: CompiledResource, raw: unknown, label: string, tenantId: string, problems: string[], top: boolean): FilterGroup & { or: FilterGroup[] } {
+  const group: FilterGroup & { or: FilterGroup[] } = { where: [], nested: [], or: [] };
   if (!isPlainObject(raw)) {
-    problems.push('where must be an object of field to value, e.g. where[isActive]=true');
-    return { where, nested };
+    problems.push(`${label} must be an object of field to value, e.g. where[isActive]=true`);
+    return group;
   }
   if (Object.keys(raw).length > MAX_NAMES) {
-    problems.push(`where must not name more than ${MAX_NAMES} fields`);
-    return { where, nested };
+    problems.push(`${label} must not name more than ${MAX_NAMES} fields`);
+    return group;
   }
   for (const [key, value] of Object.entries(raw)) {
     if (key === 'tenantId') {
@@ -172,47 +185,70 @@ function parseWhere(resource: CompiledResource, raw: unknown, tenantId: string, 
       if (typeof value !== 'string' || value.toLowerCase() !== tenantId.toLowerCase()) throw forbidden();
       continue;
     }
-    const coerce = resource.filters.get(key);
-    if (coerce) {
-      const v = single(`where.${key}`, value, problems);
-      if (v === undefined) continue;
-      const result = coerce(v);
-      if (result.ok) where.push([key, result.value]);
-      else problems.push(result.message);
+    if (key === OR_KEY && !resource.filters.has(OR_KEY)) {
+      if (top) group.or = parseOrGroups(resource, value, `${label}.${OR_KEY}`, tenantId, problems);
+      else problems.push(`${label}.${OR_KEY} is not allowed: OR groups are one level deep`);
+      continue;
+    }
+    const filter = resource.filters.get(key);
+    if (filter) {
+      group.where.push(...parseConditions(filter, key, value, `${label}.${key}`, problems));
       continue;
     }
     const relation = resource.relations.get(key);
     if (relation) {
-      if (!isPlainObject(value)) {
-        problems.push(`where.${key} must be an object of ${relation.target.name} fields, e.g. where[${key}][id]=…`);
-        continue;
-      }
-      // An empty condition would match everything: say so rather than widen the list silently.
-      const size = Object.keys(value).length;
-      if (size === 0 || size > MAX_NAMES) {
-        problems.push(size ? `where.${key} must not name more than ${MAX_NAMES} fields` : `where.${key} should not be empty`);
-        continue;
-      }
-      const conditions: Array<[string, FilterValue]> = [];
-      for (const [field, fieldValue] of Object.entries(value)) {
-        const nestedCoerce = relation.target.filters.get(field);
-        if (!nestedCoerce) {
-          problems.push(`where.${key}: '${field}' is not filterable; filterable: ${[...relation.target.filters.keys()].join(', ')}`);
-          continue;
-        }
-        const v = single(`where.${key}.${field}`, fieldValue, problems);
-        if (v === undefined) continue;
-        const result = nestedCoerce(v);
-        if (result.ok) conditions.push([field, result.value]);
-        else problems.push(result.message.replace(`where.${field}`, `where.${key}.${field}`));
-      }
-      if (conditions.length) nested.push({ relation, conditions });
+      const nested = parseRelated(relation, value, `${label}.${key}`, problems);
+      if (nested) group.nested.push(nested);
       continue;
     }
     const relations = resource.relations.size ? `; relations: ${[...resource.relations.keys()].join(', ')}` : '';
-    problems.push(`where: '${key}' is not filterable; filterable: ${[...resource.filters.keys()].join(', ')}${relations}`);
+    problems.push(`${label}: '${key}' is not filterable; filterable: ${[...resource.filters.keys()].join(', ')}${relations}`);
   }
-  return { where, nested };
+  return group;
+}
+
+/** where[relation][field]…: conditions on the related records, one of which must match them all. */
+function parseRelated(relation: CompiledRelation, raw: unknown, label: string, problems: string[]): NestedFilter | undefined {
+  if (!isPlainObject(raw)) {
+    problems.push(`${label} must be an object of ${relation.target.name} fields, e.g. where[${relation.name}][id]=…`);
+    return undefined;
+  }
+  // An empty condition would match everything: say so rather than widen the list silently.
+  const size = Object.keys(raw).length;
+  if (size === 0 || size > MAX_NAMES) {
+    problems.push(size ? `${label} must not name more than ${MAX_NAMES} fields` : `${label} should not be empty`);
+    return undefined;
+  }
+  const conditions: Condition[] = [];
+  for (const [field, value] of Object.entries(raw)) {
+    const filter = relation.target.filters.get(field);
+    if (!filter) problems.push(`${label}: '${field}' is not filterable; filterable: ${[...relation.target.filters.keys()].join(', ')}`);
+    else conditions.push(...parseConditions(filter, field, value, `${label}.${field}`, problems));
+  }
+  return conditions.length ? { relation, conditions } : undefined;
+}
+
+/**
+ * where[or][0][…]…where[or][n][…] (a query string: an array, or an object of the indexes when
+ * they skip or run past the parser's array limit) or "or": [{…}, …] (a body): groups of which at
+ * least one must hold.
+ */
+function parseOrGroups(resource: CompiledResource, raw: unknown, label: string, tenantId: string, problems: string[]): FilterGroup[] {
+  const indexed = isPlainObject(raw) && Object.keys(raw).every((key) => /^\d+$/.test(key));
+  const groups = Array.isArray(raw) ? raw : indexed ? Object.values(raw as Record<string, unknown>) : undefined;
+  if (!groups) {
+    problems.push(`${label} must be a list of groups, e.g. where[or][0][name]=a&where[or][1][name]=b`);
+    return [];
+  }
+  if (!groups.length || groups.length > MAX_OR_GROUPS) {
+    problems.push(groups.length ? `${label} must not hold more than ${MAX_OR_GROUPS} groups` : `${label} should not be empty`);
+    return [];
+  }
+  return groups.map((group, i) => {
+    const parsed = parseGroup(resource, group, `${label}.${i}`, tenantId, problems, false);
+    if (isPlainObject(group) && !Object.keys(group).length) problems.push(`${label}.${i} should not be empty`);
+    return { where: parsed.where, nested: parsed.nested };
+  });
 }
 
 function parseDate(name: string, raw: unknown, problems: string[]): string | undefined {
@@ -261,7 +297,7 @@ export function parseListQuery(resource: CompiledResource, input: Record<string,
     }
   }
   // A resource whose own maximum is below the default page size gets its maximum by default.
-  const query: ListQuery = { take: defaultTake(resource), skip: 0, order: [], where: [], nested: [], relations: [] };
+  const query: ListQuery = { take: defaultTake(resource), skip: 0, order: [], where: [], nested: [], or: [], relations: [] };
   const take = input.take === undefined ? undefined : single('take', input.take, problems);
   if (take !== undefined) {
     const n = integerParameter('take', take, 1, problems);
@@ -273,7 +309,7 @@ export function parseListQuery(resource: CompiledResource, input: Record<string,
     if (n !== undefined) query.skip = Math.min(n, MAX_SKIP);
   }
   if (input.order !== undefined) query.order = parseOrder(resource, input.order, problems);
-  if (input.where !== undefined) Object.assign(query, parseWhere(resource, input.where, tenantId, problems));
+  if (input.where !== undefined) Object.assign(query, parseGroup(resource, input.where, 'where', tenantId, problems, true));
   query.relations = parseRelations(resource, input.relations, problems);
   if (input.search !== undefined && supported.has('search')) {
     const search = single('search', input.search, problems);

@@ -1,5 +1,12 @@
 // The shape of a resource definition (resources/*.yaml), as its JSON Schema
 // (definition.schema.json beside this file) allows it.
+import type { FilterOperator } from './filters.js';
+
+/** A filterable field with the operators it allows (engine/resource/filters.ts). */
+export interface FilterDefinition {
+  field: string;
+  operators: FilterOperator[];
+}
 
 export type FieldType = 'string' | 'text' | 'integer' | 'number' | 'boolean' | 'uuid' | 'date' | 'timestamp';
 
@@ -109,7 +116,8 @@ export interface ResourceDefinition {
   owner?: string;
   fields: Record<string, FieldDefinition>;
   relations?: Record<string, RelationDefinition>;
-  filters?: string[];
+  /** Filterable fields: a name (its type's default operators) or { field, operators }. */
+  filters?: Array<string | FilterDefinition>;
   sort?: string[];
   search?: string[];
   dateRange?: string;

@@ -131,6 +131,16 @@ test('list with filters (where, also on a relation, and tags[]) and relations', 
   assert.is(none.response.status, 200);
   assert.equal(none.data, { items: [], total: 0 });
 
+  // Operators, a list of one, and OR groups, typed by the document.
+  const ranged = await client.GET('/api/employee', {
+    params: { query: { where: { id: { in: [state.employeeId] }, user: { email: { ilike: '%@%' } }, or: [{ firstName: 'Ada' }, { lastName: { ne: 'Nobody' } }] } } },
+  });
+  assert.is(ranged.response.status, 200, JSON.stringify(ranged.error));
+  assert.equal(ranged.data?.items.map((item) => item.id), [state.employeeId]);
+  // @ts-expect-error: isActive is a boolean: it takes eq, ne and isNull, no range
+  const refused = await client.GET('/api/employee', { params: { query: { where: { isActive: { gt: true } } } } });
+  assert.is(refused.response.status, 400);
+
   // @ts-expect-error: the path is /api/employee; no /api/employees
   const misspelt = await client.GET('/api/employees');
   assert.is(misspelt.response.status, 404);

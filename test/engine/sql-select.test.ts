@@ -79,6 +79,30 @@ test('every filter of a plan, in order: fields, a relation as EXISTS scoped to t
   assert.equal(statement.values, [TENANT, EMPLOYEE, 30, TENANT, 'Apollo', '2026-01-01T00:00:00.000Z', '2026-02-01T00:00:00.000Z', TENANT, [LABEL_ID], 5, 10]);
 });
 
+test('operators and OR groups: each a bound value (a list as one array), groups in parentheses, related filters with aliases of their own', () => {
+  const statement = matchesStatement(
+    note,
+    admin,
+    plan(note, {
+      where: {
+        minutes: { gte: '10', lt: 60, ne: 30, between: [1, '99'], in: '5,15', nin: [7], isNull: 'false' },
+        projectId: { isNull: true },
+        or: [{ minutes: { eq: 1 } }, { project: { name: { ilike: 'Ap%' } }, minutes: { lte: 2 } }],
+      },
+    }),
+  );
+  assert.equal(statement.text, [
+    'select 1 from "work_note" where "work_note"."tenantId" = $1',
+    'and "work_note"."minutes" >= $2 and "work_note"."minutes" < $3 and "work_note"."minutes" is distinct from $4',
+    'and "work_note"."minutes" between $5 and $6 and "work_note"."minutes" = any($7)',
+    'and ("work_note"."minutes" is null or "work_note"."minutes" <> all($8)) and "work_note"."minutes" is not null',
+    'and "work_note"."projectId" is null',
+    'and ((true and "work_note"."minutes" = $9)',
+    'or (true and "work_note"."minutes" <= $10 and exists (select 1 from "project" as "o1_0_project" where "o1_0_project"."id" = "work_note"."projectId" and "o1_0_project"."tenantId" = $11 and "o1_0_project"."name" ilike $12)))',
+  ].join(' '));
+  assert.equal(statement.values, [TENANT, 10, 60, 30, 1, 99, [5, 15], [7], 1, 2, TENANT, 'Ap%']);
+});
+
 test('an end date with a time is inclusive; take is capped at the resource maximum', () => {
   const statement = pageStatement(note, admin, plan(note, { endDate: '2026-01-31T12:00:00Z', take: '500' }));
   assert.match(statement.text, ' where "work_note"."tenantId" = $1 and "work_note"."writtenOn" <= $2 order by ');

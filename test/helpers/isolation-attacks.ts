@@ -173,10 +173,18 @@ export async function attackLists(w: AttackWorld, r: CompiledResource) {
   const victim = w.victims.get(r.name);
   if (victim) {
     const row = await rowOf(w, r, victim.id);
-    for (const field of r.filters.keys()) {
+    let ranged = false;
+    for (const [field, filter] of r.filters) {
       const value = row[field];
       if (value === null || value === undefined) continue;
-      await both({ [field]: value }, await countOf(visible().where(`${r.table}.${field}`, value)), `where[${field}]=${queryValue(value)}`);
+      const expected = await countOf(visible().where(`${r.table}.${field}`, value));
+      await both({ [field]: value }, expected, `where[${field}]=${queryValue(value)}`);
+      // Through an operator, in an OR group beside one naming the victim itself: never one more.
+      if (filter.operators.includes('in')) await both({ or: [{ [field]: { in: [value] } }, { id: victim.id }] }, expected, `where[or][…][${field}][in] or the victim's id`);
+      if (!ranged && filter.operators.includes('between')) {
+        ranged = true;
+        await both({ [field]: { between: [value, value] }, id: { ne: w.victims.get(r.name)!.id } }, expected, `where[${field}][between] with the victim's value twice`);
+      }
     }
     const searched = r.search.find((f) => typeof row[f] === 'string' && row[f].trim() !== '');
     if (searched) {
@@ -228,9 +236,13 @@ function flatten(prefix: string, where: Record<string, unknown>): Array<[string,
 }
 
 function jsonWhere(where: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(where).map(([key, value]) => [key, value && typeof value === 'object' && !(value instanceof Date) ? jsonWhere(value as Record<string, unknown>) : jsonValue(value)]),
-  );
+  return Object.fromEntries(Object.entries(where).map(([key, value]) => [key, jsonOf(value)]));
+}
+
+/** A where value as a search body carries it: lists stay lists (in, between, or). */
+function jsonOf(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(jsonOf);
+  return value && typeof value === 'object' && !(value instanceof Date) ? jsonWhere(value as Record<string, unknown>) : jsonValue(value);
 }
 
 /**

@@ -137,7 +137,17 @@ test('list parameters: defaults and max take described, search/dates/tags only w
   assert.equal(names('/api/skill'), ['take', 'skip', 'order', 'where', 'relations[]', 'search', 'Tenant-Id', 'tenantId']);
   const where = employee.find((p: any) => p.name === 'where');
   assert.is(where.style, 'deepObject');
-  assert.ok(where.schema.properties.isActive && where.schema.properties.user.properties.id);
+  assert.equal(where.schema, { $ref: '#/components/schemas/EmployeeWhere' });
+  const schemas = doc.components.schemas;
+  const whereSchema = schemas.EmployeeWhere;
+  assert.ok(whereSchema.properties.isActive && whereSchema.properties.user.allOf[0].$ref === '#/components/schemas/UserFieldFilters');
+  assert.ok(schemas.UserFieldFilters.properties.id);
+  // Each filter: its value, or an object of exactly the operators it allows.
+  const [, operators] = whereSchema.properties.isActive.anyOf;
+  assert.equal(Object.keys(operators.properties), ['eq', 'ne', 'isNull']);
+  assert.equal(Object.keys(whereSchema.properties.billRateValue.anyOf[1].properties), ['eq', 'ne', 'in', 'nin', 'lt', 'lte', 'gt', 'gte', 'between', 'isNull']);
+  assert.equal(whereSchema.properties.or.items, { $ref: '#/components/schemas/EmployeeWhereGroup' });
+  assert.is(schemas.EmployeeWhereGroup.properties.or, undefined);
 });
 
 test('request schemas match what the server enforces (EmployeeCreate)', async () => {

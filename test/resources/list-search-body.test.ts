@@ -115,7 +115,7 @@ for (const [form, wrap] of FORMS) {
       [{ where: { isActive: 'maybe' } }, ['where.isActive must be a boolean value']],
       [{ where: { isActive: [true] } }, ['where.isActive must be a single value']],
       [{ where: { isActive: null } }, ['where.isActive must be a boolean value']],
-      [{ where: { salary: 1 } }, ["where: 'salary' is not filterable; filterable: id, organizationId, isActive, userId, firstName, lastName, payPeriod; relations: user, organization, tags, skills"]],
+      [{ where: { salary: 1 } }, ["where: 'salary' is not filterable; filterable: id, organizationId, isActive, userId, firstName, lastName, payPeriod, billRateValue, startedWorkOn; relations: user, organization, tags, skills"]],
       [{ where: { user: { hash: 'x' } } }, ["where.user: 'hash' is not filterable; filterable: id, email, isActive, roleId"]],
       [{ where: { user: 'x' } }, ['where.user must be an object of user fields, e.g. where[user][id]=…']],
       [{ where: [] }, ['where must be an object of field to value, e.g. where[isActive]=true']],

@@ -15,7 +15,7 @@ let secondOrg: string;
 let ann: EmployeeRow, bob: EmployeeRow, cid: EmployeeRow, dan: EmployeeRow;
 let red: string, blue: string;
 
-const EMPLOYEE_FILTERS = 'id, organizationId, isActive, userId, firstName, lastName, payPeriod; relations: user, organization, tags, skills';
+const EMPLOYEE_FILTERS = 'id, organizationId, isActive, userId, firstName, lastName, payPeriod, billRateValue, startedWorkOn; relations: user, organization, tags, skills';
 
 test.before(async () => {
   t = await createTestApp();
@@ -88,7 +88,7 @@ test('another tenant\'s rows never match, whatever the filter', async () => {
 test('where on a field that is not a filter is a 400 naming it and listing the filters', async () => {
   await expect400('where[unknown]=x', [`where: 'unknown' is not filterable; filterable: ${EMPLOYEE_FILTERS}`]);
   // Fields of the resource that are not declared filters are refused too.
-  await expect400('where[billRateValue]=3', [`where: 'billRateValue' is not filterable; filterable: ${EMPLOYEE_FILTERS}`]);
+  await expect400('where[endWork]=2026-01-01', [`where: 'endWork' is not filterable; filterable: ${EMPLOYEE_FILTERS}`]);
   await expect400('where[isActive][]=true', ['where.isActive must be a single value']);
   await expect400('where=isActive', ['where must be an object of field to value, e.g. where[isActive]=true']);
 });

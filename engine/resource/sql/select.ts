@@ -5,8 +5,9 @@
 // shape of request always gives the same text (one prepared statement).
 import type { Caller } from '../../caller.js';
 import type { CompiledResource } from '../compiled.js';
-import type { FilterValue, ListQuery } from '../list-query.js';
+import type { FilterGroup, ListQuery } from '../list-query.js';
 import { scopeConditions } from '../model.js';
+import { conditionSql } from './conditions.js';
 import type { Statement } from './runner.js';
 import { col, id, SqlText } from './text.js';
 
@@ -46,9 +47,21 @@ function openRelatedExists(sql: SqlText, resource: CompiledResource, relationNam
   return scopeSql(sql, target, caller, alias);
 }
 
-/** `column = $n`, or `column is null` for a null filter value (no value is equal to null). */
-function equals(sql: SqlText, column: string, value: FilterValue): SqlText {
-  return value === null ? sql.sql(`${column} is null`) : sql.sql(`${column} = `).value(value);
+/**
+ * A group's conditions, each after ` and `: the record's own, then one EXISTS per related filter
+ * (`prefix` keeps the aliases of different groups apart).
+ */
+function groupSql(sql: SqlText, resource: CompiledResource, caller: Caller, group: FilterGroup, prefix: string): SqlText {
+  const table = resource.table;
+  for (const condition of group.where) conditionSql(sql.sql(' and '), col(table, condition.field), condition);
+  group.nested.forEach((filter, i) => {
+    const alias = `${prefix}${i}_${filter.relation.name}`;
+    sql.sql(' and ');
+    openRelatedExists(sql, resource, filter.relation.name, caller, alias);
+    for (const condition of filter.conditions) conditionSql(sql.sql(' and '), col(alias, condition.field), condition);
+    sql.sql(')');
+  });
+  return sql;
 }
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -58,14 +71,13 @@ export function whereSql(sql: SqlText, resource: CompiledResource, caller: Calle
   const table = resource.table;
   sql.sql(' where ');
   scopeSql(sql, resource, caller);
-  for (const [field, value] of query.where) equals(sql.sql(' and '), col(table, field), value);
-  query.nested.forEach((filter, i) => {
-    const alias = `r${i}_${filter.relation.name}`;
-    sql.sql(' and ');
-    openRelatedExists(sql, resource, filter.relation.name, caller, alias);
-    for (const [field, value] of filter.conditions) equals(sql.sql(' and '), col(alias, field), value);
+  groupSql(sql, resource, caller, query, 'r');
+  if (query.or.length) {
+    // Each group opens with `true` so that its conditions all follow an ` and `.
+    sql.sql(' and (');
+    query.or.forEach((group, g) => groupSql(sql.sql(g ? ' or (true' : '(true'), resource, caller, group, `o${g}_`).sql(')'));
     sql.sql(')');
-  });
+  }
   if (query.search) {
     sql.sql(' and (');
     sql.values.push(`%${escapeLike(query.search)}%`);

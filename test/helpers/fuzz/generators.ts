@@ -18,6 +18,9 @@ type Arb<T> = fc.Arbitrary<T>;
 /** Requests whose path and query stay below Node's 16 KiB header limit (beyond it Node answers 431 before the app sees anything). */
 const MAX_URL_CHARS = 8_000;
 
+/** Every operator name, and a few that are not. */
+const OPERATOR_NAMES = ['eq', 'ne', 'in', 'nin', 'lt', 'lte', 'gt', 'gte', 'between', 'ilike', 'isNull', 'like', 'or', 'EQ', '$eq'];
+
 const pick = <T>(values: readonly T[], fallback: Arb<T>): Arb<T> => (values.length ? fc.constantFrom(...values) : fallback);
 
 /** Own object keys, `__proto__` included, as a JSON body or query object carries them. */
@@ -112,12 +115,26 @@ function whereOn(w: World, resource: CompiledResource, depth: number): Arb<Recor
     { weight: 1, arbitrary: fc.constant(['a', { b: { c: { d: 'e' } } }] as [string, unknown]) },
   ];
   if (filterNames.length) {
+    const valueOf = (name: string) => {
+      const field = resource.fields.get(name);
+      return field ? fieldValue(w, resource, field) : v.hostile;
+    };
     entries.push({
       weight: 6,
-      arbitrary: fc.constantFrom(...filterNames).chain((name) => {
-        const field = resource.fields.get(name);
-        return (field ? fieldValue(w, resource, field) : v.hostile).map((value) => [name, value] as [string, unknown]);
-      }),
+      arbitrary: fc.constantFrom(...filterNames).chain((name) => valueOf(name).map((value) => [name, value] as [string, unknown])),
+    });
+    // Operators: mostly ones the field takes with values of its type, sometimes any other.
+    entries.push({
+      weight: 4,
+      arbitrary: fc.constantFrom(...filterNames).chain((name) =>
+        fc
+          .dictionary(
+            fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...resource.filters.get(name)!.operators) }, { weight: 1, arbitrary: fc.constantFrom(...OPERATOR_NAMES) }, { weight: 1, arbitrary: v.key }),
+            fc.oneof(valueOf(name), fc.array(valueOf(name), { maxLength: 3 }), fc.constantFrom('true', 'false', ',', '', '%', '\\', 'a,b')),
+            { minKeys: 1, maxKeys: 3 },
+          )
+          .map((ops) => [name, ops] as [string, unknown]),
+      ),
     });
   }
   const relations = [...resource.relations.values()];
@@ -126,6 +143,10 @@ function whereOn(w: World, resource: CompiledResource, depth: number): Arb<Recor
       weight: 3,
       arbitrary: fc.constantFrom(...relations).chain((relation: CompiledRelation) => whereOn(w, relation.target, depth + 1).map((inner) => [relation.name, inner] as [string, unknown])),
     });
+  }
+  if (depth === 0) {
+    // OR groups of this resource's own conditions (an or inside one is refused: depth 1 may draw it as a key).
+    entries.push({ weight: 2, arbitrary: fc.array(whereOn(w, resource, depth + 1), { maxLength: 3 }).map((groups) => ['or', groups] as [string, unknown]) });
   }
   return fc.array(fc.oneof(...entries), { maxLength: depth === 0 ? 3 : 2 }).map((list) => {
     const where: Record<string, unknown> = {};

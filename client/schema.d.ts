@@ -5603,7 +5603,7 @@ export interface components {
             readonly updatedAt?: unknown;
         };
         CandidateInterviewList: {
-            items: components["schemas"]["CandidateInterview"][];
+            items: (components["schemas"]["CandidateInterview"] | components["schemas"]["CandidateInterviewSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -5641,6 +5641,8 @@ export interface components {
             };
             where?: components["schemas"]["CandidateInterviewWhere"];
             relations?: ("candidate" | "candidate.user" | "candidate.user.role" | "candidate.source" | "candidate.skills")[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["CandidateInterviewSelectable"][] | string;
             /** @description Case-insensitive match over title, location, note */
             search?: string;
             /**
@@ -6022,6 +6024,33 @@ export interface components {
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["CandidateInterviewWhereGroup"][];
         };
+        /** @enum {string} */
+        CandidateInterviewSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "candidateId" | "title" | "startTime" | "endTime" | "location" | "note" | "isArchived" | "candidate.id" | "candidate.tenantId" | "candidate.organizationId" | "candidate.createdAt" | "candidate.updatedAt" | "candidate.userId" | "candidate.status" | "candidate.appliedDate" | "candidate.hiredDate" | "candidate.rejectDate" | "candidate.candidateLevel" | "candidate.cvUrl" | "candidate.rating" | "candidate.sourceId" | "candidate.user.id" | "candidate.user.tenantId" | "candidate.user.createdAt" | "candidate.user.updatedAt" | "candidate.user.email" | "candidate.user.firstName" | "candidate.user.lastName" | "candidate.user.name" | "candidate.user.roleId" | "candidate.user.isActive" | "candidate.user.isEmailVerified" | "candidate.user.imageUrl" | "candidate.user.role.id" | "candidate.user.role.tenantId" | "candidate.user.role.createdAt" | "candidate.user.role.updatedAt" | "candidate.user.role.name" | "candidate.source.id" | "candidate.source.tenantId" | "candidate.source.organizationId" | "candidate.source.createdAt" | "candidate.source.updatedAt" | "candidate.source.name" | "candidate.skills.id" | "candidate.skills.tenantId" | "candidate.skills.organizationId" | "candidate.skills.createdAt" | "candidate.skills.updatedAt" | "candidate.skills.name" | "candidate.skills.description" | "candidate.skills.color";
+        /** @description candidate-interview narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        CandidateInterviewSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /** Format: uuid */
+            organizationId?: string;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            /** Format: uuid */
+            candidateId?: string;
+            title?: string;
+            /** Format: date-time */
+            startTime?: string | null;
+            /** Format: date-time */
+            endTime?: string | null;
+            location?: string | null;
+            note?: string | null;
+            isArchived?: boolean;
+            /** @description Present only when requested with relations[]=candidate */
+            candidate?: components["schemas"]["Candidate"];
+        };
         /** @description Where candidates come from (a job board, a referral, ...). */
         CandidateSource: {
             /** Format: uuid */
@@ -6100,7 +6129,7 @@ export interface components {
             readonly updatedAt?: unknown;
         };
         CandidateSourceList: {
-            items: components["schemas"]["CandidateSource"][];
+            items: (components["schemas"]["CandidateSource"] | components["schemas"]["CandidateSourceSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -6134,6 +6163,8 @@ export interface components {
             };
             where?: components["schemas"]["CandidateSourceWhere"];
             relations?: string[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["CandidateSourceSelectable"][] | string;
             /** @description Case-insensitive match over name */
             search?: string;
         };
@@ -6236,6 +6267,25 @@ export interface components {
             };
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["CandidateSourceWhereGroup"][];
+        };
+        /** @enum {string} */
+        CandidateSourceSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "name";
+        /** @description candidate-source narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        CandidateSourceSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /**
+             * Format: uuid
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
+             */
+            organizationId?: string | null;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            name?: string;
         };
         /** @description A person applying to an organization, with their interviews and skills. */
         Candidate: {
@@ -6419,7 +6469,7 @@ export interface components {
             readonly updatedAt?: unknown;
         };
         CandidateList: {
-            items: components["schemas"]["Candidate"][];
+            items: (components["schemas"]["Candidate"] | components["schemas"]["CandidateSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -6459,6 +6509,8 @@ export interface components {
             };
             where?: components["schemas"]["CandidateWhere"];
             relations?: ("user" | "user.role" | "source" | "interview" | "interview.candidate" | "interview.candidate.user" | "interview.candidate.source" | "interview.candidate.skills" | "skills")[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["CandidateSelectable"][] | string;
             /**
              * @description Earliest appliedDate. ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
              * @example 2026-01-05
@@ -6934,6 +6986,45 @@ export interface components {
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["CandidateWhereGroup"][];
         };
+        /** @enum {string} */
+        CandidateSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "userId" | "status" | "appliedDate" | "hiredDate" | "rejectDate" | "candidateLevel" | "cvUrl" | "rating" | "sourceId" | "user.id" | "user.tenantId" | "user.createdAt" | "user.updatedAt" | "user.email" | "user.firstName" | "user.lastName" | "user.name" | "user.roleId" | "user.isActive" | "user.isEmailVerified" | "user.imageUrl" | "user.role.id" | "user.role.tenantId" | "user.role.createdAt" | "user.role.updatedAt" | "user.role.name" | "source.id" | "source.tenantId" | "source.organizationId" | "source.createdAt" | "source.updatedAt" | "source.name" | "interview.id" | "interview.tenantId" | "interview.organizationId" | "interview.createdAt" | "interview.updatedAt" | "interview.candidateId" | "interview.title" | "interview.startTime" | "interview.endTime" | "interview.location" | "interview.note" | "interview.isArchived" | "interview.candidate.id" | "interview.candidate.tenantId" | "interview.candidate.organizationId" | "interview.candidate.createdAt" | "interview.candidate.updatedAt" | "interview.candidate.userId" | "interview.candidate.status" | "interview.candidate.appliedDate" | "interview.candidate.hiredDate" | "interview.candidate.rejectDate" | "interview.candidate.candidateLevel" | "interview.candidate.cvUrl" | "interview.candidate.rating" | "interview.candidate.sourceId" | "interview.candidate.user.id" | "interview.candidate.user.tenantId" | "interview.candidate.user.createdAt" | "interview.candidate.user.updatedAt" | "interview.candidate.user.email" | "interview.candidate.user.firstName" | "interview.candidate.user.lastName" | "interview.candidate.user.name" | "interview.candidate.user.roleId" | "interview.candidate.user.isActive" | "interview.candidate.user.isEmailVerified" | "interview.candidate.user.imageUrl" | "interview.candidate.source.id" | "interview.candidate.source.tenantId" | "interview.candidate.source.organizationId" | "interview.candidate.source.createdAt" | "interview.candidate.source.updatedAt" | "interview.candidate.source.name" | "interview.candidate.skills.id" | "interview.candidate.skills.tenantId" | "interview.candidate.skills.organizationId" | "interview.candidate.skills.createdAt" | "interview.candidate.skills.updatedAt" | "interview.candidate.skills.name" | "interview.candidate.skills.description" | "interview.candidate.skills.color" | "skills.id" | "skills.tenantId" | "skills.organizationId" | "skills.createdAt" | "skills.updatedAt" | "skills.name" | "skills.description" | "skills.color";
+        /** @description candidate narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        CandidateSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /** Format: uuid */
+            organizationId?: string;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            /** Format: uuid */
+            userId?: string;
+            /** @enum {string} */
+            status?: "APPLIED" | "REJECTED" | "HIRED";
+            /** Format: date-time */
+            appliedDate?: string | null;
+            /** Format: date-time */
+            hiredDate?: string | null;
+            /** Format: date-time */
+            rejectDate?: string | null;
+            candidateLevel?: string | null;
+            /** Format: uri */
+            cvUrl?: string | null;
+            rating?: number | null;
+            /** Format: uuid */
+            sourceId?: string | null;
+            /** @description Present only when requested with relations[]=user */
+            user?: components["schemas"]["User"];
+            /** @description Present only when requested with relations[]=source; null when sourceId is empty */
+            source?: components["schemas"]["CandidateSource"] | (never | null);
+            /** @description Present only when requested with relations[]=interview */
+            interview?: components["schemas"]["CandidateInterview"][];
+            /** @description Present only when requested with relations[]=skills */
+            skills?: components["schemas"]["Skill"][];
+        };
         /** @description A remark on a task, employee, project, daily plan, invoice or time-off request. */
         Comment: {
             /** Format: uuid */
@@ -7115,7 +7206,7 @@ export interface components {
             readonly updatedAt?: unknown;
         };
         CommentList: {
-            items: components["schemas"]["Comment"][];
+            items: (components["schemas"]["Comment"] | components["schemas"]["CommentSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -7151,6 +7242,8 @@ export interface components {
             };
             where?: components["schemas"]["CommentWhere"];
             relations?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "parent" | "parent.employee" | "parent.employee.user" | "parent.employee.organization" | "parent.employee.tags" | "parent.employee.skills" | "parent.parent" | "parent.parent.employee" | "parent.parent.parent" | "replies" | "replies.employee" | "replies.employee.user" | "replies.employee.organization" | "replies.employee.tags" | "replies.employee.skills" | "replies.parent" | "replies.parent.employee" | "replies.parent.parent")[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["CommentSelectable"][] | string;
             /** @description Case-insensitive match over comment */
             search?: string;
         };
@@ -7401,6 +7494,53 @@ export interface components {
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["CommentWhereGroup"][];
         };
+        /** @enum {string} */
+        CommentSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "entity" | "entityId" | "comment" | "actorType" | "resolved" | "resolvedAt" | "parentId" | "employeeId" | "employee.id" | "employee.tenantId" | "employee.organizationId" | "employee.createdAt" | "employee.updatedAt" | "employee.firstName" | "employee.lastName" | "employee.userId" | "employee.startedWorkOn" | "employee.endWork" | "employee.billRateValue" | "employee.billRateCurrency" | "employee.payPeriod" | "employee.isActive" | "employee.user.id" | "employee.user.tenantId" | "employee.user.createdAt" | "employee.user.updatedAt" | "employee.user.email" | "employee.user.firstName" | "employee.user.lastName" | "employee.user.name" | "employee.user.roleId" | "employee.user.isActive" | "employee.user.isEmailVerified" | "employee.user.imageUrl" | "employee.user.role.id" | "employee.user.role.tenantId" | "employee.user.role.createdAt" | "employee.user.role.updatedAt" | "employee.user.role.name" | "employee.organization.id" | "employee.organization.tenantId" | "employee.organization.createdAt" | "employee.organization.updatedAt" | "employee.organization.name" | "employee.organization.currency" | "employee.organization.isDefault" | "employee.organization.timeZone" | "employee.organization.startWeekOn" | "employee.organization.bonusType" | "employee.organization.bonusPercentage" | "employee.organization.website" | "employee.organization.isActive" | "employee.organization.contactId" | "employee.organization.tags.id" | "employee.organization.tags.tenantId" | "employee.organization.tags.organizationId" | "employee.organization.tags.createdAt" | "employee.organization.tags.updatedAt" | "employee.organization.tags.name" | "employee.organization.tags.color" | "employee.organization.tags.textColor" | "employee.organization.tags.description" | "employee.organization.tags.isSystem" | "employee.organization.skills.id" | "employee.organization.skills.tenantId" | "employee.organization.skills.organizationId" | "employee.organization.skills.createdAt" | "employee.organization.skills.updatedAt" | "employee.organization.skills.name" | "employee.organization.skills.description" | "employee.organization.skills.color" | "employee.organization.contact.id" | "employee.organization.contact.tenantId" | "employee.organization.contact.createdAt" | "employee.organization.contact.updatedAt" | "employee.organization.contact.name" | "employee.organization.contact.firstName" | "employee.organization.contact.lastName" | "employee.organization.contact.country" | "employee.organization.contact.city" | "employee.organization.contact.address" | "employee.organization.contact.address2" | "employee.organization.contact.postcode" | "employee.organization.contact.regionCode" | "employee.organization.contact.latitude" | "employee.organization.contact.longitude" | "employee.organization.contact.fax" | "employee.organization.contact.fiscalInformation" | "employee.organization.contact.website" | "employee.tags.id" | "employee.tags.tenantId" | "employee.tags.organizationId" | "employee.tags.createdAt" | "employee.tags.updatedAt" | "employee.tags.name" | "employee.tags.color" | "employee.tags.textColor" | "employee.tags.description" | "employee.tags.isSystem" | "employee.skills.id" | "employee.skills.tenantId" | "employee.skills.organizationId" | "employee.skills.createdAt" | "employee.skills.updatedAt" | "employee.skills.name" | "employee.skills.description" | "employee.skills.color" | "parent.id" | "parent.tenantId" | "parent.organizationId" | "parent.createdAt" | "parent.updatedAt" | "parent.entity" | "parent.entityId" | "parent.comment" | "parent.actorType" | "parent.resolved" | "parent.resolvedAt" | "parent.parentId" | "parent.employeeId" | "parent.employee.id" | "parent.employee.tenantId" | "parent.employee.organizationId" | "parent.employee.createdAt" | "parent.employee.updatedAt" | "parent.employee.firstName" | "parent.employee.lastName" | "parent.employee.userId" | "parent.employee.startedWorkOn" | "parent.employee.endWork" | "parent.employee.billRateValue" | "parent.employee.billRateCurrency" | "parent.employee.payPeriod" | "parent.employee.isActive" | "parent.employee.user.id" | "parent.employee.user.tenantId" | "parent.employee.user.createdAt" | "parent.employee.user.updatedAt" | "parent.employee.user.email" | "parent.employee.user.firstName" | "parent.employee.user.lastName" | "parent.employee.user.name" | "parent.employee.user.roleId" | "parent.employee.user.isActive" | "parent.employee.user.isEmailVerified" | "parent.employee.user.imageUrl" | "parent.employee.organization.id" | "parent.employee.organization.tenantId" | "parent.employee.organization.createdAt" | "parent.employee.organization.updatedAt" | "parent.employee.organization.name" | "parent.employee.organization.currency" | "parent.employee.organization.isDefault" | "parent.employee.organization.timeZone" | "parent.employee.organization.startWeekOn" | "parent.employee.organization.bonusType" | "parent.employee.organization.bonusPercentage" | "parent.employee.organization.website" | "parent.employee.organization.isActive" | "parent.employee.organization.contactId" | "parent.employee.tags.id" | "parent.employee.tags.tenantId" | "parent.employee.tags.organizationId" | "parent.employee.tags.createdAt" | "parent.employee.tags.updatedAt" | "parent.employee.tags.name" | "parent.employee.tags.color" | "parent.employee.tags.textColor" | "parent.employee.tags.description" | "parent.employee.tags.isSystem" | "parent.employee.skills.id" | "parent.employee.skills.tenantId" | "parent.employee.skills.organizationId" | "parent.employee.skills.createdAt" | "parent.employee.skills.updatedAt" | "parent.employee.skills.name" | "parent.employee.skills.description" | "parent.employee.skills.color" | "parent.parent.id" | "parent.parent.tenantId" | "parent.parent.organizationId" | "parent.parent.createdAt" | "parent.parent.updatedAt" | "parent.parent.entity" | "parent.parent.entityId" | "parent.parent.comment" | "parent.parent.actorType" | "parent.parent.resolved" | "parent.parent.resolvedAt" | "parent.parent.parentId" | "parent.parent.employeeId" | "parent.parent.employee.id" | "parent.parent.employee.tenantId" | "parent.parent.employee.organizationId" | "parent.parent.employee.createdAt" | "parent.parent.employee.updatedAt" | "parent.parent.employee.firstName" | "parent.parent.employee.lastName" | "parent.parent.employee.userId" | "parent.parent.employee.startedWorkOn" | "parent.parent.employee.endWork" | "parent.parent.employee.billRateValue" | "parent.parent.employee.billRateCurrency" | "parent.parent.employee.payPeriod" | "parent.parent.employee.isActive" | "parent.parent.parent.id" | "parent.parent.parent.tenantId" | "parent.parent.parent.organizationId" | "parent.parent.parent.createdAt" | "parent.parent.parent.updatedAt" | "parent.parent.parent.entity" | "parent.parent.parent.entityId" | "parent.parent.parent.comment" | "parent.parent.parent.actorType" | "parent.parent.parent.resolved" | "parent.parent.parent.resolvedAt" | "parent.parent.parent.parentId" | "parent.parent.parent.employeeId" | "replies.id" | "replies.tenantId" | "replies.organizationId" | "replies.createdAt" | "replies.updatedAt" | "replies.entity" | "replies.entityId" | "replies.comment" | "replies.actorType" | "replies.resolved" | "replies.resolvedAt" | "replies.parentId" | "replies.employeeId" | "replies.employee.id" | "replies.employee.tenantId" | "replies.employee.organizationId" | "replies.employee.createdAt" | "replies.employee.updatedAt" | "replies.employee.firstName" | "replies.employee.lastName" | "replies.employee.userId" | "replies.employee.startedWorkOn" | "replies.employee.endWork" | "replies.employee.billRateValue" | "replies.employee.billRateCurrency" | "replies.employee.payPeriod" | "replies.employee.isActive" | "replies.employee.user.id" | "replies.employee.user.tenantId" | "replies.employee.user.createdAt" | "replies.employee.user.updatedAt" | "replies.employee.user.email" | "replies.employee.user.firstName" | "replies.employee.user.lastName" | "replies.employee.user.name" | "replies.employee.user.roleId" | "replies.employee.user.isActive" | "replies.employee.user.isEmailVerified" | "replies.employee.user.imageUrl" | "replies.employee.organization.id" | "replies.employee.organization.tenantId" | "replies.employee.organization.createdAt" | "replies.employee.organization.updatedAt" | "replies.employee.organization.name" | "replies.employee.organization.currency" | "replies.employee.organization.isDefault" | "replies.employee.organization.timeZone" | "replies.employee.organization.startWeekOn" | "replies.employee.organization.bonusType" | "replies.employee.organization.bonusPercentage" | "replies.employee.organization.website" | "replies.employee.organization.isActive" | "replies.employee.organization.contactId" | "replies.employee.tags.id" | "replies.employee.tags.tenantId" | "replies.employee.tags.organizationId" | "replies.employee.tags.createdAt" | "replies.employee.tags.updatedAt" | "replies.employee.tags.name" | "replies.employee.tags.color" | "replies.employee.tags.textColor" | "replies.employee.tags.description" | "replies.employee.tags.isSystem" | "replies.employee.skills.id" | "replies.employee.skills.tenantId" | "replies.employee.skills.organizationId" | "replies.employee.skills.createdAt" | "replies.employee.skills.updatedAt" | "replies.employee.skills.name" | "replies.employee.skills.description" | "replies.employee.skills.color" | "replies.parent.id" | "replies.parent.tenantId" | "replies.parent.organizationId" | "replies.parent.createdAt" | "replies.parent.updatedAt" | "replies.parent.entity" | "replies.parent.entityId" | "replies.parent.comment" | "replies.parent.actorType" | "replies.parent.resolved" | "replies.parent.resolvedAt" | "replies.parent.parentId" | "replies.parent.employeeId" | "replies.parent.employee.id" | "replies.parent.employee.tenantId" | "replies.parent.employee.organizationId" | "replies.parent.employee.createdAt" | "replies.parent.employee.updatedAt" | "replies.parent.employee.firstName" | "replies.parent.employee.lastName" | "replies.parent.employee.userId" | "replies.parent.employee.startedWorkOn" | "replies.parent.employee.endWork" | "replies.parent.employee.billRateValue" | "replies.parent.employee.billRateCurrency" | "replies.parent.employee.payPeriod" | "replies.parent.employee.isActive" | "replies.parent.parent.id" | "replies.parent.parent.tenantId" | "replies.parent.parent.organizationId" | "replies.parent.parent.createdAt" | "replies.parent.parent.updatedAt" | "replies.parent.parent.entity" | "replies.parent.parent.entityId" | "replies.parent.parent.comment" | "replies.parent.parent.actorType" | "replies.parent.parent.resolved" | "replies.parent.parent.resolvedAt" | "replies.parent.parent.parentId" | "replies.parent.parent.employeeId";
+        /** @description comment narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        CommentSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /**
+             * Format: uuid
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
+             */
+            organizationId?: string | null;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            /** @enum {string} */
+            entity?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
+            /**
+             * Format: uuid
+             * @description Id of the commented record. The id of a record of the caller's tenant, of the resource that entity names (Task: task, Employee: employee, OrganizationProject: organization-project, DailyPlan: daily-plan, Invoice: invoice, TimeOffRequest: time-off-request); any other id is a 400
+             */
+            entityId?: string;
+            comment?: string;
+            /** @enum {string} */
+            actorType?: "System" | "User";
+            resolved?: boolean;
+            /** Format: date-time */
+            resolvedAt?: string | null;
+            /**
+             * Format: uuid
+             * @description The comment this one replies to
+             */
+            parentId?: string | null;
+            /**
+             * Format: uuid
+             * @description Defaults on create to the caller's own employee record
+             */
+            employeeId?: string | null;
+            /** @description Present only when requested with relations[]=employee; null when employeeId is empty */
+            employee?: components["schemas"]["Employee"] | (never | null);
+            /** @description Present only when requested with relations[]=parent; null when parentId is empty */
+            parent?: components["schemas"]["Comment"] | (never | null);
+            /** @description Present only when requested with relations[]=replies */
+            replies?: components["schemas"]["Comment"][];
+        };
         /** @description A postal address with contact details; an organization's own address is its contact. */
         Contact: {
             /** Format: uuid */
@@ -7519,7 +7659,7 @@ export interface components {
             readonly updatedAt?: unknown;
         };
         ContactList: {
-            items: components["schemas"]["Contact"][];
+            items: (components["schemas"]["Contact"] | components["schemas"]["ContactSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -7557,6 +7697,8 @@ export interface components {
             };
             where?: components["schemas"]["ContactWhere"];
             relations?: string[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["ContactSelectable"][] | string;
             /** @description Case-insensitive match over name, city, address, postcode */
             search?: string;
         };
@@ -7714,6 +7856,35 @@ export interface components {
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["ContactWhereGroup"][];
         };
+        /** @enum {string} */
+        ContactSelectable: "id" | "tenantId" | "createdAt" | "updatedAt" | "name" | "firstName" | "lastName" | "country" | "city" | "address" | "address2" | "postcode" | "regionCode" | "latitude" | "longitude" | "fax" | "fiscalInformation" | "website";
+        /** @description contact narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        ContactSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            name?: string | null;
+            firstName?: string | null;
+            lastName?: string | null;
+            /** @description Country, e.g. its ISO 3166 code DE */
+            country?: string | null;
+            city?: string | null;
+            address?: string | null;
+            address2?: string | null;
+            postcode?: string | null;
+            regionCode?: string | null;
+            latitude?: number | null;
+            longitude?: number | null;
+            fax?: string | null;
+            fiscalInformation?: string | null;
+            /** Format: uri */
+            website?: string | null;
+        };
         /** @description The hours an employee plans to work on a day, and the tasks planned for it. */
         DailyPlan: {
             /** Format: uuid */
@@ -7850,7 +8021,7 @@ export interface components {
             readonly updatedAt?: unknown;
         };
         DailyPlanList: {
-            items: components["schemas"]["DailyPlan"][];
+            items: (components["schemas"]["DailyPlan"] | components["schemas"]["DailyPlanSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -7888,6 +8059,8 @@ export interface components {
             };
             where?: components["schemas"]["DailyPlanWhere"];
             relations?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["DailyPlanSelectable"][] | string;
             /**
              * @description Earliest date. ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
              * @example 2026-01-05
@@ -8217,6 +8390,35 @@ export interface components {
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["DailyPlanWhereGroup"][];
         };
+        /** @enum {string} */
+        DailyPlanSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "date" | "workTimePlanned" | "status" | "employeeId" | "organizationTeamId" | "employee.id" | "employee.tenantId" | "employee.organizationId" | "employee.createdAt" | "employee.updatedAt" | "employee.firstName" | "employee.lastName" | "employee.userId" | "employee.startedWorkOn" | "employee.endWork" | "employee.billRateValue" | "employee.billRateCurrency" | "employee.payPeriod" | "employee.isActive" | "employee.user.id" | "employee.user.tenantId" | "employee.user.createdAt" | "employee.user.updatedAt" | "employee.user.email" | "employee.user.firstName" | "employee.user.lastName" | "employee.user.name" | "employee.user.roleId" | "employee.user.isActive" | "employee.user.isEmailVerified" | "employee.user.imageUrl" | "employee.user.role.id" | "employee.user.role.tenantId" | "employee.user.role.createdAt" | "employee.user.role.updatedAt" | "employee.user.role.name" | "employee.organization.id" | "employee.organization.tenantId" | "employee.organization.createdAt" | "employee.organization.updatedAt" | "employee.organization.name" | "employee.organization.currency" | "employee.organization.isDefault" | "employee.organization.timeZone" | "employee.organization.startWeekOn" | "employee.organization.bonusType" | "employee.organization.bonusPercentage" | "employee.organization.website" | "employee.organization.isActive" | "employee.organization.contactId" | "employee.organization.tags.id" | "employee.organization.tags.tenantId" | "employee.organization.tags.organizationId" | "employee.organization.tags.createdAt" | "employee.organization.tags.updatedAt" | "employee.organization.tags.name" | "employee.organization.tags.color" | "employee.organization.tags.textColor" | "employee.organization.tags.description" | "employee.organization.tags.isSystem" | "employee.organization.skills.id" | "employee.organization.skills.tenantId" | "employee.organization.skills.organizationId" | "employee.organization.skills.createdAt" | "employee.organization.skills.updatedAt" | "employee.organization.skills.name" | "employee.organization.skills.description" | "employee.organization.skills.color" | "employee.organization.contact.id" | "employee.organization.contact.tenantId" | "employee.organization.contact.createdAt" | "employee.organization.contact.updatedAt" | "employee.organization.contact.name" | "employee.organization.contact.firstName" | "employee.organization.contact.lastName" | "employee.organization.contact.country" | "employee.organization.contact.city" | "employee.organization.contact.address" | "employee.organization.contact.address2" | "employee.organization.contact.postcode" | "employee.organization.contact.regionCode" | "employee.organization.contact.latitude" | "employee.organization.contact.longitude" | "employee.organization.contact.fax" | "employee.organization.contact.fiscalInformation" | "employee.organization.contact.website" | "employee.tags.id" | "employee.tags.tenantId" | "employee.tags.organizationId" | "employee.tags.createdAt" | "employee.tags.updatedAt" | "employee.tags.name" | "employee.tags.color" | "employee.tags.textColor" | "employee.tags.description" | "employee.tags.isSystem" | "employee.skills.id" | "employee.skills.tenantId" | "employee.skills.organizationId" | "employee.skills.createdAt" | "employee.skills.updatedAt" | "employee.skills.name" | "employee.skills.description" | "employee.skills.color" | "tasks.id" | "tasks.tenantId" | "tasks.organizationId" | "tasks.createdAt" | "tasks.updatedAt" | "tasks.title" | "tasks.description" | "tasks.status" | "tasks.priority" | "tasks.size" | "tasks.estimate" | "tasks.dueDate" | "tasks.startDate" | "tasks.number" | "tasks.prefix" | "tasks.isDraft" | "tasks.public" | "tasks.projectId" | "tasks.parentId" | "tasks.organizationSprintId" | "tasks.creatorId" | "tasks.project.id" | "tasks.project.tenantId" | "tasks.project.organizationId" | "tasks.project.createdAt" | "tasks.project.updatedAt" | "tasks.project.name" | "tasks.project.startDate" | "tasks.project.endDate" | "tasks.project.billing" | "tasks.project.currency" | "tasks.project.public" | "tasks.project.billable" | "tasks.project.owner" | "tasks.project.budget" | "tasks.project.budgetType" | "tasks.project.color" | "tasks.project.description" | "tasks.project.organizationContactId" | "tasks.project.members.id" | "tasks.project.members.tenantId" | "tasks.project.members.organizationId" | "tasks.project.members.createdAt" | "tasks.project.members.updatedAt" | "tasks.project.members.firstName" | "tasks.project.members.lastName" | "tasks.project.members.userId" | "tasks.project.members.startedWorkOn" | "tasks.project.members.endWork" | "tasks.project.members.billRateValue" | "tasks.project.members.billRateCurrency" | "tasks.project.members.payPeriod" | "tasks.project.members.isActive" | "tasks.project.teams.id" | "tasks.project.teams.tenantId" | "tasks.project.teams.organizationId" | "tasks.project.teams.createdAt" | "tasks.project.teams.updatedAt" | "tasks.project.teams.name" | "tasks.project.teams.color" | "tasks.project.teams.emoji" | "tasks.project.teams.public" | "tasks.project.tags.id" | "tasks.project.tags.tenantId" | "tasks.project.tags.organizationId" | "tasks.project.tags.createdAt" | "tasks.project.tags.updatedAt" | "tasks.project.tags.name" | "tasks.project.tags.color" | "tasks.project.tags.textColor" | "tasks.project.tags.description" | "tasks.project.tags.isSystem" | "tasks.project.organizationContact.id" | "tasks.project.organizationContact.tenantId" | "tasks.project.organizationContact.organizationId" | "tasks.project.organizationContact.createdAt" | "tasks.project.organizationContact.updatedAt" | "tasks.project.organizationContact.name" | "tasks.project.organizationContact.primaryEmail" | "tasks.project.organizationContact.primaryPhone" | "tasks.project.organizationContact.contactType" | "tasks.project.organizationContact.budget" | "tasks.project.organizationContact.budgetType" | "tasks.creator.id" | "tasks.creator.tenantId" | "tasks.creator.createdAt" | "tasks.creator.updatedAt" | "tasks.creator.email" | "tasks.creator.firstName" | "tasks.creator.lastName" | "tasks.creator.name" | "tasks.creator.roleId" | "tasks.creator.isActive" | "tasks.creator.isEmailVerified" | "tasks.creator.imageUrl" | "tasks.creator.role.id" | "tasks.creator.role.tenantId" | "tasks.creator.role.createdAt" | "tasks.creator.role.updatedAt" | "tasks.creator.role.name" | "tasks.members.id" | "tasks.members.tenantId" | "tasks.members.organizationId" | "tasks.members.createdAt" | "tasks.members.updatedAt" | "tasks.members.firstName" | "tasks.members.lastName" | "tasks.members.userId" | "tasks.members.startedWorkOn" | "tasks.members.endWork" | "tasks.members.billRateValue" | "tasks.members.billRateCurrency" | "tasks.members.payPeriod" | "tasks.members.isActive" | "tasks.members.user.id" | "tasks.members.user.tenantId" | "tasks.members.user.createdAt" | "tasks.members.user.updatedAt" | "tasks.members.user.email" | "tasks.members.user.firstName" | "tasks.members.user.lastName" | "tasks.members.user.name" | "tasks.members.user.roleId" | "tasks.members.user.isActive" | "tasks.members.user.isEmailVerified" | "tasks.members.user.imageUrl" | "tasks.members.organization.id" | "tasks.members.organization.tenantId" | "tasks.members.organization.createdAt" | "tasks.members.organization.updatedAt" | "tasks.members.organization.name" | "tasks.members.organization.currency" | "tasks.members.organization.isDefault" | "tasks.members.organization.timeZone" | "tasks.members.organization.startWeekOn" | "tasks.members.organization.bonusType" | "tasks.members.organization.bonusPercentage" | "tasks.members.organization.website" | "tasks.members.organization.isActive" | "tasks.members.organization.contactId" | "tasks.members.tags.id" | "tasks.members.tags.tenantId" | "tasks.members.tags.organizationId" | "tasks.members.tags.createdAt" | "tasks.members.tags.updatedAt" | "tasks.members.tags.name" | "tasks.members.tags.color" | "tasks.members.tags.textColor" | "tasks.members.tags.description" | "tasks.members.tags.isSystem" | "tasks.members.skills.id" | "tasks.members.skills.tenantId" | "tasks.members.skills.organizationId" | "tasks.members.skills.createdAt" | "tasks.members.skills.updatedAt" | "tasks.members.skills.name" | "tasks.members.skills.description" | "tasks.members.skills.color" | "tasks.teams.id" | "tasks.teams.tenantId" | "tasks.teams.organizationId" | "tasks.teams.createdAt" | "tasks.teams.updatedAt" | "tasks.teams.name" | "tasks.teams.color" | "tasks.teams.emoji" | "tasks.teams.public" | "tasks.teams.members.id" | "tasks.teams.members.tenantId" | "tasks.teams.members.organizationId" | "tasks.teams.members.createdAt" | "tasks.teams.members.updatedAt" | "tasks.teams.members.firstName" | "tasks.teams.members.lastName" | "tasks.teams.members.userId" | "tasks.teams.members.startedWorkOn" | "tasks.teams.members.endWork" | "tasks.teams.members.billRateValue" | "tasks.teams.members.billRateCurrency" | "tasks.teams.members.payPeriod" | "tasks.teams.members.isActive" | "tasks.teams.tags.id" | "tasks.teams.tags.tenantId" | "tasks.teams.tags.organizationId" | "tasks.teams.tags.createdAt" | "tasks.teams.tags.updatedAt" | "tasks.teams.tags.name" | "tasks.teams.tags.color" | "tasks.teams.tags.textColor" | "tasks.teams.tags.description" | "tasks.teams.tags.isSystem" | "tasks.tags.id" | "tasks.tags.tenantId" | "tasks.tags.organizationId" | "tasks.tags.createdAt" | "tasks.tags.updatedAt" | "tasks.tags.name" | "tasks.tags.color" | "tasks.tags.textColor" | "tasks.tags.description" | "tasks.tags.isSystem";
+        /** @description daily-plan narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        DailyPlanSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /** Format: uuid */
+            organizationId?: string;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            /** Format: date-time */
+            date?: string;
+            /** @description Hours */
+            workTimePlanned?: number;
+            /** @enum {string} */
+            status?: "open" | "in-progress" | "completed";
+            /** Format: uuid */
+            employeeId?: string;
+            /** Format: uuid */
+            organizationTeamId?: string | null;
+            /** @description Present only when requested with relations[]=employee */
+            employee?: components["schemas"]["Employee"];
+            /** @description Present only when requested with relations[]=tasks */
+            tasks?: components["schemas"]["Task"][];
+        };
         /** @description A person working for an organization; a user has at most one per organization. */
         Employee: {
             /** Format: uuid */
@@ -8402,7 +8604,7 @@ export interface components {
             readonly updatedAt?: unknown;
         };
         EmployeeList: {
-            items: components["schemas"]["Employee"][];
+            items: (components["schemas"]["Employee"] | components["schemas"]["EmployeeSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -8442,6 +8644,8 @@ export interface components {
             };
             where?: components["schemas"]["EmployeeWhere"];
             relations?: ("user" | "user.role" | "organization" | "organization.tags" | "organization.skills" | "organization.contact" | "tags" | "skills")[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["EmployeeSelectable"][] | string;
             /** @description Case-insensitive match over firstName, lastName */
             search?: string;
             /**
@@ -8825,6 +9029,45 @@ export interface components {
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["EmployeeWhereGroup"][];
         };
+        /** @enum {string} */
+        EmployeeSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "firstName" | "lastName" | "userId" | "startedWorkOn" | "endWork" | "billRateValue" | "billRateCurrency" | "payPeriod" | "isActive" | "user.id" | "user.tenantId" | "user.createdAt" | "user.updatedAt" | "user.email" | "user.firstName" | "user.lastName" | "user.name" | "user.roleId" | "user.isActive" | "user.isEmailVerified" | "user.imageUrl" | "user.role.id" | "user.role.tenantId" | "user.role.createdAt" | "user.role.updatedAt" | "user.role.name" | "organization.id" | "organization.tenantId" | "organization.createdAt" | "organization.updatedAt" | "organization.name" | "organization.currency" | "organization.isDefault" | "organization.timeZone" | "organization.startWeekOn" | "organization.bonusType" | "organization.bonusPercentage" | "organization.website" | "organization.isActive" | "organization.contactId" | "organization.tags.id" | "organization.tags.tenantId" | "organization.tags.organizationId" | "organization.tags.createdAt" | "organization.tags.updatedAt" | "organization.tags.name" | "organization.tags.color" | "organization.tags.textColor" | "organization.tags.description" | "organization.tags.isSystem" | "organization.skills.id" | "organization.skills.tenantId" | "organization.skills.organizationId" | "organization.skills.createdAt" | "organization.skills.updatedAt" | "organization.skills.name" | "organization.skills.description" | "organization.skills.color" | "organization.contact.id" | "organization.contact.tenantId" | "organization.contact.createdAt" | "organization.contact.updatedAt" | "organization.contact.name" | "organization.contact.firstName" | "organization.contact.lastName" | "organization.contact.country" | "organization.contact.city" | "organization.contact.address" | "organization.contact.address2" | "organization.contact.postcode" | "organization.contact.regionCode" | "organization.contact.latitude" | "organization.contact.longitude" | "organization.contact.fax" | "organization.contact.fiscalInformation" | "organization.contact.website" | "tags.id" | "tags.tenantId" | "tags.organizationId" | "tags.createdAt" | "tags.updatedAt" | "tags.name" | "tags.color" | "tags.textColor" | "tags.description" | "tags.isSystem" | "skills.id" | "skills.tenantId" | "skills.organizationId" | "skills.createdAt" | "skills.updatedAt" | "skills.name" | "skills.description" | "skills.color";
+        /** @description employee narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        EmployeeSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /** Format: uuid */
+            organizationId?: string;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            firstName?: string;
+            lastName?: string;
+            /** Format: uuid */
+            userId?: string;
+            /**
+             * Format: date-time
+             * @description Accepts 2026-01-05; returned as a full timestamp
+             */
+            startedWorkOn?: string | null;
+            /** Format: date-time */
+            endWork?: string | null;
+            billRateValue?: number | null;
+            billRateCurrency?: string | null;
+            /** @enum {string|null} */
+            payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY" | null;
+            isActive?: boolean;
+            /** @description Present only when requested with relations[]=user */
+            user?: components["schemas"]["User"];
+            /** @description Present only when requested with relations[]=organization */
+            organization?: components["schemas"]["Organization"];
+            /** @description Present only when requested with relations[]=tags */
+            tags?: components["schemas"]["Tag"][];
+            /** @description Present only when requested with relations[]=skills */
+            skills?: components["schemas"]["Skill"][];
+        };
         /** @description An employee following a record (a task, a project, ...) to hear of its changes. */
         EntitySubscription: {
             /** Format: uuid */
@@ -8933,7 +9176,7 @@ export interface components {
             readonly updatedAt?: unknown;
         };
         EntitySubscriptionList: {
-            items: components["schemas"]["EntitySubscription"][];
+            items: (components["schemas"]["EntitySubscription"] | components["schemas"]["EntitySubscriptionSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -8969,6 +9212,8 @@ export interface components {
             };
             where?: components["schemas"]["EntitySubscriptionWhere"];
             relations?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills")[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["EntitySubscriptionSelectable"][] | string;
         };
         /** @description Filters on entity-subscription fields */
         EntitySubscriptionFieldFilters: {
@@ -9167,6 +9412,34 @@ export interface components {
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["EntitySubscriptionWhereGroup"][];
         };
+        /** @enum {string} */
+        EntitySubscriptionSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "entity" | "entityId" | "type" | "employeeId" | "employee.id" | "employee.tenantId" | "employee.organizationId" | "employee.createdAt" | "employee.updatedAt" | "employee.firstName" | "employee.lastName" | "employee.userId" | "employee.startedWorkOn" | "employee.endWork" | "employee.billRateValue" | "employee.billRateCurrency" | "employee.payPeriod" | "employee.isActive" | "employee.user.id" | "employee.user.tenantId" | "employee.user.createdAt" | "employee.user.updatedAt" | "employee.user.email" | "employee.user.firstName" | "employee.user.lastName" | "employee.user.name" | "employee.user.roleId" | "employee.user.isActive" | "employee.user.isEmailVerified" | "employee.user.imageUrl" | "employee.user.role.id" | "employee.user.role.tenantId" | "employee.user.role.createdAt" | "employee.user.role.updatedAt" | "employee.user.role.name" | "employee.organization.id" | "employee.organization.tenantId" | "employee.organization.createdAt" | "employee.organization.updatedAt" | "employee.organization.name" | "employee.organization.currency" | "employee.organization.isDefault" | "employee.organization.timeZone" | "employee.organization.startWeekOn" | "employee.organization.bonusType" | "employee.organization.bonusPercentage" | "employee.organization.website" | "employee.organization.isActive" | "employee.organization.contactId" | "employee.organization.tags.id" | "employee.organization.tags.tenantId" | "employee.organization.tags.organizationId" | "employee.organization.tags.createdAt" | "employee.organization.tags.updatedAt" | "employee.organization.tags.name" | "employee.organization.tags.color" | "employee.organization.tags.textColor" | "employee.organization.tags.description" | "employee.organization.tags.isSystem" | "employee.organization.skills.id" | "employee.organization.skills.tenantId" | "employee.organization.skills.organizationId" | "employee.organization.skills.createdAt" | "employee.organization.skills.updatedAt" | "employee.organization.skills.name" | "employee.organization.skills.description" | "employee.organization.skills.color" | "employee.organization.contact.id" | "employee.organization.contact.tenantId" | "employee.organization.contact.createdAt" | "employee.organization.contact.updatedAt" | "employee.organization.contact.name" | "employee.organization.contact.firstName" | "employee.organization.contact.lastName" | "employee.organization.contact.country" | "employee.organization.contact.city" | "employee.organization.contact.address" | "employee.organization.contact.address2" | "employee.organization.contact.postcode" | "employee.organization.contact.regionCode" | "employee.organization.contact.latitude" | "employee.organization.contact.longitude" | "employee.organization.contact.fax" | "employee.organization.contact.fiscalInformation" | "employee.organization.contact.website" | "employee.tags.id" | "employee.tags.tenantId" | "employee.tags.organizationId" | "employee.tags.createdAt" | "employee.tags.updatedAt" | "employee.tags.name" | "employee.tags.color" | "employee.tags.textColor" | "employee.tags.description" | "employee.tags.isSystem" | "employee.skills.id" | "employee.skills.tenantId" | "employee.skills.organizationId" | "employee.skills.createdAt" | "employee.skills.updatedAt" | "employee.skills.name" | "employee.skills.description" | "employee.skills.color";
+        /** @description entity-subscription narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        EntitySubscriptionSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /** Format: uuid */
+            organizationId?: string;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            /** @enum {string} */
+            entity?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
+            /**
+             * Format: uuid
+             * @description Id of the followed record. The id of a record of the caller's tenant, of the resource that entity names (Task: task, Employee: employee, OrganizationProject: organization-project, DailyPlan: daily-plan, Invoice: invoice, TimeOffRequest: time-off-request); any other id is a 400
+             */
+            entityId?: string;
+            /** @enum {string} */
+            type?: "manual" | "mention" | "assignment" | "comment" | "created-entity";
+            /** Format: uuid */
+            employeeId?: string;
+            /** @description Present only when requested with relations[]=employee */
+            employee?: components["schemas"]["Employee"];
+        };
         /** @description An uploaded image (a time-off document, an avatar); its url is set by the upload. */
         ImageAsset: {
             /** Format: uuid */
@@ -9288,7 +9561,7 @@ export interface components {
             readonly url?: unknown;
         };
         ImageAssetList: {
-            items: components["schemas"]["ImageAsset"][];
+            items: (components["schemas"]["ImageAsset"] | components["schemas"]["ImageAssetSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -9324,6 +9597,8 @@ export interface components {
             };
             where?: components["schemas"]["ImageAssetWhere"];
             relations?: string[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["ImageAssetSelectable"][] | string;
             /** @description Case-insensitive match over name */
             search?: string;
         };
@@ -9502,6 +9777,38 @@ export interface components {
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["ImageAssetWhereGroup"][];
         };
+        /** @enum {string} */
+        ImageAssetSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "name" | "url" | "width" | "height" | "size" | "mimeType" | "isFeatured" | "storageProvider";
+        /** @description image-asset narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        ImageAssetSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /**
+             * Format: uuid
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
+             */
+            organizationId?: string | null;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            name?: string | null;
+            /**
+             * Format: uri
+             * @description Set by the upload, never by a client
+             */
+            readonly url?: string | null;
+            width?: number | null;
+            height?: number | null;
+            /** @description Bytes */
+            size?: number | null;
+            mimeType?: string | null;
+            isFeatured?: boolean;
+            /** @enum {string} */
+            storageProvider?: "LOCAL";
+        };
         /** @description One line of an invoice. Also sent inside the invoice's body (invoiceItems), without invoiceId. */
         InvoiceItem: {
             /** Format: uuid */
@@ -9620,7 +9927,7 @@ export interface components {
             readonly updatedAt?: unknown;
         };
         InvoiceItemList: {
-            items: components["schemas"]["InvoiceItem"][];
+            items: (components["schemas"]["InvoiceItem"] | components["schemas"]["InvoiceItemSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -9658,6 +9965,8 @@ export interface components {
             };
             where?: components["schemas"]["InvoiceItemWhere"];
             relations?: ("invoice" | "invoice.toContact" | "invoice.toContact.tags" | "invoice.fromOrganization" | "invoice.fromOrganization.tags" | "invoice.fromOrganization.skills" | "invoice.fromOrganization.contact" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags")[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["InvoiceItemSelectable"][] | string;
             /** @description Case-insensitive match over description */
             search?: string;
         };
@@ -9975,6 +10284,41 @@ export interface components {
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["InvoiceItemWhereGroup"][];
         };
+        /** @enum {string} */
+        InvoiceItemSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "invoiceId" | "description" | "quantity" | "price" | "totalValue" | "taskId" | "employeeId" | "projectId" | "invoice.id" | "invoice.tenantId" | "invoice.organizationId" | "invoice.createdAt" | "invoice.updatedAt" | "invoice.invoiceNumber" | "invoice.invoiceDate" | "invoice.dueDate" | "invoice.currency" | "invoice.discountValue" | "invoice.discountType" | "invoice.tax" | "invoice.taxType" | "invoice.totalValue" | "invoice.status" | "invoice.isEstimate" | "invoice.estimateStatus" | "invoice.estimateDecidedAt" | "invoice.terms" | "invoice.fromOrganizationId" | "invoice.toContactId" | "invoice.toContact.id" | "invoice.toContact.tenantId" | "invoice.toContact.organizationId" | "invoice.toContact.createdAt" | "invoice.toContact.updatedAt" | "invoice.toContact.name" | "invoice.toContact.primaryEmail" | "invoice.toContact.primaryPhone" | "invoice.toContact.contactType" | "invoice.toContact.budget" | "invoice.toContact.budgetType" | "invoice.toContact.tags.id" | "invoice.toContact.tags.tenantId" | "invoice.toContact.tags.organizationId" | "invoice.toContact.tags.createdAt" | "invoice.toContact.tags.updatedAt" | "invoice.toContact.tags.name" | "invoice.toContact.tags.color" | "invoice.toContact.tags.textColor" | "invoice.toContact.tags.description" | "invoice.toContact.tags.isSystem" | "invoice.fromOrganization.id" | "invoice.fromOrganization.tenantId" | "invoice.fromOrganization.createdAt" | "invoice.fromOrganization.updatedAt" | "invoice.fromOrganization.name" | "invoice.fromOrganization.currency" | "invoice.fromOrganization.isDefault" | "invoice.fromOrganization.timeZone" | "invoice.fromOrganization.startWeekOn" | "invoice.fromOrganization.bonusType" | "invoice.fromOrganization.bonusPercentage" | "invoice.fromOrganization.website" | "invoice.fromOrganization.isActive" | "invoice.fromOrganization.contactId" | "invoice.fromOrganization.tags.id" | "invoice.fromOrganization.tags.tenantId" | "invoice.fromOrganization.tags.organizationId" | "invoice.fromOrganization.tags.createdAt" | "invoice.fromOrganization.tags.updatedAt" | "invoice.fromOrganization.tags.name" | "invoice.fromOrganization.tags.color" | "invoice.fromOrganization.tags.textColor" | "invoice.fromOrganization.tags.description" | "invoice.fromOrganization.tags.isSystem" | "invoice.fromOrganization.skills.id" | "invoice.fromOrganization.skills.tenantId" | "invoice.fromOrganization.skills.organizationId" | "invoice.fromOrganization.skills.createdAt" | "invoice.fromOrganization.skills.updatedAt" | "invoice.fromOrganization.skills.name" | "invoice.fromOrganization.skills.description" | "invoice.fromOrganization.skills.color" | "invoice.fromOrganization.contact.id" | "invoice.fromOrganization.contact.tenantId" | "invoice.fromOrganization.contact.createdAt" | "invoice.fromOrganization.contact.updatedAt" | "invoice.fromOrganization.contact.name" | "invoice.fromOrganization.contact.firstName" | "invoice.fromOrganization.contact.lastName" | "invoice.fromOrganization.contact.country" | "invoice.fromOrganization.contact.city" | "invoice.fromOrganization.contact.address" | "invoice.fromOrganization.contact.address2" | "invoice.fromOrganization.contact.postcode" | "invoice.fromOrganization.contact.regionCode" | "invoice.fromOrganization.contact.latitude" | "invoice.fromOrganization.contact.longitude" | "invoice.fromOrganization.contact.fax" | "invoice.fromOrganization.contact.fiscalInformation" | "invoice.fromOrganization.contact.website" | "task.id" | "task.tenantId" | "task.organizationId" | "task.createdAt" | "task.updatedAt" | "task.title" | "task.description" | "task.status" | "task.priority" | "task.size" | "task.estimate" | "task.dueDate" | "task.startDate" | "task.number" | "task.prefix" | "task.isDraft" | "task.public" | "task.projectId" | "task.parentId" | "task.organizationSprintId" | "task.creatorId" | "task.project.id" | "task.project.tenantId" | "task.project.organizationId" | "task.project.createdAt" | "task.project.updatedAt" | "task.project.name" | "task.project.startDate" | "task.project.endDate" | "task.project.billing" | "task.project.currency" | "task.project.public" | "task.project.billable" | "task.project.owner" | "task.project.budget" | "task.project.budgetType" | "task.project.color" | "task.project.description" | "task.project.organizationContactId" | "task.project.members.id" | "task.project.members.tenantId" | "task.project.members.organizationId" | "task.project.members.createdAt" | "task.project.members.updatedAt" | "task.project.members.firstName" | "task.project.members.lastName" | "task.project.members.userId" | "task.project.members.startedWorkOn" | "task.project.members.endWork" | "task.project.members.billRateValue" | "task.project.members.billRateCurrency" | "task.project.members.payPeriod" | "task.project.members.isActive" | "task.project.teams.id" | "task.project.teams.tenantId" | "task.project.teams.organizationId" | "task.project.teams.createdAt" | "task.project.teams.updatedAt" | "task.project.teams.name" | "task.project.teams.color" | "task.project.teams.emoji" | "task.project.teams.public" | "task.project.tags.id" | "task.project.tags.tenantId" | "task.project.tags.organizationId" | "task.project.tags.createdAt" | "task.project.tags.updatedAt" | "task.project.tags.name" | "task.project.tags.color" | "task.project.tags.textColor" | "task.project.tags.description" | "task.project.tags.isSystem" | "task.project.organizationContact.id" | "task.project.organizationContact.tenantId" | "task.project.organizationContact.organizationId" | "task.project.organizationContact.createdAt" | "task.project.organizationContact.updatedAt" | "task.project.organizationContact.name" | "task.project.organizationContact.primaryEmail" | "task.project.organizationContact.primaryPhone" | "task.project.organizationContact.contactType" | "task.project.organizationContact.budget" | "task.project.organizationContact.budgetType" | "task.creator.id" | "task.creator.tenantId" | "task.creator.createdAt" | "task.creator.updatedAt" | "task.creator.email" | "task.creator.firstName" | "task.creator.lastName" | "task.creator.name" | "task.creator.roleId" | "task.creator.isActive" | "task.creator.isEmailVerified" | "task.creator.imageUrl" | "task.creator.role.id" | "task.creator.role.tenantId" | "task.creator.role.createdAt" | "task.creator.role.updatedAt" | "task.creator.role.name" | "task.members.id" | "task.members.tenantId" | "task.members.organizationId" | "task.members.createdAt" | "task.members.updatedAt" | "task.members.firstName" | "task.members.lastName" | "task.members.userId" | "task.members.startedWorkOn" | "task.members.endWork" | "task.members.billRateValue" | "task.members.billRateCurrency" | "task.members.payPeriod" | "task.members.isActive" | "task.members.user.id" | "task.members.user.tenantId" | "task.members.user.createdAt" | "task.members.user.updatedAt" | "task.members.user.email" | "task.members.user.firstName" | "task.members.user.lastName" | "task.members.user.name" | "task.members.user.roleId" | "task.members.user.isActive" | "task.members.user.isEmailVerified" | "task.members.user.imageUrl" | "task.members.organization.id" | "task.members.organization.tenantId" | "task.members.organization.createdAt" | "task.members.organization.updatedAt" | "task.members.organization.name" | "task.members.organization.currency" | "task.members.organization.isDefault" | "task.members.organization.timeZone" | "task.members.organization.startWeekOn" | "task.members.organization.bonusType" | "task.members.organization.bonusPercentage" | "task.members.organization.website" | "task.members.organization.isActive" | "task.members.organization.contactId" | "task.members.tags.id" | "task.members.tags.tenantId" | "task.members.tags.organizationId" | "task.members.tags.createdAt" | "task.members.tags.updatedAt" | "task.members.tags.name" | "task.members.tags.color" | "task.members.tags.textColor" | "task.members.tags.description" | "task.members.tags.isSystem" | "task.members.skills.id" | "task.members.skills.tenantId" | "task.members.skills.organizationId" | "task.members.skills.createdAt" | "task.members.skills.updatedAt" | "task.members.skills.name" | "task.members.skills.description" | "task.members.skills.color" | "task.teams.id" | "task.teams.tenantId" | "task.teams.organizationId" | "task.teams.createdAt" | "task.teams.updatedAt" | "task.teams.name" | "task.teams.color" | "task.teams.emoji" | "task.teams.public" | "task.teams.members.id" | "task.teams.members.tenantId" | "task.teams.members.organizationId" | "task.teams.members.createdAt" | "task.teams.members.updatedAt" | "task.teams.members.firstName" | "task.teams.members.lastName" | "task.teams.members.userId" | "task.teams.members.startedWorkOn" | "task.teams.members.endWork" | "task.teams.members.billRateValue" | "task.teams.members.billRateCurrency" | "task.teams.members.payPeriod" | "task.teams.members.isActive" | "task.teams.tags.id" | "task.teams.tags.tenantId" | "task.teams.tags.organizationId" | "task.teams.tags.createdAt" | "task.teams.tags.updatedAt" | "task.teams.tags.name" | "task.teams.tags.color" | "task.teams.tags.textColor" | "task.teams.tags.description" | "task.teams.tags.isSystem" | "task.tags.id" | "task.tags.tenantId" | "task.tags.organizationId" | "task.tags.createdAt" | "task.tags.updatedAt" | "task.tags.name" | "task.tags.color" | "task.tags.textColor" | "task.tags.description" | "task.tags.isSystem" | "employee.id" | "employee.tenantId" | "employee.organizationId" | "employee.createdAt" | "employee.updatedAt" | "employee.firstName" | "employee.lastName" | "employee.userId" | "employee.startedWorkOn" | "employee.endWork" | "employee.billRateValue" | "employee.billRateCurrency" | "employee.payPeriod" | "employee.isActive" | "employee.user.id" | "employee.user.tenantId" | "employee.user.createdAt" | "employee.user.updatedAt" | "employee.user.email" | "employee.user.firstName" | "employee.user.lastName" | "employee.user.name" | "employee.user.roleId" | "employee.user.isActive" | "employee.user.isEmailVerified" | "employee.user.imageUrl" | "employee.user.role.id" | "employee.user.role.tenantId" | "employee.user.role.createdAt" | "employee.user.role.updatedAt" | "employee.user.role.name" | "employee.organization.id" | "employee.organization.tenantId" | "employee.organization.createdAt" | "employee.organization.updatedAt" | "employee.organization.name" | "employee.organization.currency" | "employee.organization.isDefault" | "employee.organization.timeZone" | "employee.organization.startWeekOn" | "employee.organization.bonusType" | "employee.organization.bonusPercentage" | "employee.organization.website" | "employee.organization.isActive" | "employee.organization.contactId" | "employee.organization.tags.id" | "employee.organization.tags.tenantId" | "employee.organization.tags.organizationId" | "employee.organization.tags.createdAt" | "employee.organization.tags.updatedAt" | "employee.organization.tags.name" | "employee.organization.tags.color" | "employee.organization.tags.textColor" | "employee.organization.tags.description" | "employee.organization.tags.isSystem" | "employee.organization.skills.id" | "employee.organization.skills.tenantId" | "employee.organization.skills.organizationId" | "employee.organization.skills.createdAt" | "employee.organization.skills.updatedAt" | "employee.organization.skills.name" | "employee.organization.skills.description" | "employee.organization.skills.color" | "employee.organization.contact.id" | "employee.organization.contact.tenantId" | "employee.organization.contact.createdAt" | "employee.organization.contact.updatedAt" | "employee.organization.contact.name" | "employee.organization.contact.firstName" | "employee.organization.contact.lastName" | "employee.organization.contact.country" | "employee.organization.contact.city" | "employee.organization.contact.address" | "employee.organization.contact.address2" | "employee.organization.contact.postcode" | "employee.organization.contact.regionCode" | "employee.organization.contact.latitude" | "employee.organization.contact.longitude" | "employee.organization.contact.fax" | "employee.organization.contact.fiscalInformation" | "employee.organization.contact.website" | "employee.tags.id" | "employee.tags.tenantId" | "employee.tags.organizationId" | "employee.tags.createdAt" | "employee.tags.updatedAt" | "employee.tags.name" | "employee.tags.color" | "employee.tags.textColor" | "employee.tags.description" | "employee.tags.isSystem" | "employee.skills.id" | "employee.skills.tenantId" | "employee.skills.organizationId" | "employee.skills.createdAt" | "employee.skills.updatedAt" | "employee.skills.name" | "employee.skills.description" | "employee.skills.color" | "project.id" | "project.tenantId" | "project.organizationId" | "project.createdAt" | "project.updatedAt" | "project.name" | "project.startDate" | "project.endDate" | "project.billing" | "project.currency" | "project.public" | "project.billable" | "project.owner" | "project.budget" | "project.budgetType" | "project.color" | "project.description" | "project.organizationContactId" | "project.members.id" | "project.members.tenantId" | "project.members.organizationId" | "project.members.createdAt" | "project.members.updatedAt" | "project.members.firstName" | "project.members.lastName" | "project.members.userId" | "project.members.startedWorkOn" | "project.members.endWork" | "project.members.billRateValue" | "project.members.billRateCurrency" | "project.members.payPeriod" | "project.members.isActive" | "project.members.user.id" | "project.members.user.tenantId" | "project.members.user.createdAt" | "project.members.user.updatedAt" | "project.members.user.email" | "project.members.user.firstName" | "project.members.user.lastName" | "project.members.user.name" | "project.members.user.roleId" | "project.members.user.isActive" | "project.members.user.isEmailVerified" | "project.members.user.imageUrl" | "project.members.organization.id" | "project.members.organization.tenantId" | "project.members.organization.createdAt" | "project.members.organization.updatedAt" | "project.members.organization.name" | "project.members.organization.currency" | "project.members.organization.isDefault" | "project.members.organization.timeZone" | "project.members.organization.startWeekOn" | "project.members.organization.bonusType" | "project.members.organization.bonusPercentage" | "project.members.organization.website" | "project.members.organization.isActive" | "project.members.organization.contactId" | "project.members.tags.id" | "project.members.tags.tenantId" | "project.members.tags.organizationId" | "project.members.tags.createdAt" | "project.members.tags.updatedAt" | "project.members.tags.name" | "project.members.tags.color" | "project.members.tags.textColor" | "project.members.tags.description" | "project.members.tags.isSystem" | "project.members.skills.id" | "project.members.skills.tenantId" | "project.members.skills.organizationId" | "project.members.skills.createdAt" | "project.members.skills.updatedAt" | "project.members.skills.name" | "project.members.skills.description" | "project.members.skills.color" | "project.teams.id" | "project.teams.tenantId" | "project.teams.organizationId" | "project.teams.createdAt" | "project.teams.updatedAt" | "project.teams.name" | "project.teams.color" | "project.teams.emoji" | "project.teams.public" | "project.teams.members.id" | "project.teams.members.tenantId" | "project.teams.members.organizationId" | "project.teams.members.createdAt" | "project.teams.members.updatedAt" | "project.teams.members.firstName" | "project.teams.members.lastName" | "project.teams.members.userId" | "project.teams.members.startedWorkOn" | "project.teams.members.endWork" | "project.teams.members.billRateValue" | "project.teams.members.billRateCurrency" | "project.teams.members.payPeriod" | "project.teams.members.isActive" | "project.teams.tags.id" | "project.teams.tags.tenantId" | "project.teams.tags.organizationId" | "project.teams.tags.createdAt" | "project.teams.tags.updatedAt" | "project.teams.tags.name" | "project.teams.tags.color" | "project.teams.tags.textColor" | "project.teams.tags.description" | "project.teams.tags.isSystem" | "project.tags.id" | "project.tags.tenantId" | "project.tags.organizationId" | "project.tags.createdAt" | "project.tags.updatedAt" | "project.tags.name" | "project.tags.color" | "project.tags.textColor" | "project.tags.description" | "project.tags.isSystem" | "project.organizationContact.id" | "project.organizationContact.tenantId" | "project.organizationContact.organizationId" | "project.organizationContact.createdAt" | "project.organizationContact.updatedAt" | "project.organizationContact.name" | "project.organizationContact.primaryEmail" | "project.organizationContact.primaryPhone" | "project.organizationContact.contactType" | "project.organizationContact.budget" | "project.organizationContact.budgetType" | "project.organizationContact.tags.id" | "project.organizationContact.tags.tenantId" | "project.organizationContact.tags.organizationId" | "project.organizationContact.tags.createdAt" | "project.organizationContact.tags.updatedAt" | "project.organizationContact.tags.name" | "project.organizationContact.tags.color" | "project.organizationContact.tags.textColor" | "project.organizationContact.tags.description" | "project.organizationContact.tags.isSystem";
+        /** @description invoice-item narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        InvoiceItemSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /** Format: uuid */
+            organizationId?: string;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            /** Format: uuid */
+            invoiceId?: string;
+            description?: string | null;
+            quantity?: number;
+            price?: number;
+            totalValue?: number | null;
+            /** Format: uuid */
+            taskId?: string | null;
+            /** Format: uuid */
+            employeeId?: string | null;
+            /** Format: uuid */
+            projectId?: string | null;
+            /** @description Present only when requested with relations[]=invoice */
+            invoice?: components["schemas"]["Invoice"];
+            /** @description Present only when requested with relations[]=task; null when taskId is empty */
+            task?: components["schemas"]["Task"] | (never | null);
+            /** @description Present only when requested with relations[]=employee; null when employeeId is empty */
+            employee?: components["schemas"]["Employee"] | (never | null);
+            /** @description Present only when requested with relations[]=project; null when projectId is empty */
+            project?: components["schemas"]["OrganizationProject"] | (never | null);
+        };
         /** @description An invoice (or an estimate) from an organization to one of its contacts, with its items. */
         Invoice: {
             /** Format: uuid */
@@ -10229,7 +10573,7 @@ export interface components {
             readonly estimateDecidedAt?: unknown;
         };
         InvoiceList: {
-            items: components["schemas"]["Invoice"][];
+            items: (components["schemas"]["Invoice"] | components["schemas"]["InvoiceSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -10271,6 +10615,8 @@ export interface components {
             };
             where?: components["schemas"]["InvoiceWhere"];
             relations?: ("toContact" | "toContact.tags" | "fromOrganization" | "fromOrganization.tags" | "fromOrganization.skills" | "fromOrganization.contact" | "invoiceItems" | "invoiceItems.invoice" | "invoiceItems.invoice.toContact" | "invoiceItems.invoice.fromOrganization" | "invoiceItems.task" | "invoiceItems.task.project" | "invoiceItems.task.creator" | "invoiceItems.task.members" | "invoiceItems.task.teams" | "invoiceItems.task.tags" | "invoiceItems.employee" | "invoiceItems.employee.user" | "invoiceItems.employee.organization" | "invoiceItems.employee.tags" | "invoiceItems.employee.skills" | "invoiceItems.project" | "invoiceItems.project.members" | "invoiceItems.project.teams" | "invoiceItems.project.tags" | "invoiceItems.project.organizationContact")[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["InvoiceSelectable"][] | string;
             /** @description Case-insensitive match over terms */
             search?: string;
             /**
@@ -10828,6 +11174,60 @@ export interface components {
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["InvoiceWhereGroup"][];
         };
+        /** @enum {string} */
+        InvoiceSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "invoiceNumber" | "invoiceDate" | "dueDate" | "currency" | "discountValue" | "discountType" | "tax" | "taxType" | "totalValue" | "status" | "isEstimate" | "estimateStatus" | "estimateDecidedAt" | "terms" | "fromOrganizationId" | "toContactId" | "toContact.id" | "toContact.tenantId" | "toContact.organizationId" | "toContact.createdAt" | "toContact.updatedAt" | "toContact.name" | "toContact.primaryEmail" | "toContact.primaryPhone" | "toContact.contactType" | "toContact.budget" | "toContact.budgetType" | "toContact.tags.id" | "toContact.tags.tenantId" | "toContact.tags.organizationId" | "toContact.tags.createdAt" | "toContact.tags.updatedAt" | "toContact.tags.name" | "toContact.tags.color" | "toContact.tags.textColor" | "toContact.tags.description" | "toContact.tags.isSystem" | "fromOrganization.id" | "fromOrganization.tenantId" | "fromOrganization.createdAt" | "fromOrganization.updatedAt" | "fromOrganization.name" | "fromOrganization.currency" | "fromOrganization.isDefault" | "fromOrganization.timeZone" | "fromOrganization.startWeekOn" | "fromOrganization.bonusType" | "fromOrganization.bonusPercentage" | "fromOrganization.website" | "fromOrganization.isActive" | "fromOrganization.contactId" | "fromOrganization.tags.id" | "fromOrganization.tags.tenantId" | "fromOrganization.tags.organizationId" | "fromOrganization.tags.createdAt" | "fromOrganization.tags.updatedAt" | "fromOrganization.tags.name" | "fromOrganization.tags.color" | "fromOrganization.tags.textColor" | "fromOrganization.tags.description" | "fromOrganization.tags.isSystem" | "fromOrganization.skills.id" | "fromOrganization.skills.tenantId" | "fromOrganization.skills.organizationId" | "fromOrganization.skills.createdAt" | "fromOrganization.skills.updatedAt" | "fromOrganization.skills.name" | "fromOrganization.skills.description" | "fromOrganization.skills.color" | "fromOrganization.contact.id" | "fromOrganization.contact.tenantId" | "fromOrganization.contact.createdAt" | "fromOrganization.contact.updatedAt" | "fromOrganization.contact.name" | "fromOrganization.contact.firstName" | "fromOrganization.contact.lastName" | "fromOrganization.contact.country" | "fromOrganization.contact.city" | "fromOrganization.contact.address" | "fromOrganization.contact.address2" | "fromOrganization.contact.postcode" | "fromOrganization.contact.regionCode" | "fromOrganization.contact.latitude" | "fromOrganization.contact.longitude" | "fromOrganization.contact.fax" | "fromOrganization.contact.fiscalInformation" | "fromOrganization.contact.website" | "invoiceItems.id" | "invoiceItems.tenantId" | "invoiceItems.organizationId" | "invoiceItems.createdAt" | "invoiceItems.updatedAt" | "invoiceItems.invoiceId" | "invoiceItems.description" | "invoiceItems.quantity" | "invoiceItems.price" | "invoiceItems.totalValue" | "invoiceItems.taskId" | "invoiceItems.employeeId" | "invoiceItems.projectId" | "invoiceItems.invoice.id" | "invoiceItems.invoice.tenantId" | "invoiceItems.invoice.organizationId" | "invoiceItems.invoice.createdAt" | "invoiceItems.invoice.updatedAt" | "invoiceItems.invoice.invoiceNumber" | "invoiceItems.invoice.invoiceDate" | "invoiceItems.invoice.dueDate" | "invoiceItems.invoice.currency" | "invoiceItems.invoice.discountValue" | "invoiceItems.invoice.discountType" | "invoiceItems.invoice.tax" | "invoiceItems.invoice.taxType" | "invoiceItems.invoice.totalValue" | "invoiceItems.invoice.status" | "invoiceItems.invoice.isEstimate" | "invoiceItems.invoice.estimateStatus" | "invoiceItems.invoice.estimateDecidedAt" | "invoiceItems.invoice.terms" | "invoiceItems.invoice.fromOrganizationId" | "invoiceItems.invoice.toContactId" | "invoiceItems.invoice.toContact.id" | "invoiceItems.invoice.toContact.tenantId" | "invoiceItems.invoice.toContact.organizationId" | "invoiceItems.invoice.toContact.createdAt" | "invoiceItems.invoice.toContact.updatedAt" | "invoiceItems.invoice.toContact.name" | "invoiceItems.invoice.toContact.primaryEmail" | "invoiceItems.invoice.toContact.primaryPhone" | "invoiceItems.invoice.toContact.contactType" | "invoiceItems.invoice.toContact.budget" | "invoiceItems.invoice.toContact.budgetType" | "invoiceItems.invoice.fromOrganization.id" | "invoiceItems.invoice.fromOrganization.tenantId" | "invoiceItems.invoice.fromOrganization.createdAt" | "invoiceItems.invoice.fromOrganization.updatedAt" | "invoiceItems.invoice.fromOrganization.name" | "invoiceItems.invoice.fromOrganization.currency" | "invoiceItems.invoice.fromOrganization.isDefault" | "invoiceItems.invoice.fromOrganization.timeZone" | "invoiceItems.invoice.fromOrganization.startWeekOn" | "invoiceItems.invoice.fromOrganization.bonusType" | "invoiceItems.invoice.fromOrganization.bonusPercentage" | "invoiceItems.invoice.fromOrganization.website" | "invoiceItems.invoice.fromOrganization.isActive" | "invoiceItems.invoice.fromOrganization.contactId" | "invoiceItems.task.id" | "invoiceItems.task.tenantId" | "invoiceItems.task.organizationId" | "invoiceItems.task.createdAt" | "invoiceItems.task.updatedAt" | "invoiceItems.task.title" | "invoiceItems.task.description" | "invoiceItems.task.status" | "invoiceItems.task.priority" | "invoiceItems.task.size" | "invoiceItems.task.estimate" | "invoiceItems.task.dueDate" | "invoiceItems.task.startDate" | "invoiceItems.task.number" | "invoiceItems.task.prefix" | "invoiceItems.task.isDraft" | "invoiceItems.task.public" | "invoiceItems.task.projectId" | "invoiceItems.task.parentId" | "invoiceItems.task.organizationSprintId" | "invoiceItems.task.creatorId" | "invoiceItems.task.project.id" | "invoiceItems.task.project.tenantId" | "invoiceItems.task.project.organizationId" | "invoiceItems.task.project.createdAt" | "invoiceItems.task.project.updatedAt" | "invoiceItems.task.project.name" | "invoiceItems.task.project.startDate" | "invoiceItems.task.project.endDate" | "invoiceItems.task.project.billing" | "invoiceItems.task.project.currency" | "invoiceItems.task.project.public" | "invoiceItems.task.project.billable" | "invoiceItems.task.project.owner" | "invoiceItems.task.project.budget" | "invoiceItems.task.project.budgetType" | "invoiceItems.task.project.color" | "invoiceItems.task.project.description" | "invoiceItems.task.project.organizationContactId" | "invoiceItems.task.creator.id" | "invoiceItems.task.creator.tenantId" | "invoiceItems.task.creator.createdAt" | "invoiceItems.task.creator.updatedAt" | "invoiceItems.task.creator.email" | "invoiceItems.task.creator.firstName" | "invoiceItems.task.creator.lastName" | "invoiceItems.task.creator.name" | "invoiceItems.task.creator.roleId" | "invoiceItems.task.creator.isActive" | "invoiceItems.task.creator.isEmailVerified" | "invoiceItems.task.creator.imageUrl" | "invoiceItems.task.members.id" | "invoiceItems.task.members.tenantId" | "invoiceItems.task.members.organizationId" | "invoiceItems.task.members.createdAt" | "invoiceItems.task.members.updatedAt" | "invoiceItems.task.members.firstName" | "invoiceItems.task.members.lastName" | "invoiceItems.task.members.userId" | "invoiceItems.task.members.startedWorkOn" | "invoiceItems.task.members.endWork" | "invoiceItems.task.members.billRateValue" | "invoiceItems.task.members.billRateCurrency" | "invoiceItems.task.members.payPeriod" | "invoiceItems.task.members.isActive" | "invoiceItems.task.teams.id" | "invoiceItems.task.teams.tenantId" | "invoiceItems.task.teams.organizationId" | "invoiceItems.task.teams.createdAt" | "invoiceItems.task.teams.updatedAt" | "invoiceItems.task.teams.name" | "invoiceItems.task.teams.color" | "invoiceItems.task.teams.emoji" | "invoiceItems.task.teams.public" | "invoiceItems.task.tags.id" | "invoiceItems.task.tags.tenantId" | "invoiceItems.task.tags.organizationId" | "invoiceItems.task.tags.createdAt" | "invoiceItems.task.tags.updatedAt" | "invoiceItems.task.tags.name" | "invoiceItems.task.tags.color" | "invoiceItems.task.tags.textColor" | "invoiceItems.task.tags.description" | "invoiceItems.task.tags.isSystem" | "invoiceItems.employee.id" | "invoiceItems.employee.tenantId" | "invoiceItems.employee.organizationId" | "invoiceItems.employee.createdAt" | "invoiceItems.employee.updatedAt" | "invoiceItems.employee.firstName" | "invoiceItems.employee.lastName" | "invoiceItems.employee.userId" | "invoiceItems.employee.startedWorkOn" | "invoiceItems.employee.endWork" | "invoiceItems.employee.billRateValue" | "invoiceItems.employee.billRateCurrency" | "invoiceItems.employee.payPeriod" | "invoiceItems.employee.isActive" | "invoiceItems.employee.user.id" | "invoiceItems.employee.user.tenantId" | "invoiceItems.employee.user.createdAt" | "invoiceItems.employee.user.updatedAt" | "invoiceItems.employee.user.email" | "invoiceItems.employee.user.firstName" | "invoiceItems.employee.user.lastName" | "invoiceItems.employee.user.name" | "invoiceItems.employee.user.roleId" | "invoiceItems.employee.user.isActive" | "invoiceItems.employee.user.isEmailVerified" | "invoiceItems.employee.user.imageUrl" | "invoiceItems.employee.organization.id" | "invoiceItems.employee.organization.tenantId" | "invoiceItems.employee.organization.createdAt" | "invoiceItems.employee.organization.updatedAt" | "invoiceItems.employee.organization.name" | "invoiceItems.employee.organization.currency" | "invoiceItems.employee.organization.isDefault" | "invoiceItems.employee.organization.timeZone" | "invoiceItems.employee.organization.startWeekOn" | "invoiceItems.employee.organization.bonusType" | "invoiceItems.employee.organization.bonusPercentage" | "invoiceItems.employee.organization.website" | "invoiceItems.employee.organization.isActive" | "invoiceItems.employee.organization.contactId" | "invoiceItems.employee.tags.id" | "invoiceItems.employee.tags.tenantId" | "invoiceItems.employee.tags.organizationId" | "invoiceItems.employee.tags.createdAt" | "invoiceItems.employee.tags.updatedAt" | "invoiceItems.employee.tags.name" | "invoiceItems.employee.tags.color" | "invoiceItems.employee.tags.textColor" | "invoiceItems.employee.tags.description" | "invoiceItems.employee.tags.isSystem" | "invoiceItems.employee.skills.id" | "invoiceItems.employee.skills.tenantId" | "invoiceItems.employee.skills.organizationId" | "invoiceItems.employee.skills.createdAt" | "invoiceItems.employee.skills.updatedAt" | "invoiceItems.employee.skills.name" | "invoiceItems.employee.skills.description" | "invoiceItems.employee.skills.color" | "invoiceItems.project.id" | "invoiceItems.project.tenantId" | "invoiceItems.project.organizationId" | "invoiceItems.project.createdAt" | "invoiceItems.project.updatedAt" | "invoiceItems.project.name" | "invoiceItems.project.startDate" | "invoiceItems.project.endDate" | "invoiceItems.project.billing" | "invoiceItems.project.currency" | "invoiceItems.project.public" | "invoiceItems.project.billable" | "invoiceItems.project.owner" | "invoiceItems.project.budget" | "invoiceItems.project.budgetType" | "invoiceItems.project.color" | "invoiceItems.project.description" | "invoiceItems.project.organizationContactId" | "invoiceItems.project.members.id" | "invoiceItems.project.members.tenantId" | "invoiceItems.project.members.organizationId" | "invoiceItems.project.members.createdAt" | "invoiceItems.project.members.updatedAt" | "invoiceItems.project.members.firstName" | "invoiceItems.project.members.lastName" | "invoiceItems.project.members.userId" | "invoiceItems.project.members.startedWorkOn" | "invoiceItems.project.members.endWork" | "invoiceItems.project.members.billRateValue" | "invoiceItems.project.members.billRateCurrency" | "invoiceItems.project.members.payPeriod" | "invoiceItems.project.members.isActive" | "invoiceItems.project.teams.id" | "invoiceItems.project.teams.tenantId" | "invoiceItems.project.teams.organizationId" | "invoiceItems.project.teams.createdAt" | "invoiceItems.project.teams.updatedAt" | "invoiceItems.project.teams.name" | "invoiceItems.project.teams.color" | "invoiceItems.project.teams.emoji" | "invoiceItems.project.teams.public" | "invoiceItems.project.tags.id" | "invoiceItems.project.tags.tenantId" | "invoiceItems.project.tags.organizationId" | "invoiceItems.project.tags.createdAt" | "invoiceItems.project.tags.updatedAt" | "invoiceItems.project.tags.name" | "invoiceItems.project.tags.color" | "invoiceItems.project.tags.textColor" | "invoiceItems.project.tags.description" | "invoiceItems.project.tags.isSystem" | "invoiceItems.project.organizationContact.id" | "invoiceItems.project.organizationContact.tenantId" | "invoiceItems.project.organizationContact.organizationId" | "invoiceItems.project.organizationContact.createdAt" | "invoiceItems.project.organizationContact.updatedAt" | "invoiceItems.project.organizationContact.name" | "invoiceItems.project.organizationContact.primaryEmail" | "invoiceItems.project.organizationContact.primaryPhone" | "invoiceItems.project.organizationContact.contactType" | "invoiceItems.project.organizationContact.budget" | "invoiceItems.project.organizationContact.budgetType";
+        /** @description invoice narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        InvoiceSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /** Format: uuid */
+            organizationId?: string;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            invoiceNumber?: number;
+            /** Format: date-time */
+            invoiceDate?: string;
+            /** Format: date-time */
+            dueDate?: string;
+            currency?: string | null;
+            discountValue?: number;
+            /** @enum {string|null} */
+            discountType?: "PERCENT" | "FLAT" | null;
+            tax?: number | null;
+            /** @enum {string|null} */
+            taxType?: "PERCENT" | "FLAT" | null;
+            totalValue?: number | null;
+            /** @enum {string} */
+            status?: "DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID";
+            isEstimate?: boolean;
+            /**
+             * @description An estimate's answer from its customer through a share link: ACCEPTED or REJECTED; null while undecided
+             * @enum {string|null}
+             */
+            readonly estimateStatus?: "ACCEPTED" | "REJECTED" | null;
+            /**
+             * Format: date-time
+             * @description When the customer accepted or rejected the estimate
+             */
+            readonly estimateDecidedAt?: string | null;
+            terms?: string | null;
+            /** Format: uuid */
+            fromOrganizationId?: string;
+            /** Format: uuid */
+            toContactId?: string | null;
+            /** @description Present only when requested with relations[]=toContact; null when toContactId is empty */
+            toContact?: components["schemas"]["OrganizationContact"] | (never | null);
+            /** @description Present only when requested with relations[]=fromOrganization */
+            fromOrganization?: components["schemas"]["Organization"];
+            /** @description Present only when requested with relations[]=invoiceItems */
+            invoiceItems?: components["schemas"]["InvoiceItem"][];
+            /** @description Present only when requested with relations[]=tags */
+            tags?: components["schemas"]["Tag"][];
+        };
         /** @description A client, customer or lead of an organization. */
         OrganizationContact: {
             /** Format: uuid */
@@ -10951,7 +11351,7 @@ export interface components {
             readonly updatedAt?: unknown;
         };
         OrganizationContactList: {
-            items: components["schemas"]["OrganizationContact"][];
+            items: (components["schemas"]["OrganizationContact"] | components["schemas"]["OrganizationContactSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -10989,6 +11389,8 @@ export interface components {
             };
             where?: components["schemas"]["OrganizationContactWhere"];
             relations?: ("tags" | "projects" | "projects.members" | "projects.members.user" | "projects.members.organization" | "projects.members.tags" | "projects.members.skills" | "projects.teams" | "projects.teams.members" | "projects.teams.tags" | "projects.tags" | "projects.organizationContact" | "projects.organizationContact.tags")[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["OrganizationContactSelectable"][] | string;
             /** @description Case-insensitive match over name, primaryEmail, primaryPhone */
             search?: string;
             /** @description Tag ids */
@@ -11194,6 +11596,34 @@ export interface components {
             projects?: components["schemas"]["OrganizationProjectFieldFilters"];
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["OrganizationContactWhereGroup"][];
+        };
+        /** @enum {string} */
+        OrganizationContactSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "name" | "primaryEmail" | "primaryPhone" | "contactType" | "budget" | "budgetType" | "tags.id" | "tags.tenantId" | "tags.organizationId" | "tags.createdAt" | "tags.updatedAt" | "tags.name" | "tags.color" | "tags.textColor" | "tags.description" | "tags.isSystem" | "projects.id" | "projects.tenantId" | "projects.organizationId" | "projects.createdAt" | "projects.updatedAt" | "projects.name" | "projects.startDate" | "projects.endDate" | "projects.billing" | "projects.currency" | "projects.public" | "projects.billable" | "projects.owner" | "projects.budget" | "projects.budgetType" | "projects.color" | "projects.description" | "projects.organizationContactId" | "projects.members.id" | "projects.members.tenantId" | "projects.members.organizationId" | "projects.members.createdAt" | "projects.members.updatedAt" | "projects.members.firstName" | "projects.members.lastName" | "projects.members.userId" | "projects.members.startedWorkOn" | "projects.members.endWork" | "projects.members.billRateValue" | "projects.members.billRateCurrency" | "projects.members.payPeriod" | "projects.members.isActive" | "projects.members.user.id" | "projects.members.user.tenantId" | "projects.members.user.createdAt" | "projects.members.user.updatedAt" | "projects.members.user.email" | "projects.members.user.firstName" | "projects.members.user.lastName" | "projects.members.user.name" | "projects.members.user.roleId" | "projects.members.user.isActive" | "projects.members.user.isEmailVerified" | "projects.members.user.imageUrl" | "projects.members.organization.id" | "projects.members.organization.tenantId" | "projects.members.organization.createdAt" | "projects.members.organization.updatedAt" | "projects.members.organization.name" | "projects.members.organization.currency" | "projects.members.organization.isDefault" | "projects.members.organization.timeZone" | "projects.members.organization.startWeekOn" | "projects.members.organization.bonusType" | "projects.members.organization.bonusPercentage" | "projects.members.organization.website" | "projects.members.organization.isActive" | "projects.members.organization.contactId" | "projects.members.tags.id" | "projects.members.tags.tenantId" | "projects.members.tags.organizationId" | "projects.members.tags.createdAt" | "projects.members.tags.updatedAt" | "projects.members.tags.name" | "projects.members.tags.color" | "projects.members.tags.textColor" | "projects.members.tags.description" | "projects.members.tags.isSystem" | "projects.members.skills.id" | "projects.members.skills.tenantId" | "projects.members.skills.organizationId" | "projects.members.skills.createdAt" | "projects.members.skills.updatedAt" | "projects.members.skills.name" | "projects.members.skills.description" | "projects.members.skills.color" | "projects.teams.id" | "projects.teams.tenantId" | "projects.teams.organizationId" | "projects.teams.createdAt" | "projects.teams.updatedAt" | "projects.teams.name" | "projects.teams.color" | "projects.teams.emoji" | "projects.teams.public" | "projects.teams.members.id" | "projects.teams.members.tenantId" | "projects.teams.members.organizationId" | "projects.teams.members.createdAt" | "projects.teams.members.updatedAt" | "projects.teams.members.firstName" | "projects.teams.members.lastName" | "projects.teams.members.userId" | "projects.teams.members.startedWorkOn" | "projects.teams.members.endWork" | "projects.teams.members.billRateValue" | "projects.teams.members.billRateCurrency" | "projects.teams.members.payPeriod" | "projects.teams.members.isActive" | "projects.teams.tags.id" | "projects.teams.tags.tenantId" | "projects.teams.tags.organizationId" | "projects.teams.tags.createdAt" | "projects.teams.tags.updatedAt" | "projects.teams.tags.name" | "projects.teams.tags.color" | "projects.teams.tags.textColor" | "projects.teams.tags.description" | "projects.teams.tags.isSystem" | "projects.tags.id" | "projects.tags.tenantId" | "projects.tags.organizationId" | "projects.tags.createdAt" | "projects.tags.updatedAt" | "projects.tags.name" | "projects.tags.color" | "projects.tags.textColor" | "projects.tags.description" | "projects.tags.isSystem" | "projects.organizationContact.id" | "projects.organizationContact.tenantId" | "projects.organizationContact.organizationId" | "projects.organizationContact.createdAt" | "projects.organizationContact.updatedAt" | "projects.organizationContact.name" | "projects.organizationContact.primaryEmail" | "projects.organizationContact.primaryPhone" | "projects.organizationContact.contactType" | "projects.organizationContact.budget" | "projects.organizationContact.budgetType" | "projects.organizationContact.tags.id" | "projects.organizationContact.tags.tenantId" | "projects.organizationContact.tags.organizationId" | "projects.organizationContact.tags.createdAt" | "projects.organizationContact.tags.updatedAt" | "projects.organizationContact.tags.name" | "projects.organizationContact.tags.color" | "projects.organizationContact.tags.textColor" | "projects.organizationContact.tags.description" | "projects.organizationContact.tags.isSystem";
+        /** @description organization-contact narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        OrganizationContactSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /** Format: uuid */
+            organizationId?: string;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            name?: string;
+            /** Format: email */
+            primaryEmail?: string | null;
+            primaryPhone?: string | null;
+            /** @enum {string|null} */
+            contactType?: "CLIENT" | "CUSTOMER" | "LEAD" | null;
+            budget?: number | null;
+            /** @enum {string|null} */
+            budgetType?: "hours" | "cost" | null;
+            /** @description Present only when requested with relations[]=tags */
+            tags?: components["schemas"]["Tag"][];
+            /** @description Present only when requested with relations[]=projects */
+            projects?: components["schemas"]["OrganizationProject"][];
         };
         /** @description A body of work of an organization, possibly for a client contact. */
         OrganizationProject: {
@@ -11407,7 +11837,7 @@ export interface components {
             readonly updatedAt?: unknown;
         };
         OrganizationProjectList: {
-            items: components["schemas"]["OrganizationProject"][];
+            items: (components["schemas"]["OrganizationProject"] | components["schemas"]["OrganizationProjectSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -11447,6 +11877,8 @@ export interface components {
             };
             where?: components["schemas"]["OrganizationProjectWhere"];
             relations?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["OrganizationProjectSelectable"][] | string;
             /** @description Case-insensitive match over name, description */
             search?: string;
             /**
@@ -11966,6 +12398,51 @@ export interface components {
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["OrganizationProjectWhereGroup"][];
         };
+        /** @enum {string} */
+        OrganizationProjectSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "name" | "startDate" | "endDate" | "billing" | "currency" | "public" | "billable" | "owner" | "budget" | "budgetType" | "color" | "description" | "organizationContactId" | "members.id" | "members.tenantId" | "members.organizationId" | "members.createdAt" | "members.updatedAt" | "members.firstName" | "members.lastName" | "members.userId" | "members.startedWorkOn" | "members.endWork" | "members.billRateValue" | "members.billRateCurrency" | "members.payPeriod" | "members.isActive" | "members.user.id" | "members.user.tenantId" | "members.user.createdAt" | "members.user.updatedAt" | "members.user.email" | "members.user.firstName" | "members.user.lastName" | "members.user.name" | "members.user.roleId" | "members.user.isActive" | "members.user.isEmailVerified" | "members.user.imageUrl" | "members.user.role.id" | "members.user.role.tenantId" | "members.user.role.createdAt" | "members.user.role.updatedAt" | "members.user.role.name" | "members.organization.id" | "members.organization.tenantId" | "members.organization.createdAt" | "members.organization.updatedAt" | "members.organization.name" | "members.organization.currency" | "members.organization.isDefault" | "members.organization.timeZone" | "members.organization.startWeekOn" | "members.organization.bonusType" | "members.organization.bonusPercentage" | "members.organization.website" | "members.organization.isActive" | "members.organization.contactId" | "members.organization.tags.id" | "members.organization.tags.tenantId" | "members.organization.tags.organizationId" | "members.organization.tags.createdAt" | "members.organization.tags.updatedAt" | "members.organization.tags.name" | "members.organization.tags.color" | "members.organization.tags.textColor" | "members.organization.tags.description" | "members.organization.tags.isSystem" | "members.organization.skills.id" | "members.organization.skills.tenantId" | "members.organization.skills.organizationId" | "members.organization.skills.createdAt" | "members.organization.skills.updatedAt" | "members.organization.skills.name" | "members.organization.skills.description" | "members.organization.skills.color" | "members.organization.contact.id" | "members.organization.contact.tenantId" | "members.organization.contact.createdAt" | "members.organization.contact.updatedAt" | "members.organization.contact.name" | "members.organization.contact.firstName" | "members.organization.contact.lastName" | "members.organization.contact.country" | "members.organization.contact.city" | "members.organization.contact.address" | "members.organization.contact.address2" | "members.organization.contact.postcode" | "members.organization.contact.regionCode" | "members.organization.contact.latitude" | "members.organization.contact.longitude" | "members.organization.contact.fax" | "members.organization.contact.fiscalInformation" | "members.organization.contact.website" | "members.tags.id" | "members.tags.tenantId" | "members.tags.organizationId" | "members.tags.createdAt" | "members.tags.updatedAt" | "members.tags.name" | "members.tags.color" | "members.tags.textColor" | "members.tags.description" | "members.tags.isSystem" | "members.skills.id" | "members.skills.tenantId" | "members.skills.organizationId" | "members.skills.createdAt" | "members.skills.updatedAt" | "members.skills.name" | "members.skills.description" | "members.skills.color" | "teams.id" | "teams.tenantId" | "teams.organizationId" | "teams.createdAt" | "teams.updatedAt" | "teams.name" | "teams.color" | "teams.emoji" | "teams.public" | "teams.members.id" | "teams.members.tenantId" | "teams.members.organizationId" | "teams.members.createdAt" | "teams.members.updatedAt" | "teams.members.firstName" | "teams.members.lastName" | "teams.members.userId" | "teams.members.startedWorkOn" | "teams.members.endWork" | "teams.members.billRateValue" | "teams.members.billRateCurrency" | "teams.members.payPeriod" | "teams.members.isActive" | "teams.members.user.id" | "teams.members.user.tenantId" | "teams.members.user.createdAt" | "teams.members.user.updatedAt" | "teams.members.user.email" | "teams.members.user.firstName" | "teams.members.user.lastName" | "teams.members.user.name" | "teams.members.user.roleId" | "teams.members.user.isActive" | "teams.members.user.isEmailVerified" | "teams.members.user.imageUrl" | "teams.members.organization.id" | "teams.members.organization.tenantId" | "teams.members.organization.createdAt" | "teams.members.organization.updatedAt" | "teams.members.organization.name" | "teams.members.organization.currency" | "teams.members.organization.isDefault" | "teams.members.organization.timeZone" | "teams.members.organization.startWeekOn" | "teams.members.organization.bonusType" | "teams.members.organization.bonusPercentage" | "teams.members.organization.website" | "teams.members.organization.isActive" | "teams.members.organization.contactId" | "teams.members.tags.id" | "teams.members.tags.tenantId" | "teams.members.tags.organizationId" | "teams.members.tags.createdAt" | "teams.members.tags.updatedAt" | "teams.members.tags.name" | "teams.members.tags.color" | "teams.members.tags.textColor" | "teams.members.tags.description" | "teams.members.tags.isSystem" | "teams.members.skills.id" | "teams.members.skills.tenantId" | "teams.members.skills.organizationId" | "teams.members.skills.createdAt" | "teams.members.skills.updatedAt" | "teams.members.skills.name" | "teams.members.skills.description" | "teams.members.skills.color" | "teams.tags.id" | "teams.tags.tenantId" | "teams.tags.organizationId" | "teams.tags.createdAt" | "teams.tags.updatedAt" | "teams.tags.name" | "teams.tags.color" | "teams.tags.textColor" | "teams.tags.description" | "teams.tags.isSystem" | "tasks.id" | "tasks.tenantId" | "tasks.organizationId" | "tasks.createdAt" | "tasks.updatedAt" | "tasks.title" | "tasks.description" | "tasks.status" | "tasks.priority" | "tasks.size" | "tasks.estimate" | "tasks.dueDate" | "tasks.startDate" | "tasks.number" | "tasks.prefix" | "tasks.isDraft" | "tasks.public" | "tasks.projectId" | "tasks.parentId" | "tasks.organizationSprintId" | "tasks.creatorId" | "tasks.project.id" | "tasks.project.tenantId" | "tasks.project.organizationId" | "tasks.project.createdAt" | "tasks.project.updatedAt" | "tasks.project.name" | "tasks.project.startDate" | "tasks.project.endDate" | "tasks.project.billing" | "tasks.project.currency" | "tasks.project.public" | "tasks.project.billable" | "tasks.project.owner" | "tasks.project.budget" | "tasks.project.budgetType" | "tasks.project.color" | "tasks.project.description" | "tasks.project.organizationContactId" | "tasks.project.members.id" | "tasks.project.members.tenantId" | "tasks.project.members.organizationId" | "tasks.project.members.createdAt" | "tasks.project.members.updatedAt" | "tasks.project.members.firstName" | "tasks.project.members.lastName" | "tasks.project.members.userId" | "tasks.project.members.startedWorkOn" | "tasks.project.members.endWork" | "tasks.project.members.billRateValue" | "tasks.project.members.billRateCurrency" | "tasks.project.members.payPeriod" | "tasks.project.members.isActive" | "tasks.project.teams.id" | "tasks.project.teams.tenantId" | "tasks.project.teams.organizationId" | "tasks.project.teams.createdAt" | "tasks.project.teams.updatedAt" | "tasks.project.teams.name" | "tasks.project.teams.color" | "tasks.project.teams.emoji" | "tasks.project.teams.public" | "tasks.project.tags.id" | "tasks.project.tags.tenantId" | "tasks.project.tags.organizationId" | "tasks.project.tags.createdAt" | "tasks.project.tags.updatedAt" | "tasks.project.tags.name" | "tasks.project.tags.color" | "tasks.project.tags.textColor" | "tasks.project.tags.description" | "tasks.project.tags.isSystem" | "tasks.project.organizationContact.id" | "tasks.project.organizationContact.tenantId" | "tasks.project.organizationContact.organizationId" | "tasks.project.organizationContact.createdAt" | "tasks.project.organizationContact.updatedAt" | "tasks.project.organizationContact.name" | "tasks.project.organizationContact.primaryEmail" | "tasks.project.organizationContact.primaryPhone" | "tasks.project.organizationContact.contactType" | "tasks.project.organizationContact.budget" | "tasks.project.organizationContact.budgetType" | "tasks.creator.id" | "tasks.creator.tenantId" | "tasks.creator.createdAt" | "tasks.creator.updatedAt" | "tasks.creator.email" | "tasks.creator.firstName" | "tasks.creator.lastName" | "tasks.creator.name" | "tasks.creator.roleId" | "tasks.creator.isActive" | "tasks.creator.isEmailVerified" | "tasks.creator.imageUrl" | "tasks.creator.role.id" | "tasks.creator.role.tenantId" | "tasks.creator.role.createdAt" | "tasks.creator.role.updatedAt" | "tasks.creator.role.name" | "tasks.members.id" | "tasks.members.tenantId" | "tasks.members.organizationId" | "tasks.members.createdAt" | "tasks.members.updatedAt" | "tasks.members.firstName" | "tasks.members.lastName" | "tasks.members.userId" | "tasks.members.startedWorkOn" | "tasks.members.endWork" | "tasks.members.billRateValue" | "tasks.members.billRateCurrency" | "tasks.members.payPeriod" | "tasks.members.isActive" | "tasks.members.user.id" | "tasks.members.user.tenantId" | "tasks.members.user.createdAt" | "tasks.members.user.updatedAt" | "tasks.members.user.email" | "tasks.members.user.firstName" | "tasks.members.user.lastName" | "tasks.members.user.name" | "tasks.members.user.roleId" | "tasks.members.user.isActive" | "tasks.members.user.isEmailVerified" | "tasks.members.user.imageUrl" | "tasks.members.organization.id" | "tasks.members.organization.tenantId" | "tasks.members.organization.createdAt" | "tasks.members.organization.updatedAt" | "tasks.members.organization.name" | "tasks.members.organization.currency" | "tasks.members.organization.isDefault" | "tasks.members.organization.timeZone" | "tasks.members.organization.startWeekOn" | "tasks.members.organization.bonusType" | "tasks.members.organization.bonusPercentage" | "tasks.members.organization.website" | "tasks.members.organization.isActive" | "tasks.members.organization.contactId" | "tasks.members.tags.id" | "tasks.members.tags.tenantId" | "tasks.members.tags.organizationId" | "tasks.members.tags.createdAt" | "tasks.members.tags.updatedAt" | "tasks.members.tags.name" | "tasks.members.tags.color" | "tasks.members.tags.textColor" | "tasks.members.tags.description" | "tasks.members.tags.isSystem" | "tasks.members.skills.id" | "tasks.members.skills.tenantId" | "tasks.members.skills.organizationId" | "tasks.members.skills.createdAt" | "tasks.members.skills.updatedAt" | "tasks.members.skills.name" | "tasks.members.skills.description" | "tasks.members.skills.color" | "tasks.teams.id" | "tasks.teams.tenantId" | "tasks.teams.organizationId" | "tasks.teams.createdAt" | "tasks.teams.updatedAt" | "tasks.teams.name" | "tasks.teams.color" | "tasks.teams.emoji" | "tasks.teams.public" | "tasks.teams.members.id" | "tasks.teams.members.tenantId" | "tasks.teams.members.organizationId" | "tasks.teams.members.createdAt" | "tasks.teams.members.updatedAt" | "tasks.teams.members.firstName" | "tasks.teams.members.lastName" | "tasks.teams.members.userId" | "tasks.teams.members.startedWorkOn" | "tasks.teams.members.endWork" | "tasks.teams.members.billRateValue" | "tasks.teams.members.billRateCurrency" | "tasks.teams.members.payPeriod" | "tasks.teams.members.isActive" | "tasks.teams.tags.id" | "tasks.teams.tags.tenantId" | "tasks.teams.tags.organizationId" | "tasks.teams.tags.createdAt" | "tasks.teams.tags.updatedAt" | "tasks.teams.tags.name" | "tasks.teams.tags.color" | "tasks.teams.tags.textColor" | "tasks.teams.tags.description" | "tasks.teams.tags.isSystem" | "tasks.tags.id" | "tasks.tags.tenantId" | "tasks.tags.organizationId" | "tasks.tags.createdAt" | "tasks.tags.updatedAt" | "tasks.tags.name" | "tasks.tags.color" | "tasks.tags.textColor" | "tasks.tags.description" | "tasks.tags.isSystem" | "tags.id" | "tags.tenantId" | "tags.organizationId" | "tags.createdAt" | "tags.updatedAt" | "tags.name" | "tags.color" | "tags.textColor" | "tags.description" | "tags.isSystem" | "organizationContact.id" | "organizationContact.tenantId" | "organizationContact.organizationId" | "organizationContact.createdAt" | "organizationContact.updatedAt" | "organizationContact.name" | "organizationContact.primaryEmail" | "organizationContact.primaryPhone" | "organizationContact.contactType" | "organizationContact.budget" | "organizationContact.budgetType" | "organizationContact.tags.id" | "organizationContact.tags.tenantId" | "organizationContact.tags.organizationId" | "organizationContact.tags.createdAt" | "organizationContact.tags.updatedAt" | "organizationContact.tags.name" | "organizationContact.tags.color" | "organizationContact.tags.textColor" | "organizationContact.tags.description" | "organizationContact.tags.isSystem";
+        /** @description organization-project narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        OrganizationProjectSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /** Format: uuid */
+            organizationId?: string;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            name?: string;
+            /** Format: date-time */
+            startDate?: string | null;
+            /** Format: date-time */
+            endDate?: string | null;
+            /** @enum {string|null} */
+            billing?: "RATE" | "FLAT_FEE" | "MILESTONES" | null;
+            /** @description ISO 4217 code such as EUR */
+            currency?: string | null;
+            public?: boolean | null;
+            billable?: boolean | null;
+            /** @enum {string|null} */
+            owner?: "CLIENT" | "INTERNAL" | null;
+            budget?: number | null;
+            /** @enum {string|null} */
+            budgetType?: "hours" | "cost" | null;
+            color?: string | null;
+            description?: string | null;
+            /** Format: uuid */
+            organizationContactId?: string | null;
+            /** @description Present only when requested with relations[]=members */
+            members?: components["schemas"]["Employee"][];
+            /** @description Present only when requested with relations[]=teams */
+            teams?: components["schemas"]["OrganizationTeam"][];
+            /** @description Present only when requested with relations[]=tasks */
+            tasks?: components["schemas"]["Task"][];
+            /** @description Present only when requested with relations[]=tags */
+            tags?: components["schemas"]["Tag"][];
+            /** @description Present only when requested with relations[]=organizationContact; null when organizationContactId is empty */
+            organizationContact?: components["schemas"]["OrganizationContact"] | (never | null);
+        };
         /** @description A time-boxed iteration of a project. */
         OrganizationSprint: {
             /** Format: uuid */
@@ -12106,7 +12583,7 @@ export interface components {
             readonly updatedAt?: unknown;
         };
         OrganizationSprintList: {
-            items: components["schemas"]["OrganizationSprint"][];
+            items: (components["schemas"]["OrganizationSprint"] | components["schemas"]["OrganizationSprintSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -12144,6 +12621,8 @@ export interface components {
             };
             where?: components["schemas"]["OrganizationSprintWhere"];
             relations?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["OrganizationSprintSelectable"][] | string;
             /** @description Case-insensitive match over name, goal */
             search?: string;
             /**
@@ -12547,6 +13026,39 @@ export interface components {
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["OrganizationSprintWhereGroup"][];
         };
+        /** @enum {string} */
+        OrganizationSprintSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "name" | "projectId" | "length" | "goal" | "startDate" | "endDate" | "status" | "dayStart" | "project.id" | "project.tenantId" | "project.organizationId" | "project.createdAt" | "project.updatedAt" | "project.name" | "project.startDate" | "project.endDate" | "project.billing" | "project.currency" | "project.public" | "project.billable" | "project.owner" | "project.budget" | "project.budgetType" | "project.color" | "project.description" | "project.organizationContactId" | "project.members.id" | "project.members.tenantId" | "project.members.organizationId" | "project.members.createdAt" | "project.members.updatedAt" | "project.members.firstName" | "project.members.lastName" | "project.members.userId" | "project.members.startedWorkOn" | "project.members.endWork" | "project.members.billRateValue" | "project.members.billRateCurrency" | "project.members.payPeriod" | "project.members.isActive" | "project.members.user.id" | "project.members.user.tenantId" | "project.members.user.createdAt" | "project.members.user.updatedAt" | "project.members.user.email" | "project.members.user.firstName" | "project.members.user.lastName" | "project.members.user.name" | "project.members.user.roleId" | "project.members.user.isActive" | "project.members.user.isEmailVerified" | "project.members.user.imageUrl" | "project.members.organization.id" | "project.members.organization.tenantId" | "project.members.organization.createdAt" | "project.members.organization.updatedAt" | "project.members.organization.name" | "project.members.organization.currency" | "project.members.organization.isDefault" | "project.members.organization.timeZone" | "project.members.organization.startWeekOn" | "project.members.organization.bonusType" | "project.members.organization.bonusPercentage" | "project.members.organization.website" | "project.members.organization.isActive" | "project.members.organization.contactId" | "project.members.tags.id" | "project.members.tags.tenantId" | "project.members.tags.organizationId" | "project.members.tags.createdAt" | "project.members.tags.updatedAt" | "project.members.tags.name" | "project.members.tags.color" | "project.members.tags.textColor" | "project.members.tags.description" | "project.members.tags.isSystem" | "project.members.skills.id" | "project.members.skills.tenantId" | "project.members.skills.organizationId" | "project.members.skills.createdAt" | "project.members.skills.updatedAt" | "project.members.skills.name" | "project.members.skills.description" | "project.members.skills.color" | "project.teams.id" | "project.teams.tenantId" | "project.teams.organizationId" | "project.teams.createdAt" | "project.teams.updatedAt" | "project.teams.name" | "project.teams.color" | "project.teams.emoji" | "project.teams.public" | "project.teams.members.id" | "project.teams.members.tenantId" | "project.teams.members.organizationId" | "project.teams.members.createdAt" | "project.teams.members.updatedAt" | "project.teams.members.firstName" | "project.teams.members.lastName" | "project.teams.members.userId" | "project.teams.members.startedWorkOn" | "project.teams.members.endWork" | "project.teams.members.billRateValue" | "project.teams.members.billRateCurrency" | "project.teams.members.payPeriod" | "project.teams.members.isActive" | "project.teams.tags.id" | "project.teams.tags.tenantId" | "project.teams.tags.organizationId" | "project.teams.tags.createdAt" | "project.teams.tags.updatedAt" | "project.teams.tags.name" | "project.teams.tags.color" | "project.teams.tags.textColor" | "project.teams.tags.description" | "project.teams.tags.isSystem" | "project.tags.id" | "project.tags.tenantId" | "project.tags.organizationId" | "project.tags.createdAt" | "project.tags.updatedAt" | "project.tags.name" | "project.tags.color" | "project.tags.textColor" | "project.tags.description" | "project.tags.isSystem" | "project.organizationContact.id" | "project.organizationContact.tenantId" | "project.organizationContact.organizationId" | "project.organizationContact.createdAt" | "project.organizationContact.updatedAt" | "project.organizationContact.name" | "project.organizationContact.primaryEmail" | "project.organizationContact.primaryPhone" | "project.organizationContact.contactType" | "project.organizationContact.budget" | "project.organizationContact.budgetType" | "project.organizationContact.tags.id" | "project.organizationContact.tags.tenantId" | "project.organizationContact.tags.organizationId" | "project.organizationContact.tags.createdAt" | "project.organizationContact.tags.updatedAt" | "project.organizationContact.tags.name" | "project.organizationContact.tags.color" | "project.organizationContact.tags.textColor" | "project.organizationContact.tags.description" | "project.organizationContact.tags.isSystem" | "tasks.id" | "tasks.tenantId" | "tasks.organizationId" | "tasks.createdAt" | "tasks.updatedAt" | "tasks.title" | "tasks.description" | "tasks.status" | "tasks.priority" | "tasks.size" | "tasks.estimate" | "tasks.dueDate" | "tasks.startDate" | "tasks.number" | "tasks.prefix" | "tasks.isDraft" | "tasks.public" | "tasks.projectId" | "tasks.parentId" | "tasks.organizationSprintId" | "tasks.creatorId" | "tasks.project.id" | "tasks.project.tenantId" | "tasks.project.organizationId" | "tasks.project.createdAt" | "tasks.project.updatedAt" | "tasks.project.name" | "tasks.project.startDate" | "tasks.project.endDate" | "tasks.project.billing" | "tasks.project.currency" | "tasks.project.public" | "tasks.project.billable" | "tasks.project.owner" | "tasks.project.budget" | "tasks.project.budgetType" | "tasks.project.color" | "tasks.project.description" | "tasks.project.organizationContactId" | "tasks.project.members.id" | "tasks.project.members.tenantId" | "tasks.project.members.organizationId" | "tasks.project.members.createdAt" | "tasks.project.members.updatedAt" | "tasks.project.members.firstName" | "tasks.project.members.lastName" | "tasks.project.members.userId" | "tasks.project.members.startedWorkOn" | "tasks.project.members.endWork" | "tasks.project.members.billRateValue" | "tasks.project.members.billRateCurrency" | "tasks.project.members.payPeriod" | "tasks.project.members.isActive" | "tasks.project.teams.id" | "tasks.project.teams.tenantId" | "tasks.project.teams.organizationId" | "tasks.project.teams.createdAt" | "tasks.project.teams.updatedAt" | "tasks.project.teams.name" | "tasks.project.teams.color" | "tasks.project.teams.emoji" | "tasks.project.teams.public" | "tasks.project.tags.id" | "tasks.project.tags.tenantId" | "tasks.project.tags.organizationId" | "tasks.project.tags.createdAt" | "tasks.project.tags.updatedAt" | "tasks.project.tags.name" | "tasks.project.tags.color" | "tasks.project.tags.textColor" | "tasks.project.tags.description" | "tasks.project.tags.isSystem" | "tasks.project.organizationContact.id" | "tasks.project.organizationContact.tenantId" | "tasks.project.organizationContact.organizationId" | "tasks.project.organizationContact.createdAt" | "tasks.project.organizationContact.updatedAt" | "tasks.project.organizationContact.name" | "tasks.project.organizationContact.primaryEmail" | "tasks.project.organizationContact.primaryPhone" | "tasks.project.organizationContact.contactType" | "tasks.project.organizationContact.budget" | "tasks.project.organizationContact.budgetType" | "tasks.creator.id" | "tasks.creator.tenantId" | "tasks.creator.createdAt" | "tasks.creator.updatedAt" | "tasks.creator.email" | "tasks.creator.firstName" | "tasks.creator.lastName" | "tasks.creator.name" | "tasks.creator.roleId" | "tasks.creator.isActive" | "tasks.creator.isEmailVerified" | "tasks.creator.imageUrl" | "tasks.creator.role.id" | "tasks.creator.role.tenantId" | "tasks.creator.role.createdAt" | "tasks.creator.role.updatedAt" | "tasks.creator.role.name" | "tasks.members.id" | "tasks.members.tenantId" | "tasks.members.organizationId" | "tasks.members.createdAt" | "tasks.members.updatedAt" | "tasks.members.firstName" | "tasks.members.lastName" | "tasks.members.userId" | "tasks.members.startedWorkOn" | "tasks.members.endWork" | "tasks.members.billRateValue" | "tasks.members.billRateCurrency" | "tasks.members.payPeriod" | "tasks.members.isActive" | "tasks.members.user.id" | "tasks.members.user.tenantId" | "tasks.members.user.createdAt" | "tasks.members.user.updatedAt" | "tasks.members.user.email" | "tasks.members.user.firstName" | "tasks.members.user.lastName" | "tasks.members.user.name" | "tasks.members.user.roleId" | "tasks.members.user.isActive" | "tasks.members.user.isEmailVerified" | "tasks.members.user.imageUrl" | "tasks.members.organization.id" | "tasks.members.organization.tenantId" | "tasks.members.organization.createdAt" | "tasks.members.organization.updatedAt" | "tasks.members.organization.name" | "tasks.members.organization.currency" | "tasks.members.organization.isDefault" | "tasks.members.organization.timeZone" | "tasks.members.organization.startWeekOn" | "tasks.members.organization.bonusType" | "tasks.members.organization.bonusPercentage" | "tasks.members.organization.website" | "tasks.members.organization.isActive" | "tasks.members.organization.contactId" | "tasks.members.tags.id" | "tasks.members.tags.tenantId" | "tasks.members.tags.organizationId" | "tasks.members.tags.createdAt" | "tasks.members.tags.updatedAt" | "tasks.members.tags.name" | "tasks.members.tags.color" | "tasks.members.tags.textColor" | "tasks.members.tags.description" | "tasks.members.tags.isSystem" | "tasks.members.skills.id" | "tasks.members.skills.tenantId" | "tasks.members.skills.organizationId" | "tasks.members.skills.createdAt" | "tasks.members.skills.updatedAt" | "tasks.members.skills.name" | "tasks.members.skills.description" | "tasks.members.skills.color" | "tasks.teams.id" | "tasks.teams.tenantId" | "tasks.teams.organizationId" | "tasks.teams.createdAt" | "tasks.teams.updatedAt" | "tasks.teams.name" | "tasks.teams.color" | "tasks.teams.emoji" | "tasks.teams.public" | "tasks.teams.members.id" | "tasks.teams.members.tenantId" | "tasks.teams.members.organizationId" | "tasks.teams.members.createdAt" | "tasks.teams.members.updatedAt" | "tasks.teams.members.firstName" | "tasks.teams.members.lastName" | "tasks.teams.members.userId" | "tasks.teams.members.startedWorkOn" | "tasks.teams.members.endWork" | "tasks.teams.members.billRateValue" | "tasks.teams.members.billRateCurrency" | "tasks.teams.members.payPeriod" | "tasks.teams.members.isActive" | "tasks.teams.tags.id" | "tasks.teams.tags.tenantId" | "tasks.teams.tags.organizationId" | "tasks.teams.tags.createdAt" | "tasks.teams.tags.updatedAt" | "tasks.teams.tags.name" | "tasks.teams.tags.color" | "tasks.teams.tags.textColor" | "tasks.teams.tags.description" | "tasks.teams.tags.isSystem" | "tasks.tags.id" | "tasks.tags.tenantId" | "tasks.tags.organizationId" | "tasks.tags.createdAt" | "tasks.tags.updatedAt" | "tasks.tags.name" | "tasks.tags.color" | "tasks.tags.textColor" | "tasks.tags.description" | "tasks.tags.isSystem";
+        /** @description organization-sprint narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        OrganizationSprintSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /** Format: uuid */
+            organizationId?: string;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            name?: string;
+            /** Format: uuid */
+            projectId?: string;
+            /** @description Days */
+            length?: number;
+            goal?: string | null;
+            /** Format: date-time */
+            startDate?: string | null;
+            /** Format: date-time */
+            endDate?: string | null;
+            /** @enum {string|null} */
+            status?: "draft" | "upcoming" | "active" | "completed" | null;
+            /** @description Day of the week the sprint starts on, 1 (Monday) to 7 */
+            dayStart?: number | null;
+            /** @description Present only when requested with relations[]=project */
+            project?: components["schemas"]["OrganizationProject"];
+            /** @description Present only when requested with relations[]=tasks */
+            tasks?: components["schemas"]["Task"][];
+        };
         /** @description A group of employees working together. */
         OrganizationTeam: {
             /** Format: uuid */
@@ -12671,7 +13183,7 @@ export interface components {
             readonly updatedAt?: unknown;
         };
         OrganizationTeamList: {
-            items: components["schemas"]["OrganizationTeam"][];
+            items: (components["schemas"]["OrganizationTeam"] | components["schemas"]["OrganizationTeamSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -12705,6 +13217,8 @@ export interface components {
             };
             where?: components["schemas"]["OrganizationTeamWhere"];
             relations?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "tags")[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["OrganizationTeamSelectable"][] | string;
             /** @description Case-insensitive match over name */
             search?: string;
             /** @description Tag ids */
@@ -12832,6 +13346,29 @@ export interface components {
             tags?: components["schemas"]["TagFieldFilters"];
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["OrganizationTeamWhereGroup"][];
+        };
+        /** @enum {string} */
+        OrganizationTeamSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "name" | "color" | "emoji" | "public" | "members.id" | "members.tenantId" | "members.organizationId" | "members.createdAt" | "members.updatedAt" | "members.firstName" | "members.lastName" | "members.userId" | "members.startedWorkOn" | "members.endWork" | "members.billRateValue" | "members.billRateCurrency" | "members.payPeriod" | "members.isActive" | "members.user.id" | "members.user.tenantId" | "members.user.createdAt" | "members.user.updatedAt" | "members.user.email" | "members.user.firstName" | "members.user.lastName" | "members.user.name" | "members.user.roleId" | "members.user.isActive" | "members.user.isEmailVerified" | "members.user.imageUrl" | "members.user.role.id" | "members.user.role.tenantId" | "members.user.role.createdAt" | "members.user.role.updatedAt" | "members.user.role.name" | "members.organization.id" | "members.organization.tenantId" | "members.organization.createdAt" | "members.organization.updatedAt" | "members.organization.name" | "members.organization.currency" | "members.organization.isDefault" | "members.organization.timeZone" | "members.organization.startWeekOn" | "members.organization.bonusType" | "members.organization.bonusPercentage" | "members.organization.website" | "members.organization.isActive" | "members.organization.contactId" | "members.organization.tags.id" | "members.organization.tags.tenantId" | "members.organization.tags.organizationId" | "members.organization.tags.createdAt" | "members.organization.tags.updatedAt" | "members.organization.tags.name" | "members.organization.tags.color" | "members.organization.tags.textColor" | "members.organization.tags.description" | "members.organization.tags.isSystem" | "members.organization.skills.id" | "members.organization.skills.tenantId" | "members.organization.skills.organizationId" | "members.organization.skills.createdAt" | "members.organization.skills.updatedAt" | "members.organization.skills.name" | "members.organization.skills.description" | "members.organization.skills.color" | "members.organization.contact.id" | "members.organization.contact.tenantId" | "members.organization.contact.createdAt" | "members.organization.contact.updatedAt" | "members.organization.contact.name" | "members.organization.contact.firstName" | "members.organization.contact.lastName" | "members.organization.contact.country" | "members.organization.contact.city" | "members.organization.contact.address" | "members.organization.contact.address2" | "members.organization.contact.postcode" | "members.organization.contact.regionCode" | "members.organization.contact.latitude" | "members.organization.contact.longitude" | "members.organization.contact.fax" | "members.organization.contact.fiscalInformation" | "members.organization.contact.website" | "members.tags.id" | "members.tags.tenantId" | "members.tags.organizationId" | "members.tags.createdAt" | "members.tags.updatedAt" | "members.tags.name" | "members.tags.color" | "members.tags.textColor" | "members.tags.description" | "members.tags.isSystem" | "members.skills.id" | "members.skills.tenantId" | "members.skills.organizationId" | "members.skills.createdAt" | "members.skills.updatedAt" | "members.skills.name" | "members.skills.description" | "members.skills.color" | "tags.id" | "tags.tenantId" | "tags.organizationId" | "tags.createdAt" | "tags.updatedAt" | "tags.name" | "tags.color" | "tags.textColor" | "tags.description" | "tags.isSystem";
+        /** @description organization-team narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        OrganizationTeamSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /** Format: uuid */
+            organizationId?: string;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            name?: string;
+            color?: string | null;
+            emoji?: string | null;
+            public?: boolean;
+            /** @description Present only when requested with relations[]=members */
+            members?: components["schemas"]["Employee"][];
+            /** @description Present only when requested with relations[]=tags */
+            tags?: components["schemas"]["Tag"][];
         };
         /** @description A company or team inside a tenant; most records belong to one. */
         Organization: {
@@ -13009,7 +13546,7 @@ export interface components {
             readonly updatedAt?: unknown;
         };
         OrganizationList: {
-            items: components["schemas"]["Organization"][];
+            items: (components["schemas"]["Organization"] | components["schemas"]["OrganizationSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -13045,6 +13582,8 @@ export interface components {
             };
             where?: components["schemas"]["OrganizationWhere"];
             relations?: ("tags" | "skills" | "employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "contact")[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["OrganizationSelectable"][] | string;
             /** @description Case-insensitive match over name */
             search?: string;
             /** @description Tag ids */
@@ -13196,6 +13735,45 @@ export interface components {
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["OrganizationWhereGroup"][];
         };
+        /** @enum {string} */
+        OrganizationSelectable: "id" | "tenantId" | "createdAt" | "updatedAt" | "name" | "currency" | "isDefault" | "timeZone" | "startWeekOn" | "bonusType" | "bonusPercentage" | "website" | "isActive" | "contactId" | "tags.id" | "tags.tenantId" | "tags.organizationId" | "tags.createdAt" | "tags.updatedAt" | "tags.name" | "tags.color" | "tags.textColor" | "tags.description" | "tags.isSystem" | "skills.id" | "skills.tenantId" | "skills.organizationId" | "skills.createdAt" | "skills.updatedAt" | "skills.name" | "skills.description" | "skills.color" | "employees.id" | "employees.tenantId" | "employees.organizationId" | "employees.createdAt" | "employees.updatedAt" | "employees.firstName" | "employees.lastName" | "employees.userId" | "employees.startedWorkOn" | "employees.endWork" | "employees.billRateValue" | "employees.billRateCurrency" | "employees.payPeriod" | "employees.isActive" | "employees.user.id" | "employees.user.tenantId" | "employees.user.createdAt" | "employees.user.updatedAt" | "employees.user.email" | "employees.user.firstName" | "employees.user.lastName" | "employees.user.name" | "employees.user.roleId" | "employees.user.isActive" | "employees.user.isEmailVerified" | "employees.user.imageUrl" | "employees.user.role.id" | "employees.user.role.tenantId" | "employees.user.role.createdAt" | "employees.user.role.updatedAt" | "employees.user.role.name" | "employees.organization.id" | "employees.organization.tenantId" | "employees.organization.createdAt" | "employees.organization.updatedAt" | "employees.organization.name" | "employees.organization.currency" | "employees.organization.isDefault" | "employees.organization.timeZone" | "employees.organization.startWeekOn" | "employees.organization.bonusType" | "employees.organization.bonusPercentage" | "employees.organization.website" | "employees.organization.isActive" | "employees.organization.contactId" | "employees.organization.tags.id" | "employees.organization.tags.tenantId" | "employees.organization.tags.organizationId" | "employees.organization.tags.createdAt" | "employees.organization.tags.updatedAt" | "employees.organization.tags.name" | "employees.organization.tags.color" | "employees.organization.tags.textColor" | "employees.organization.tags.description" | "employees.organization.tags.isSystem" | "employees.organization.skills.id" | "employees.organization.skills.tenantId" | "employees.organization.skills.organizationId" | "employees.organization.skills.createdAt" | "employees.organization.skills.updatedAt" | "employees.organization.skills.name" | "employees.organization.skills.description" | "employees.organization.skills.color" | "employees.organization.contact.id" | "employees.organization.contact.tenantId" | "employees.organization.contact.createdAt" | "employees.organization.contact.updatedAt" | "employees.organization.contact.name" | "employees.organization.contact.firstName" | "employees.organization.contact.lastName" | "employees.organization.contact.country" | "employees.organization.contact.city" | "employees.organization.contact.address" | "employees.organization.contact.address2" | "employees.organization.contact.postcode" | "employees.organization.contact.regionCode" | "employees.organization.contact.latitude" | "employees.organization.contact.longitude" | "employees.organization.contact.fax" | "employees.organization.contact.fiscalInformation" | "employees.organization.contact.website" | "employees.tags.id" | "employees.tags.tenantId" | "employees.tags.organizationId" | "employees.tags.createdAt" | "employees.tags.updatedAt" | "employees.tags.name" | "employees.tags.color" | "employees.tags.textColor" | "employees.tags.description" | "employees.tags.isSystem" | "employees.skills.id" | "employees.skills.tenantId" | "employees.skills.organizationId" | "employees.skills.createdAt" | "employees.skills.updatedAt" | "employees.skills.name" | "employees.skills.description" | "employees.skills.color" | "contact.id" | "contact.tenantId" | "contact.createdAt" | "contact.updatedAt" | "contact.name" | "contact.firstName" | "contact.lastName" | "contact.country" | "contact.city" | "contact.address" | "contact.address2" | "contact.postcode" | "contact.regionCode" | "contact.latitude" | "contact.longitude" | "contact.fax" | "contact.fiscalInformation" | "contact.website";
+        /** @description organization narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        OrganizationSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            name?: string;
+            /** @description ISO 4217 code such as EUR */
+            currency?: string;
+            isDefault?: boolean;
+            timeZone?: string | null;
+            /** @enum {string|null} */
+            startWeekOn?: "MONDAY" | "TUESDAY" | "WEDNESDAY" | "THURSDAY" | "FRIDAY" | "SATURDAY" | "SUNDAY" | null;
+            /** @enum {string|null} */
+            bonusType?: "PROFIT_BASED_BONUS" | "REVENUE_BASED_BONUS" | null;
+            bonusPercentage?: number | null;
+            /** Format: uri */
+            website?: string | null;
+            isActive?: boolean;
+            /**
+             * Format: uuid
+             * @description The organization's own address (a contact record)
+             */
+            contactId?: string | null;
+            /** @description Present only when requested with relations[]=tags */
+            tags?: components["schemas"]["Tag"][];
+            /** @description Present only when requested with relations[]=skills */
+            skills?: components["schemas"]["Skill"][];
+            /** @description Present only when requested with relations[]=employees */
+            employees?: components["schemas"]["Employee"][];
+            /** @description Present only when requested with relations[]=contact; null when contactId is empty */
+            contact?: components["schemas"]["Contact"] | (never | null);
+        };
         Role: {
             /** Format: uuid */
             readonly id: string;
@@ -13257,7 +13835,7 @@ export interface components {
             readonly name?: unknown;
         };
         RoleList: {
-            items: components["schemas"]["Role"][];
+            items: (components["schemas"]["Role"] | components["schemas"]["RoleSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -13289,6 +13867,8 @@ export interface components {
             };
             where?: components["schemas"]["RoleWhere"];
             relations?: string[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["RoleSelectable"][] | string;
         };
         /** @description Filters on role fields */
         RoleFieldFilters: {
@@ -13368,6 +13948,21 @@ export interface components {
             };
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["RoleWhereGroup"][];
+        };
+        /** @enum {string} */
+        RoleSelectable: "id" | "tenantId" | "createdAt" | "updatedAt" | "name";
+        /** @description role narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        RoleSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            /** @enum {string|null} */
+            readonly name?: "SUPER_ADMIN" | "ADMIN" | "MANAGER" | "DATA_ENTRY" | "EMPLOYEE" | "CANDIDATE" | "VIEWER" | "INTERVIEWER" | null;
         };
         /** @description A task waiting to be triaged (accepted, declined, snoozed...). */
         ScreeningTask: {
@@ -13491,7 +14086,7 @@ export interface components {
             readonly creatorId?: unknown;
         };
         ScreeningTaskList: {
-            items: components["schemas"]["ScreeningTask"][];
+            items: (components["schemas"]["ScreeningTask"] | components["schemas"]["ScreeningTaskSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -13527,6 +14122,8 @@ export interface components {
             };
             where?: components["schemas"]["ScreeningTaskWhere"];
             relations?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["ScreeningTaskSelectable"][] | string;
         };
         /** @description Filters on screening-task fields */
         ScreeningTaskFieldFilters: {
@@ -13696,6 +14293,39 @@ export interface components {
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["ScreeningTaskWhereGroup"][];
         };
+        /** @enum {string} */
+        ScreeningTaskSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "taskId" | "status" | "onHoldUntil" | "creatorId" | "task.id" | "task.tenantId" | "task.organizationId" | "task.createdAt" | "task.updatedAt" | "task.title" | "task.description" | "task.status" | "task.priority" | "task.size" | "task.estimate" | "task.dueDate" | "task.startDate" | "task.number" | "task.prefix" | "task.isDraft" | "task.public" | "task.projectId" | "task.parentId" | "task.organizationSprintId" | "task.creatorId" | "task.project.id" | "task.project.tenantId" | "task.project.organizationId" | "task.project.createdAt" | "task.project.updatedAt" | "task.project.name" | "task.project.startDate" | "task.project.endDate" | "task.project.billing" | "task.project.currency" | "task.project.public" | "task.project.billable" | "task.project.owner" | "task.project.budget" | "task.project.budgetType" | "task.project.color" | "task.project.description" | "task.project.organizationContactId" | "task.project.members.id" | "task.project.members.tenantId" | "task.project.members.organizationId" | "task.project.members.createdAt" | "task.project.members.updatedAt" | "task.project.members.firstName" | "task.project.members.lastName" | "task.project.members.userId" | "task.project.members.startedWorkOn" | "task.project.members.endWork" | "task.project.members.billRateValue" | "task.project.members.billRateCurrency" | "task.project.members.payPeriod" | "task.project.members.isActive" | "task.project.teams.id" | "task.project.teams.tenantId" | "task.project.teams.organizationId" | "task.project.teams.createdAt" | "task.project.teams.updatedAt" | "task.project.teams.name" | "task.project.teams.color" | "task.project.teams.emoji" | "task.project.teams.public" | "task.project.tags.id" | "task.project.tags.tenantId" | "task.project.tags.organizationId" | "task.project.tags.createdAt" | "task.project.tags.updatedAt" | "task.project.tags.name" | "task.project.tags.color" | "task.project.tags.textColor" | "task.project.tags.description" | "task.project.tags.isSystem" | "task.project.organizationContact.id" | "task.project.organizationContact.tenantId" | "task.project.organizationContact.organizationId" | "task.project.organizationContact.createdAt" | "task.project.organizationContact.updatedAt" | "task.project.organizationContact.name" | "task.project.organizationContact.primaryEmail" | "task.project.organizationContact.primaryPhone" | "task.project.organizationContact.contactType" | "task.project.organizationContact.budget" | "task.project.organizationContact.budgetType" | "task.creator.id" | "task.creator.tenantId" | "task.creator.createdAt" | "task.creator.updatedAt" | "task.creator.email" | "task.creator.firstName" | "task.creator.lastName" | "task.creator.name" | "task.creator.roleId" | "task.creator.isActive" | "task.creator.isEmailVerified" | "task.creator.imageUrl" | "task.creator.role.id" | "task.creator.role.tenantId" | "task.creator.role.createdAt" | "task.creator.role.updatedAt" | "task.creator.role.name" | "task.members.id" | "task.members.tenantId" | "task.members.organizationId" | "task.members.createdAt" | "task.members.updatedAt" | "task.members.firstName" | "task.members.lastName" | "task.members.userId" | "task.members.startedWorkOn" | "task.members.endWork" | "task.members.billRateValue" | "task.members.billRateCurrency" | "task.members.payPeriod" | "task.members.isActive" | "task.members.user.id" | "task.members.user.tenantId" | "task.members.user.createdAt" | "task.members.user.updatedAt" | "task.members.user.email" | "task.members.user.firstName" | "task.members.user.lastName" | "task.members.user.name" | "task.members.user.roleId" | "task.members.user.isActive" | "task.members.user.isEmailVerified" | "task.members.user.imageUrl" | "task.members.organization.id" | "task.members.organization.tenantId" | "task.members.organization.createdAt" | "task.members.organization.updatedAt" | "task.members.organization.name" | "task.members.organization.currency" | "task.members.organization.isDefault" | "task.members.organization.timeZone" | "task.members.organization.startWeekOn" | "task.members.organization.bonusType" | "task.members.organization.bonusPercentage" | "task.members.organization.website" | "task.members.organization.isActive" | "task.members.organization.contactId" | "task.members.tags.id" | "task.members.tags.tenantId" | "task.members.tags.organizationId" | "task.members.tags.createdAt" | "task.members.tags.updatedAt" | "task.members.tags.name" | "task.members.tags.color" | "task.members.tags.textColor" | "task.members.tags.description" | "task.members.tags.isSystem" | "task.members.skills.id" | "task.members.skills.tenantId" | "task.members.skills.organizationId" | "task.members.skills.createdAt" | "task.members.skills.updatedAt" | "task.members.skills.name" | "task.members.skills.description" | "task.members.skills.color" | "task.teams.id" | "task.teams.tenantId" | "task.teams.organizationId" | "task.teams.createdAt" | "task.teams.updatedAt" | "task.teams.name" | "task.teams.color" | "task.teams.emoji" | "task.teams.public" | "task.teams.members.id" | "task.teams.members.tenantId" | "task.teams.members.organizationId" | "task.teams.members.createdAt" | "task.teams.members.updatedAt" | "task.teams.members.firstName" | "task.teams.members.lastName" | "task.teams.members.userId" | "task.teams.members.startedWorkOn" | "task.teams.members.endWork" | "task.teams.members.billRateValue" | "task.teams.members.billRateCurrency" | "task.teams.members.payPeriod" | "task.teams.members.isActive" | "task.teams.tags.id" | "task.teams.tags.tenantId" | "task.teams.tags.organizationId" | "task.teams.tags.createdAt" | "task.teams.tags.updatedAt" | "task.teams.tags.name" | "task.teams.tags.color" | "task.teams.tags.textColor" | "task.teams.tags.description" | "task.teams.tags.isSystem" | "task.tags.id" | "task.tags.tenantId" | "task.tags.organizationId" | "task.tags.createdAt" | "task.tags.updatedAt" | "task.tags.name" | "task.tags.color" | "task.tags.textColor" | "task.tags.description" | "task.tags.isSystem" | "creator.id" | "creator.tenantId" | "creator.createdAt" | "creator.updatedAt" | "creator.email" | "creator.firstName" | "creator.lastName" | "creator.name" | "creator.roleId" | "creator.isActive" | "creator.isEmailVerified" | "creator.imageUrl" | "creator.role.id" | "creator.role.tenantId" | "creator.role.createdAt" | "creator.role.updatedAt" | "creator.role.name";
+        /** @description screening-task narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        ScreeningTaskSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /**
+             * Format: uuid
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
+             */
+            organizationId?: string | null;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            /** Format: uuid */
+            taskId?: string;
+            /** @enum {string} */
+            status?: "accepted" | "declined" | "duplicated" | "snoozed" | "pending";
+            /** Format: date-time */
+            onHoldUntil?: string | null;
+            /**
+             * Format: uuid
+             * @description The user who created it
+             */
+            readonly creatorId?: string | null;
+            /** @description Present only when requested with relations[]=task */
+            task?: components["schemas"]["Task"];
+            /** @description Present only when requested with relations[]=creator; null when creatorId is empty */
+            creator?: components["schemas"]["User"] | (never | null);
+        };
         /** @description Something an employee (or candidate) can do. */
         Skill: {
             /** Format: uuid */
@@ -13782,7 +14412,7 @@ export interface components {
             readonly updatedAt?: unknown;
         };
         SkillList: {
-            items: components["schemas"]["Skill"][];
+            items: (components["schemas"]["Skill"] | components["schemas"]["SkillSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -13816,6 +14446,8 @@ export interface components {
             };
             where?: components["schemas"]["SkillWhere"];
             relations?: string[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["SkillSelectable"][] | string;
             /** @description Case-insensitive match over name, description */
             search?: string;
         };
@@ -13919,6 +14551,27 @@ export interface components {
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["SkillWhereGroup"][];
         };
+        /** @enum {string} */
+        SkillSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "name" | "description" | "color";
+        /** @description skill narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        SkillSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /**
+             * Format: uuid
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
+             */
+            organizationId?: string | null;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            name?: string;
+            description?: string | null;
+            color?: string | null;
+        };
         /** @description A coloured label; names are unique inside an organization, and among the tenant's tags of none. */
         Tag: {
             /** Format: uuid */
@@ -14013,7 +14666,7 @@ export interface components {
             readonly updatedAt?: unknown;
         };
         TagList: {
-            items: components["schemas"]["Tag"][];
+            items: (components["schemas"]["Tag"] | components["schemas"]["TagSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -14047,6 +14700,8 @@ export interface components {
             };
             where?: components["schemas"]["TagWhere"];
             relations?: string[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["TagSelectable"][] | string;
             /** @description Case-insensitive match over name, description */
             search?: string;
         };
@@ -14191,6 +14846,29 @@ export interface components {
             };
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["TagWhereGroup"][];
+        };
+        /** @enum {string} */
+        TagSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "name" | "color" | "textColor" | "description" | "isSystem";
+        /** @description tag narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        TagSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /**
+             * Format: uuid
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
+             */
+            organizationId?: string | null;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            name?: string;
+            color?: string;
+            textColor?: string | null;
+            description?: string | null;
+            isSystem?: boolean;
         };
         /** @description A piece of work, possibly inside a project and sprint, assigned to employees and teams. */
         Task: {
@@ -14464,7 +15142,7 @@ export interface components {
             readonly creatorId?: unknown;
         };
         TaskList: {
-            items: components["schemas"]["Task"][];
+            items: (components["schemas"]["Task"] | components["schemas"]["TaskSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -14510,6 +15188,8 @@ export interface components {
             };
             where?: components["schemas"]["TaskWhere"];
             relations?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["TaskSelectable"][] | string;
             /** @description Case-insensitive match over title, description */
             search?: string;
             /**
@@ -15182,6 +15862,63 @@ export interface components {
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["TaskWhereGroup"][];
         };
+        /** @enum {string} */
+        TaskSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "title" | "description" | "status" | "priority" | "size" | "estimate" | "dueDate" | "startDate" | "number" | "prefix" | "isDraft" | "public" | "projectId" | "parentId" | "organizationSprintId" | "creatorId" | "project.id" | "project.tenantId" | "project.organizationId" | "project.createdAt" | "project.updatedAt" | "project.name" | "project.startDate" | "project.endDate" | "project.billing" | "project.currency" | "project.public" | "project.billable" | "project.owner" | "project.budget" | "project.budgetType" | "project.color" | "project.description" | "project.organizationContactId" | "project.members.id" | "project.members.tenantId" | "project.members.organizationId" | "project.members.createdAt" | "project.members.updatedAt" | "project.members.firstName" | "project.members.lastName" | "project.members.userId" | "project.members.startedWorkOn" | "project.members.endWork" | "project.members.billRateValue" | "project.members.billRateCurrency" | "project.members.payPeriod" | "project.members.isActive" | "project.members.user.id" | "project.members.user.tenantId" | "project.members.user.createdAt" | "project.members.user.updatedAt" | "project.members.user.email" | "project.members.user.firstName" | "project.members.user.lastName" | "project.members.user.name" | "project.members.user.roleId" | "project.members.user.isActive" | "project.members.user.isEmailVerified" | "project.members.user.imageUrl" | "project.members.organization.id" | "project.members.organization.tenantId" | "project.members.organization.createdAt" | "project.members.organization.updatedAt" | "project.members.organization.name" | "project.members.organization.currency" | "project.members.organization.isDefault" | "project.members.organization.timeZone" | "project.members.organization.startWeekOn" | "project.members.organization.bonusType" | "project.members.organization.bonusPercentage" | "project.members.organization.website" | "project.members.organization.isActive" | "project.members.organization.contactId" | "project.members.tags.id" | "project.members.tags.tenantId" | "project.members.tags.organizationId" | "project.members.tags.createdAt" | "project.members.tags.updatedAt" | "project.members.tags.name" | "project.members.tags.color" | "project.members.tags.textColor" | "project.members.tags.description" | "project.members.tags.isSystem" | "project.members.skills.id" | "project.members.skills.tenantId" | "project.members.skills.organizationId" | "project.members.skills.createdAt" | "project.members.skills.updatedAt" | "project.members.skills.name" | "project.members.skills.description" | "project.members.skills.color" | "project.teams.id" | "project.teams.tenantId" | "project.teams.organizationId" | "project.teams.createdAt" | "project.teams.updatedAt" | "project.teams.name" | "project.teams.color" | "project.teams.emoji" | "project.teams.public" | "project.teams.members.id" | "project.teams.members.tenantId" | "project.teams.members.organizationId" | "project.teams.members.createdAt" | "project.teams.members.updatedAt" | "project.teams.members.firstName" | "project.teams.members.lastName" | "project.teams.members.userId" | "project.teams.members.startedWorkOn" | "project.teams.members.endWork" | "project.teams.members.billRateValue" | "project.teams.members.billRateCurrency" | "project.teams.members.payPeriod" | "project.teams.members.isActive" | "project.teams.tags.id" | "project.teams.tags.tenantId" | "project.teams.tags.organizationId" | "project.teams.tags.createdAt" | "project.teams.tags.updatedAt" | "project.teams.tags.name" | "project.teams.tags.color" | "project.teams.tags.textColor" | "project.teams.tags.description" | "project.teams.tags.isSystem" | "project.tags.id" | "project.tags.tenantId" | "project.tags.organizationId" | "project.tags.createdAt" | "project.tags.updatedAt" | "project.tags.name" | "project.tags.color" | "project.tags.textColor" | "project.tags.description" | "project.tags.isSystem" | "project.organizationContact.id" | "project.organizationContact.tenantId" | "project.organizationContact.organizationId" | "project.organizationContact.createdAt" | "project.organizationContact.updatedAt" | "project.organizationContact.name" | "project.organizationContact.primaryEmail" | "project.organizationContact.primaryPhone" | "project.organizationContact.contactType" | "project.organizationContact.budget" | "project.organizationContact.budgetType" | "project.organizationContact.tags.id" | "project.organizationContact.tags.tenantId" | "project.organizationContact.tags.organizationId" | "project.organizationContact.tags.createdAt" | "project.organizationContact.tags.updatedAt" | "project.organizationContact.tags.name" | "project.organizationContact.tags.color" | "project.organizationContact.tags.textColor" | "project.organizationContact.tags.description" | "project.organizationContact.tags.isSystem" | "creator.id" | "creator.tenantId" | "creator.createdAt" | "creator.updatedAt" | "creator.email" | "creator.firstName" | "creator.lastName" | "creator.name" | "creator.roleId" | "creator.isActive" | "creator.isEmailVerified" | "creator.imageUrl" | "creator.role.id" | "creator.role.tenantId" | "creator.role.createdAt" | "creator.role.updatedAt" | "creator.role.name" | "members.id" | "members.tenantId" | "members.organizationId" | "members.createdAt" | "members.updatedAt" | "members.firstName" | "members.lastName" | "members.userId" | "members.startedWorkOn" | "members.endWork" | "members.billRateValue" | "members.billRateCurrency" | "members.payPeriod" | "members.isActive" | "members.user.id" | "members.user.tenantId" | "members.user.createdAt" | "members.user.updatedAt" | "members.user.email" | "members.user.firstName" | "members.user.lastName" | "members.user.name" | "members.user.roleId" | "members.user.isActive" | "members.user.isEmailVerified" | "members.user.imageUrl" | "members.user.role.id" | "members.user.role.tenantId" | "members.user.role.createdAt" | "members.user.role.updatedAt" | "members.user.role.name" | "members.organization.id" | "members.organization.tenantId" | "members.organization.createdAt" | "members.organization.updatedAt" | "members.organization.name" | "members.organization.currency" | "members.organization.isDefault" | "members.organization.timeZone" | "members.organization.startWeekOn" | "members.organization.bonusType" | "members.organization.bonusPercentage" | "members.organization.website" | "members.organization.isActive" | "members.organization.contactId" | "members.organization.tags.id" | "members.organization.tags.tenantId" | "members.organization.tags.organizationId" | "members.organization.tags.createdAt" | "members.organization.tags.updatedAt" | "members.organization.tags.name" | "members.organization.tags.color" | "members.organization.tags.textColor" | "members.organization.tags.description" | "members.organization.tags.isSystem" | "members.organization.skills.id" | "members.organization.skills.tenantId" | "members.organization.skills.organizationId" | "members.organization.skills.createdAt" | "members.organization.skills.updatedAt" | "members.organization.skills.name" | "members.organization.skills.description" | "members.organization.skills.color" | "members.organization.contact.id" | "members.organization.contact.tenantId" | "members.organization.contact.createdAt" | "members.organization.contact.updatedAt" | "members.organization.contact.name" | "members.organization.contact.firstName" | "members.organization.contact.lastName" | "members.organization.contact.country" | "members.organization.contact.city" | "members.organization.contact.address" | "members.organization.contact.address2" | "members.organization.contact.postcode" | "members.organization.contact.regionCode" | "members.organization.contact.latitude" | "members.organization.contact.longitude" | "members.organization.contact.fax" | "members.organization.contact.fiscalInformation" | "members.organization.contact.website" | "members.tags.id" | "members.tags.tenantId" | "members.tags.organizationId" | "members.tags.createdAt" | "members.tags.updatedAt" | "members.tags.name" | "members.tags.color" | "members.tags.textColor" | "members.tags.description" | "members.tags.isSystem" | "members.skills.id" | "members.skills.tenantId" | "members.skills.organizationId" | "members.skills.createdAt" | "members.skills.updatedAt" | "members.skills.name" | "members.skills.description" | "members.skills.color" | "teams.id" | "teams.tenantId" | "teams.organizationId" | "teams.createdAt" | "teams.updatedAt" | "teams.name" | "teams.color" | "teams.emoji" | "teams.public" | "teams.members.id" | "teams.members.tenantId" | "teams.members.organizationId" | "teams.members.createdAt" | "teams.members.updatedAt" | "teams.members.firstName" | "teams.members.lastName" | "teams.members.userId" | "teams.members.startedWorkOn" | "teams.members.endWork" | "teams.members.billRateValue" | "teams.members.billRateCurrency" | "teams.members.payPeriod" | "teams.members.isActive" | "teams.members.user.id" | "teams.members.user.tenantId" | "teams.members.user.createdAt" | "teams.members.user.updatedAt" | "teams.members.user.email" | "teams.members.user.firstName" | "teams.members.user.lastName" | "teams.members.user.name" | "teams.members.user.roleId" | "teams.members.user.isActive" | "teams.members.user.isEmailVerified" | "teams.members.user.imageUrl" | "teams.members.organization.id" | "teams.members.organization.tenantId" | "teams.members.organization.createdAt" | "teams.members.organization.updatedAt" | "teams.members.organization.name" | "teams.members.organization.currency" | "teams.members.organization.isDefault" | "teams.members.organization.timeZone" | "teams.members.organization.startWeekOn" | "teams.members.organization.bonusType" | "teams.members.organization.bonusPercentage" | "teams.members.organization.website" | "teams.members.organization.isActive" | "teams.members.organization.contactId" | "teams.members.tags.id" | "teams.members.tags.tenantId" | "teams.members.tags.organizationId" | "teams.members.tags.createdAt" | "teams.members.tags.updatedAt" | "teams.members.tags.name" | "teams.members.tags.color" | "teams.members.tags.textColor" | "teams.members.tags.description" | "teams.members.tags.isSystem" | "teams.members.skills.id" | "teams.members.skills.tenantId" | "teams.members.skills.organizationId" | "teams.members.skills.createdAt" | "teams.members.skills.updatedAt" | "teams.members.skills.name" | "teams.members.skills.description" | "teams.members.skills.color" | "teams.tags.id" | "teams.tags.tenantId" | "teams.tags.organizationId" | "teams.tags.createdAt" | "teams.tags.updatedAt" | "teams.tags.name" | "teams.tags.color" | "teams.tags.textColor" | "teams.tags.description" | "teams.tags.isSystem" | "tags.id" | "tags.tenantId" | "tags.organizationId" | "tags.createdAt" | "tags.updatedAt" | "tags.name" | "tags.color" | "tags.textColor" | "tags.description" | "tags.isSystem";
+        /** @description task narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        TaskSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /**
+             * Format: uuid
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
+             */
+            organizationId?: string | null;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            title?: string;
+            description?: string | null;
+            /** @enum {string} */
+            status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
+            /** @enum {string|null} */
+            priority?: "urgent" | "high" | "medium" | "low" | null;
+            /** @enum {string|null} */
+            size?: "x-large" | "large" | "medium" | "small" | "tiny" | null;
+            /** @description Seconds */
+            estimate?: number | null;
+            /** Format: date-time */
+            dueDate?: string | null;
+            /** Format: date-time */
+            startDate?: string | null;
+            number?: number | null;
+            prefix?: string | null;
+            isDraft?: boolean;
+            public?: boolean;
+            /** Format: uuid */
+            projectId?: string | null;
+            /** Format: uuid */
+            parentId?: string | null;
+            /** Format: uuid */
+            organizationSprintId?: string | null;
+            /**
+             * Format: uuid
+             * @description The user who created the task
+             */
+            readonly creatorId?: string | null;
+            /** @description Present only when requested with relations[]=project; null when projectId is empty */
+            project?: components["schemas"]["OrganizationProject"] | (never | null);
+            /** @description Present only when requested with relations[]=creator; null when creatorId is empty */
+            creator?: components["schemas"]["User"] | (never | null);
+            /** @description Present only when requested with relations[]=members */
+            members?: components["schemas"]["Employee"][];
+            /** @description Present only when requested with relations[]=teams */
+            teams?: components["schemas"]["OrganizationTeam"][];
+            /** @description Present only when requested with relations[]=tags */
+            tags?: components["schemas"]["Tag"][];
+        };
         /** @description A period of tracked or manually entered work of one employee. */
         TimeLog: {
             /** Format: uuid */
@@ -15392,7 +16129,7 @@ export interface components {
             readonly duration?: unknown;
         };
         TimeLogList: {
-            items: components["schemas"]["TimeLog"][];
+            items: (components["schemas"]["TimeLog"] | components["schemas"]["TimeLogSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -15430,6 +16167,8 @@ export interface components {
             };
             where?: components["schemas"]["TimeLogWhere"];
             relations?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["TimeLogSelectable"][] | string;
             /** @description Case-insensitive match over description */
             search?: string;
             /**
@@ -16015,6 +16754,58 @@ export interface components {
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["TimeLogWhereGroup"][];
         };
+        /** @enum {string} */
+        TimeLogSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "employeeId" | "startedAt" | "stoppedAt" | "duration" | "logType" | "source" | "description" | "reason" | "isBillable" | "projectId" | "taskId" | "timesheetId" | "organizationTeamId" | "employee.id" | "employee.tenantId" | "employee.organizationId" | "employee.createdAt" | "employee.updatedAt" | "employee.firstName" | "employee.lastName" | "employee.userId" | "employee.startedWorkOn" | "employee.endWork" | "employee.billRateValue" | "employee.billRateCurrency" | "employee.payPeriod" | "employee.isActive" | "employee.user.id" | "employee.user.tenantId" | "employee.user.createdAt" | "employee.user.updatedAt" | "employee.user.email" | "employee.user.firstName" | "employee.user.lastName" | "employee.user.name" | "employee.user.roleId" | "employee.user.isActive" | "employee.user.isEmailVerified" | "employee.user.imageUrl" | "employee.user.role.id" | "employee.user.role.tenantId" | "employee.user.role.createdAt" | "employee.user.role.updatedAt" | "employee.user.role.name" | "employee.organization.id" | "employee.organization.tenantId" | "employee.organization.createdAt" | "employee.organization.updatedAt" | "employee.organization.name" | "employee.organization.currency" | "employee.organization.isDefault" | "employee.organization.timeZone" | "employee.organization.startWeekOn" | "employee.organization.bonusType" | "employee.organization.bonusPercentage" | "employee.organization.website" | "employee.organization.isActive" | "employee.organization.contactId" | "employee.organization.tags.id" | "employee.organization.tags.tenantId" | "employee.organization.tags.organizationId" | "employee.organization.tags.createdAt" | "employee.organization.tags.updatedAt" | "employee.organization.tags.name" | "employee.organization.tags.color" | "employee.organization.tags.textColor" | "employee.organization.tags.description" | "employee.organization.tags.isSystem" | "employee.organization.skills.id" | "employee.organization.skills.tenantId" | "employee.organization.skills.organizationId" | "employee.organization.skills.createdAt" | "employee.organization.skills.updatedAt" | "employee.organization.skills.name" | "employee.organization.skills.description" | "employee.organization.skills.color" | "employee.organization.contact.id" | "employee.organization.contact.tenantId" | "employee.organization.contact.createdAt" | "employee.organization.contact.updatedAt" | "employee.organization.contact.name" | "employee.organization.contact.firstName" | "employee.organization.contact.lastName" | "employee.organization.contact.country" | "employee.organization.contact.city" | "employee.organization.contact.address" | "employee.organization.contact.address2" | "employee.organization.contact.postcode" | "employee.organization.contact.regionCode" | "employee.organization.contact.latitude" | "employee.organization.contact.longitude" | "employee.organization.contact.fax" | "employee.organization.contact.fiscalInformation" | "employee.organization.contact.website" | "employee.tags.id" | "employee.tags.tenantId" | "employee.tags.organizationId" | "employee.tags.createdAt" | "employee.tags.updatedAt" | "employee.tags.name" | "employee.tags.color" | "employee.tags.textColor" | "employee.tags.description" | "employee.tags.isSystem" | "employee.skills.id" | "employee.skills.tenantId" | "employee.skills.organizationId" | "employee.skills.createdAt" | "employee.skills.updatedAt" | "employee.skills.name" | "employee.skills.description" | "employee.skills.color" | "project.id" | "project.tenantId" | "project.organizationId" | "project.createdAt" | "project.updatedAt" | "project.name" | "project.startDate" | "project.endDate" | "project.billing" | "project.currency" | "project.public" | "project.billable" | "project.owner" | "project.budget" | "project.budgetType" | "project.color" | "project.description" | "project.organizationContactId" | "project.members.id" | "project.members.tenantId" | "project.members.organizationId" | "project.members.createdAt" | "project.members.updatedAt" | "project.members.firstName" | "project.members.lastName" | "project.members.userId" | "project.members.startedWorkOn" | "project.members.endWork" | "project.members.billRateValue" | "project.members.billRateCurrency" | "project.members.payPeriod" | "project.members.isActive" | "project.members.user.id" | "project.members.user.tenantId" | "project.members.user.createdAt" | "project.members.user.updatedAt" | "project.members.user.email" | "project.members.user.firstName" | "project.members.user.lastName" | "project.members.user.name" | "project.members.user.roleId" | "project.members.user.isActive" | "project.members.user.isEmailVerified" | "project.members.user.imageUrl" | "project.members.organization.id" | "project.members.organization.tenantId" | "project.members.organization.createdAt" | "project.members.organization.updatedAt" | "project.members.organization.name" | "project.members.organization.currency" | "project.members.organization.isDefault" | "project.members.organization.timeZone" | "project.members.organization.startWeekOn" | "project.members.organization.bonusType" | "project.members.organization.bonusPercentage" | "project.members.organization.website" | "project.members.organization.isActive" | "project.members.organization.contactId" | "project.members.tags.id" | "project.members.tags.tenantId" | "project.members.tags.organizationId" | "project.members.tags.createdAt" | "project.members.tags.updatedAt" | "project.members.tags.name" | "project.members.tags.color" | "project.members.tags.textColor" | "project.members.tags.description" | "project.members.tags.isSystem" | "project.members.skills.id" | "project.members.skills.tenantId" | "project.members.skills.organizationId" | "project.members.skills.createdAt" | "project.members.skills.updatedAt" | "project.members.skills.name" | "project.members.skills.description" | "project.members.skills.color" | "project.teams.id" | "project.teams.tenantId" | "project.teams.organizationId" | "project.teams.createdAt" | "project.teams.updatedAt" | "project.teams.name" | "project.teams.color" | "project.teams.emoji" | "project.teams.public" | "project.teams.members.id" | "project.teams.members.tenantId" | "project.teams.members.organizationId" | "project.teams.members.createdAt" | "project.teams.members.updatedAt" | "project.teams.members.firstName" | "project.teams.members.lastName" | "project.teams.members.userId" | "project.teams.members.startedWorkOn" | "project.teams.members.endWork" | "project.teams.members.billRateValue" | "project.teams.members.billRateCurrency" | "project.teams.members.payPeriod" | "project.teams.members.isActive" | "project.teams.tags.id" | "project.teams.tags.tenantId" | "project.teams.tags.organizationId" | "project.teams.tags.createdAt" | "project.teams.tags.updatedAt" | "project.teams.tags.name" | "project.teams.tags.color" | "project.teams.tags.textColor" | "project.teams.tags.description" | "project.teams.tags.isSystem" | "project.tags.id" | "project.tags.tenantId" | "project.tags.organizationId" | "project.tags.createdAt" | "project.tags.updatedAt" | "project.tags.name" | "project.tags.color" | "project.tags.textColor" | "project.tags.description" | "project.tags.isSystem" | "project.organizationContact.id" | "project.organizationContact.tenantId" | "project.organizationContact.organizationId" | "project.organizationContact.createdAt" | "project.organizationContact.updatedAt" | "project.organizationContact.name" | "project.organizationContact.primaryEmail" | "project.organizationContact.primaryPhone" | "project.organizationContact.contactType" | "project.organizationContact.budget" | "project.organizationContact.budgetType" | "project.organizationContact.tags.id" | "project.organizationContact.tags.tenantId" | "project.organizationContact.tags.organizationId" | "project.organizationContact.tags.createdAt" | "project.organizationContact.tags.updatedAt" | "project.organizationContact.tags.name" | "project.organizationContact.tags.color" | "project.organizationContact.tags.textColor" | "project.organizationContact.tags.description" | "project.organizationContact.tags.isSystem" | "task.id" | "task.tenantId" | "task.organizationId" | "task.createdAt" | "task.updatedAt" | "task.title" | "task.description" | "task.status" | "task.priority" | "task.size" | "task.estimate" | "task.dueDate" | "task.startDate" | "task.number" | "task.prefix" | "task.isDraft" | "task.public" | "task.projectId" | "task.parentId" | "task.organizationSprintId" | "task.creatorId" | "task.project.id" | "task.project.tenantId" | "task.project.organizationId" | "task.project.createdAt" | "task.project.updatedAt" | "task.project.name" | "task.project.startDate" | "task.project.endDate" | "task.project.billing" | "task.project.currency" | "task.project.public" | "task.project.billable" | "task.project.owner" | "task.project.budget" | "task.project.budgetType" | "task.project.color" | "task.project.description" | "task.project.organizationContactId" | "task.project.members.id" | "task.project.members.tenantId" | "task.project.members.organizationId" | "task.project.members.createdAt" | "task.project.members.updatedAt" | "task.project.members.firstName" | "task.project.members.lastName" | "task.project.members.userId" | "task.project.members.startedWorkOn" | "task.project.members.endWork" | "task.project.members.billRateValue" | "task.project.members.billRateCurrency" | "task.project.members.payPeriod" | "task.project.members.isActive" | "task.project.teams.id" | "task.project.teams.tenantId" | "task.project.teams.organizationId" | "task.project.teams.createdAt" | "task.project.teams.updatedAt" | "task.project.teams.name" | "task.project.teams.color" | "task.project.teams.emoji" | "task.project.teams.public" | "task.project.tags.id" | "task.project.tags.tenantId" | "task.project.tags.organizationId" | "task.project.tags.createdAt" | "task.project.tags.updatedAt" | "task.project.tags.name" | "task.project.tags.color" | "task.project.tags.textColor" | "task.project.tags.description" | "task.project.tags.isSystem" | "task.project.organizationContact.id" | "task.project.organizationContact.tenantId" | "task.project.organizationContact.organizationId" | "task.project.organizationContact.createdAt" | "task.project.organizationContact.updatedAt" | "task.project.organizationContact.name" | "task.project.organizationContact.primaryEmail" | "task.project.organizationContact.primaryPhone" | "task.project.organizationContact.contactType" | "task.project.organizationContact.budget" | "task.project.organizationContact.budgetType" | "task.creator.id" | "task.creator.tenantId" | "task.creator.createdAt" | "task.creator.updatedAt" | "task.creator.email" | "task.creator.firstName" | "task.creator.lastName" | "task.creator.name" | "task.creator.roleId" | "task.creator.isActive" | "task.creator.isEmailVerified" | "task.creator.imageUrl" | "task.creator.role.id" | "task.creator.role.tenantId" | "task.creator.role.createdAt" | "task.creator.role.updatedAt" | "task.creator.role.name" | "task.members.id" | "task.members.tenantId" | "task.members.organizationId" | "task.members.createdAt" | "task.members.updatedAt" | "task.members.firstName" | "task.members.lastName" | "task.members.userId" | "task.members.startedWorkOn" | "task.members.endWork" | "task.members.billRateValue" | "task.members.billRateCurrency" | "task.members.payPeriod" | "task.members.isActive" | "task.members.user.id" | "task.members.user.tenantId" | "task.members.user.createdAt" | "task.members.user.updatedAt" | "task.members.user.email" | "task.members.user.firstName" | "task.members.user.lastName" | "task.members.user.name" | "task.members.user.roleId" | "task.members.user.isActive" | "task.members.user.isEmailVerified" | "task.members.user.imageUrl" | "task.members.organization.id" | "task.members.organization.tenantId" | "task.members.organization.createdAt" | "task.members.organization.updatedAt" | "task.members.organization.name" | "task.members.organization.currency" | "task.members.organization.isDefault" | "task.members.organization.timeZone" | "task.members.organization.startWeekOn" | "task.members.organization.bonusType" | "task.members.organization.bonusPercentage" | "task.members.organization.website" | "task.members.organization.isActive" | "task.members.organization.contactId" | "task.members.tags.id" | "task.members.tags.tenantId" | "task.members.tags.organizationId" | "task.members.tags.createdAt" | "task.members.tags.updatedAt" | "task.members.tags.name" | "task.members.tags.color" | "task.members.tags.textColor" | "task.members.tags.description" | "task.members.tags.isSystem" | "task.members.skills.id" | "task.members.skills.tenantId" | "task.members.skills.organizationId" | "task.members.skills.createdAt" | "task.members.skills.updatedAt" | "task.members.skills.name" | "task.members.skills.description" | "task.members.skills.color" | "task.teams.id" | "task.teams.tenantId" | "task.teams.organizationId" | "task.teams.createdAt" | "task.teams.updatedAt" | "task.teams.name" | "task.teams.color" | "task.teams.emoji" | "task.teams.public" | "task.teams.members.id" | "task.teams.members.tenantId" | "task.teams.members.organizationId" | "task.teams.members.createdAt" | "task.teams.members.updatedAt" | "task.teams.members.firstName" | "task.teams.members.lastName" | "task.teams.members.userId" | "task.teams.members.startedWorkOn" | "task.teams.members.endWork" | "task.teams.members.billRateValue" | "task.teams.members.billRateCurrency" | "task.teams.members.payPeriod" | "task.teams.members.isActive" | "task.teams.tags.id" | "task.teams.tags.tenantId" | "task.teams.tags.organizationId" | "task.teams.tags.createdAt" | "task.teams.tags.updatedAt" | "task.teams.tags.name" | "task.teams.tags.color" | "task.teams.tags.textColor" | "task.teams.tags.description" | "task.teams.tags.isSystem" | "task.tags.id" | "task.tags.tenantId" | "task.tags.organizationId" | "task.tags.createdAt" | "task.tags.updatedAt" | "task.tags.name" | "task.tags.color" | "task.tags.textColor" | "task.tags.description" | "task.tags.isSystem" | "timeSlots.id" | "timeSlots.tenantId" | "timeSlots.organizationId" | "timeSlots.createdAt" | "timeSlots.updatedAt" | "timeSlots.employeeId" | "timeSlots.startedAt" | "timeSlots.duration" | "timeSlots.keyboard" | "timeSlots.mouse" | "timeSlots.overall" | "timeSlots.employee.id" | "timeSlots.employee.tenantId" | "timeSlots.employee.organizationId" | "timeSlots.employee.createdAt" | "timeSlots.employee.updatedAt" | "timeSlots.employee.firstName" | "timeSlots.employee.lastName" | "timeSlots.employee.userId" | "timeSlots.employee.startedWorkOn" | "timeSlots.employee.endWork" | "timeSlots.employee.billRateValue" | "timeSlots.employee.billRateCurrency" | "timeSlots.employee.payPeriod" | "timeSlots.employee.isActive" | "timeSlots.employee.user.id" | "timeSlots.employee.user.tenantId" | "timeSlots.employee.user.createdAt" | "timeSlots.employee.user.updatedAt" | "timeSlots.employee.user.email" | "timeSlots.employee.user.firstName" | "timeSlots.employee.user.lastName" | "timeSlots.employee.user.name" | "timeSlots.employee.user.roleId" | "timeSlots.employee.user.isActive" | "timeSlots.employee.user.isEmailVerified" | "timeSlots.employee.user.imageUrl" | "timeSlots.employee.organization.id" | "timeSlots.employee.organization.tenantId" | "timeSlots.employee.organization.createdAt" | "timeSlots.employee.organization.updatedAt" | "timeSlots.employee.organization.name" | "timeSlots.employee.organization.currency" | "timeSlots.employee.organization.isDefault" | "timeSlots.employee.organization.timeZone" | "timeSlots.employee.organization.startWeekOn" | "timeSlots.employee.organization.bonusType" | "timeSlots.employee.organization.bonusPercentage" | "timeSlots.employee.organization.website" | "timeSlots.employee.organization.isActive" | "timeSlots.employee.organization.contactId" | "timeSlots.employee.tags.id" | "timeSlots.employee.tags.tenantId" | "timeSlots.employee.tags.organizationId" | "timeSlots.employee.tags.createdAt" | "timeSlots.employee.tags.updatedAt" | "timeSlots.employee.tags.name" | "timeSlots.employee.tags.color" | "timeSlots.employee.tags.textColor" | "timeSlots.employee.tags.description" | "timeSlots.employee.tags.isSystem" | "timeSlots.employee.skills.id" | "timeSlots.employee.skills.tenantId" | "timeSlots.employee.skills.organizationId" | "timeSlots.employee.skills.createdAt" | "timeSlots.employee.skills.updatedAt" | "timeSlots.employee.skills.name" | "timeSlots.employee.skills.description" | "timeSlots.employee.skills.color" | "timeSlots.timeLogs.id" | "timeSlots.timeLogs.tenantId" | "timeSlots.timeLogs.organizationId" | "timeSlots.timeLogs.createdAt" | "timeSlots.timeLogs.updatedAt" | "timeSlots.timeLogs.employeeId" | "timeSlots.timeLogs.startedAt" | "timeSlots.timeLogs.stoppedAt" | "timeSlots.timeLogs.duration" | "timeSlots.timeLogs.logType" | "timeSlots.timeLogs.source" | "timeSlots.timeLogs.description" | "timeSlots.timeLogs.reason" | "timeSlots.timeLogs.isBillable" | "timeSlots.timeLogs.projectId" | "timeSlots.timeLogs.taskId" | "timeSlots.timeLogs.timesheetId" | "timeSlots.timeLogs.organizationTeamId" | "timeSlots.timeLogs.employee.id" | "timeSlots.timeLogs.employee.tenantId" | "timeSlots.timeLogs.employee.organizationId" | "timeSlots.timeLogs.employee.createdAt" | "timeSlots.timeLogs.employee.updatedAt" | "timeSlots.timeLogs.employee.firstName" | "timeSlots.timeLogs.employee.lastName" | "timeSlots.timeLogs.employee.userId" | "timeSlots.timeLogs.employee.startedWorkOn" | "timeSlots.timeLogs.employee.endWork" | "timeSlots.timeLogs.employee.billRateValue" | "timeSlots.timeLogs.employee.billRateCurrency" | "timeSlots.timeLogs.employee.payPeriod" | "timeSlots.timeLogs.employee.isActive" | "timeSlots.timeLogs.project.id" | "timeSlots.timeLogs.project.tenantId" | "timeSlots.timeLogs.project.organizationId" | "timeSlots.timeLogs.project.createdAt" | "timeSlots.timeLogs.project.updatedAt" | "timeSlots.timeLogs.project.name" | "timeSlots.timeLogs.project.startDate" | "timeSlots.timeLogs.project.endDate" | "timeSlots.timeLogs.project.billing" | "timeSlots.timeLogs.project.currency" | "timeSlots.timeLogs.project.public" | "timeSlots.timeLogs.project.billable" | "timeSlots.timeLogs.project.owner" | "timeSlots.timeLogs.project.budget" | "timeSlots.timeLogs.project.budgetType" | "timeSlots.timeLogs.project.color" | "timeSlots.timeLogs.project.description" | "timeSlots.timeLogs.project.organizationContactId" | "timeSlots.timeLogs.task.id" | "timeSlots.timeLogs.task.tenantId" | "timeSlots.timeLogs.task.organizationId" | "timeSlots.timeLogs.task.createdAt" | "timeSlots.timeLogs.task.updatedAt" | "timeSlots.timeLogs.task.title" | "timeSlots.timeLogs.task.description" | "timeSlots.timeLogs.task.status" | "timeSlots.timeLogs.task.priority" | "timeSlots.timeLogs.task.size" | "timeSlots.timeLogs.task.estimate" | "timeSlots.timeLogs.task.dueDate" | "timeSlots.timeLogs.task.startDate" | "timeSlots.timeLogs.task.number" | "timeSlots.timeLogs.task.prefix" | "timeSlots.timeLogs.task.isDraft" | "timeSlots.timeLogs.task.public" | "timeSlots.timeLogs.task.projectId" | "timeSlots.timeLogs.task.parentId" | "timeSlots.timeLogs.task.organizationSprintId" | "timeSlots.timeLogs.task.creatorId" | "timeSlots.timeLogs.timeSlots.id" | "timeSlots.timeLogs.timeSlots.tenantId" | "timeSlots.timeLogs.timeSlots.organizationId" | "timeSlots.timeLogs.timeSlots.createdAt" | "timeSlots.timeLogs.timeSlots.updatedAt" | "timeSlots.timeLogs.timeSlots.employeeId" | "timeSlots.timeLogs.timeSlots.startedAt" | "timeSlots.timeLogs.timeSlots.duration" | "timeSlots.timeLogs.timeSlots.keyboard" | "timeSlots.timeLogs.timeSlots.mouse" | "timeSlots.timeLogs.timeSlots.overall";
+        /** @description time-log narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        TimeLogSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /** Format: uuid */
+            organizationId?: string;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            /** Format: uuid */
+            employeeId?: string;
+            /** Format: date-time */
+            startedAt?: string;
+            /**
+             * Format: date-time
+             * @description Not earlier than startedAt; empty while the timer runs
+             */
+            stoppedAt?: string | null;
+            /** @description Seconds from startedAt to stoppedAt; null while the timer runs */
+            readonly duration?: number | null;
+            /** @enum {string} */
+            logType?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
+            /** @enum {string} */
+            source?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
+            description?: string | null;
+            /** @description Why time was entered by hand */
+            reason?: string | null;
+            isBillable?: boolean;
+            /** Format: uuid */
+            projectId?: string | null;
+            /** Format: uuid */
+            taskId?: string | null;
+            /** Format: uuid */
+            timesheetId?: string | null;
+            /** Format: uuid */
+            organizationTeamId?: string | null;
+            /** @description Present only when requested with relations[]=employee */
+            employee?: components["schemas"]["Employee"];
+            /** @description Present only when requested with relations[]=project; null when projectId is empty */
+            project?: components["schemas"]["OrganizationProject"] | (never | null);
+            /** @description Present only when requested with relations[]=task; null when taskId is empty */
+            task?: components["schemas"]["Task"] | (never | null);
+            /** @description Present only when requested with relations[]=timeSlots */
+            timeSlots?: components["schemas"]["TimeSlot"][];
+            /** @description Present only when requested with relations[]=tags */
+            tags?: components["schemas"]["Tag"][];
+        };
         /** @description A request for days off, for one or more employees. */
         TimeOffRequest: {
             /** Format: uuid */
@@ -16208,7 +16999,7 @@ export interface components {
             readonly updatedAt?: unknown;
         };
         TimeOffRequestList: {
-            items: components["schemas"]["TimeOffRequest"][];
+            items: (components["schemas"]["TimeOffRequest"] | components["schemas"]["TimeOffRequestSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -16248,6 +17039,8 @@ export interface components {
             };
             where?: components["schemas"]["TimeOffRequestWhere"];
             relations?: ("employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "document")[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["TimeOffRequestSelectable"][] | string;
             /** @description Case-insensitive match over description */
             search?: string;
             /**
@@ -16750,6 +17543,47 @@ export interface components {
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["TimeOffRequestWhereGroup"][];
         };
+        /** @enum {string} */
+        TimeOffRequestSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "start" | "end" | "requestDate" | "status" | "description" | "isHoliday" | "documentUrl" | "documentId" | "employeeId" | "employees.id" | "employees.tenantId" | "employees.organizationId" | "employees.createdAt" | "employees.updatedAt" | "employees.firstName" | "employees.lastName" | "employees.userId" | "employees.startedWorkOn" | "employees.endWork" | "employees.billRateValue" | "employees.billRateCurrency" | "employees.payPeriod" | "employees.isActive" | "employees.user.id" | "employees.user.tenantId" | "employees.user.createdAt" | "employees.user.updatedAt" | "employees.user.email" | "employees.user.firstName" | "employees.user.lastName" | "employees.user.name" | "employees.user.roleId" | "employees.user.isActive" | "employees.user.isEmailVerified" | "employees.user.imageUrl" | "employees.user.role.id" | "employees.user.role.tenantId" | "employees.user.role.createdAt" | "employees.user.role.updatedAt" | "employees.user.role.name" | "employees.organization.id" | "employees.organization.tenantId" | "employees.organization.createdAt" | "employees.organization.updatedAt" | "employees.organization.name" | "employees.organization.currency" | "employees.organization.isDefault" | "employees.organization.timeZone" | "employees.organization.startWeekOn" | "employees.organization.bonusType" | "employees.organization.bonusPercentage" | "employees.organization.website" | "employees.organization.isActive" | "employees.organization.contactId" | "employees.organization.tags.id" | "employees.organization.tags.tenantId" | "employees.organization.tags.organizationId" | "employees.organization.tags.createdAt" | "employees.organization.tags.updatedAt" | "employees.organization.tags.name" | "employees.organization.tags.color" | "employees.organization.tags.textColor" | "employees.organization.tags.description" | "employees.organization.tags.isSystem" | "employees.organization.skills.id" | "employees.organization.skills.tenantId" | "employees.organization.skills.organizationId" | "employees.organization.skills.createdAt" | "employees.organization.skills.updatedAt" | "employees.organization.skills.name" | "employees.organization.skills.description" | "employees.organization.skills.color" | "employees.organization.contact.id" | "employees.organization.contact.tenantId" | "employees.organization.contact.createdAt" | "employees.organization.contact.updatedAt" | "employees.organization.contact.name" | "employees.organization.contact.firstName" | "employees.organization.contact.lastName" | "employees.organization.contact.country" | "employees.organization.contact.city" | "employees.organization.contact.address" | "employees.organization.contact.address2" | "employees.organization.contact.postcode" | "employees.organization.contact.regionCode" | "employees.organization.contact.latitude" | "employees.organization.contact.longitude" | "employees.organization.contact.fax" | "employees.organization.contact.fiscalInformation" | "employees.organization.contact.website" | "employees.tags.id" | "employees.tags.tenantId" | "employees.tags.organizationId" | "employees.tags.createdAt" | "employees.tags.updatedAt" | "employees.tags.name" | "employees.tags.color" | "employees.tags.textColor" | "employees.tags.description" | "employees.tags.isSystem" | "employees.skills.id" | "employees.skills.tenantId" | "employees.skills.organizationId" | "employees.skills.createdAt" | "employees.skills.updatedAt" | "employees.skills.name" | "employees.skills.description" | "employees.skills.color" | "document.id" | "document.tenantId" | "document.organizationId" | "document.createdAt" | "document.updatedAt" | "document.name" | "document.url" | "document.width" | "document.height" | "document.size" | "document.mimeType" | "document.isFeatured" | "document.storageProvider";
+        /** @description time-off-request narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        TimeOffRequestSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /** Format: uuid */
+            organizationId?: string;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            /** Format: date-time */
+            start?: string;
+            /**
+             * Format: date-time
+             * @description Not earlier than start
+             */
+            end?: string;
+            /** Format: date-time */
+            requestDate?: string;
+            /** @enum {string} */
+            status?: "REQUESTED" | "APPROVED" | "DENIED";
+            description?: string | null;
+            isHoliday?: boolean;
+            /** Format: uri */
+            documentUrl?: string | null;
+            /** Format: uuid */
+            documentId?: string | null;
+            /**
+             * Format: uuid
+             * @description The employee who asked; defaults to the caller's own
+             */
+            employeeId?: string | null;
+            /** @description Present only when requested with relations[]=employees */
+            employees?: components["schemas"]["Employee"][];
+            /** @description Present only when requested with relations[]=document; null when documentId is empty */
+            document?: components["schemas"]["ImageAsset"] | (never | null);
+        };
         /** @description Up to ten minutes of an employee's tracked activity, with keyboard and mouse counts. */
         TimeSlot: {
             /** Format: uuid */
@@ -16894,7 +17728,7 @@ export interface components {
             readonly updatedAt?: unknown;
         };
         TimeSlotList: {
-            items: components["schemas"]["TimeSlot"][];
+            items: (components["schemas"]["TimeSlot"] | components["schemas"]["TimeSlotSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -16932,6 +17766,8 @@ export interface components {
             };
             where?: components["schemas"]["TimeSlotWhere"];
             relations?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["TimeSlotSelectable"][] | string;
             /**
              * @description Earliest startedAt. ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
              * @example 2026-01-05
@@ -17240,6 +18076,37 @@ export interface components {
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["TimeSlotWhereGroup"][];
         };
+        /** @enum {string} */
+        TimeSlotSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "employeeId" | "startedAt" | "duration" | "keyboard" | "mouse" | "overall" | "employee.id" | "employee.tenantId" | "employee.organizationId" | "employee.createdAt" | "employee.updatedAt" | "employee.firstName" | "employee.lastName" | "employee.userId" | "employee.startedWorkOn" | "employee.endWork" | "employee.billRateValue" | "employee.billRateCurrency" | "employee.payPeriod" | "employee.isActive" | "employee.user.id" | "employee.user.tenantId" | "employee.user.createdAt" | "employee.user.updatedAt" | "employee.user.email" | "employee.user.firstName" | "employee.user.lastName" | "employee.user.name" | "employee.user.roleId" | "employee.user.isActive" | "employee.user.isEmailVerified" | "employee.user.imageUrl" | "employee.user.role.id" | "employee.user.role.tenantId" | "employee.user.role.createdAt" | "employee.user.role.updatedAt" | "employee.user.role.name" | "employee.organization.id" | "employee.organization.tenantId" | "employee.organization.createdAt" | "employee.organization.updatedAt" | "employee.organization.name" | "employee.organization.currency" | "employee.organization.isDefault" | "employee.organization.timeZone" | "employee.organization.startWeekOn" | "employee.organization.bonusType" | "employee.organization.bonusPercentage" | "employee.organization.website" | "employee.organization.isActive" | "employee.organization.contactId" | "employee.organization.tags.id" | "employee.organization.tags.tenantId" | "employee.organization.tags.organizationId" | "employee.organization.tags.createdAt" | "employee.organization.tags.updatedAt" | "employee.organization.tags.name" | "employee.organization.tags.color" | "employee.organization.tags.textColor" | "employee.organization.tags.description" | "employee.organization.tags.isSystem" | "employee.organization.skills.id" | "employee.organization.skills.tenantId" | "employee.organization.skills.organizationId" | "employee.organization.skills.createdAt" | "employee.organization.skills.updatedAt" | "employee.organization.skills.name" | "employee.organization.skills.description" | "employee.organization.skills.color" | "employee.organization.contact.id" | "employee.organization.contact.tenantId" | "employee.organization.contact.createdAt" | "employee.organization.contact.updatedAt" | "employee.organization.contact.name" | "employee.organization.contact.firstName" | "employee.organization.contact.lastName" | "employee.organization.contact.country" | "employee.organization.contact.city" | "employee.organization.contact.address" | "employee.organization.contact.address2" | "employee.organization.contact.postcode" | "employee.organization.contact.regionCode" | "employee.organization.contact.latitude" | "employee.organization.contact.longitude" | "employee.organization.contact.fax" | "employee.organization.contact.fiscalInformation" | "employee.organization.contact.website" | "employee.tags.id" | "employee.tags.tenantId" | "employee.tags.organizationId" | "employee.tags.createdAt" | "employee.tags.updatedAt" | "employee.tags.name" | "employee.tags.color" | "employee.tags.textColor" | "employee.tags.description" | "employee.tags.isSystem" | "employee.skills.id" | "employee.skills.tenantId" | "employee.skills.organizationId" | "employee.skills.createdAt" | "employee.skills.updatedAt" | "employee.skills.name" | "employee.skills.description" | "employee.skills.color" | "timeLogs.id" | "timeLogs.tenantId" | "timeLogs.organizationId" | "timeLogs.createdAt" | "timeLogs.updatedAt" | "timeLogs.employeeId" | "timeLogs.startedAt" | "timeLogs.stoppedAt" | "timeLogs.duration" | "timeLogs.logType" | "timeLogs.source" | "timeLogs.description" | "timeLogs.reason" | "timeLogs.isBillable" | "timeLogs.projectId" | "timeLogs.taskId" | "timeLogs.timesheetId" | "timeLogs.organizationTeamId" | "timeLogs.employee.id" | "timeLogs.employee.tenantId" | "timeLogs.employee.organizationId" | "timeLogs.employee.createdAt" | "timeLogs.employee.updatedAt" | "timeLogs.employee.firstName" | "timeLogs.employee.lastName" | "timeLogs.employee.userId" | "timeLogs.employee.startedWorkOn" | "timeLogs.employee.endWork" | "timeLogs.employee.billRateValue" | "timeLogs.employee.billRateCurrency" | "timeLogs.employee.payPeriod" | "timeLogs.employee.isActive" | "timeLogs.employee.user.id" | "timeLogs.employee.user.tenantId" | "timeLogs.employee.user.createdAt" | "timeLogs.employee.user.updatedAt" | "timeLogs.employee.user.email" | "timeLogs.employee.user.firstName" | "timeLogs.employee.user.lastName" | "timeLogs.employee.user.name" | "timeLogs.employee.user.roleId" | "timeLogs.employee.user.isActive" | "timeLogs.employee.user.isEmailVerified" | "timeLogs.employee.user.imageUrl" | "timeLogs.employee.organization.id" | "timeLogs.employee.organization.tenantId" | "timeLogs.employee.organization.createdAt" | "timeLogs.employee.organization.updatedAt" | "timeLogs.employee.organization.name" | "timeLogs.employee.organization.currency" | "timeLogs.employee.organization.isDefault" | "timeLogs.employee.organization.timeZone" | "timeLogs.employee.organization.startWeekOn" | "timeLogs.employee.organization.bonusType" | "timeLogs.employee.organization.bonusPercentage" | "timeLogs.employee.organization.website" | "timeLogs.employee.organization.isActive" | "timeLogs.employee.organization.contactId" | "timeLogs.employee.tags.id" | "timeLogs.employee.tags.tenantId" | "timeLogs.employee.tags.organizationId" | "timeLogs.employee.tags.createdAt" | "timeLogs.employee.tags.updatedAt" | "timeLogs.employee.tags.name" | "timeLogs.employee.tags.color" | "timeLogs.employee.tags.textColor" | "timeLogs.employee.tags.description" | "timeLogs.employee.tags.isSystem" | "timeLogs.employee.skills.id" | "timeLogs.employee.skills.tenantId" | "timeLogs.employee.skills.organizationId" | "timeLogs.employee.skills.createdAt" | "timeLogs.employee.skills.updatedAt" | "timeLogs.employee.skills.name" | "timeLogs.employee.skills.description" | "timeLogs.employee.skills.color" | "timeLogs.project.id" | "timeLogs.project.tenantId" | "timeLogs.project.organizationId" | "timeLogs.project.createdAt" | "timeLogs.project.updatedAt" | "timeLogs.project.name" | "timeLogs.project.startDate" | "timeLogs.project.endDate" | "timeLogs.project.billing" | "timeLogs.project.currency" | "timeLogs.project.public" | "timeLogs.project.billable" | "timeLogs.project.owner" | "timeLogs.project.budget" | "timeLogs.project.budgetType" | "timeLogs.project.color" | "timeLogs.project.description" | "timeLogs.project.organizationContactId" | "timeLogs.project.members.id" | "timeLogs.project.members.tenantId" | "timeLogs.project.members.organizationId" | "timeLogs.project.members.createdAt" | "timeLogs.project.members.updatedAt" | "timeLogs.project.members.firstName" | "timeLogs.project.members.lastName" | "timeLogs.project.members.userId" | "timeLogs.project.members.startedWorkOn" | "timeLogs.project.members.endWork" | "timeLogs.project.members.billRateValue" | "timeLogs.project.members.billRateCurrency" | "timeLogs.project.members.payPeriod" | "timeLogs.project.members.isActive" | "timeLogs.project.teams.id" | "timeLogs.project.teams.tenantId" | "timeLogs.project.teams.organizationId" | "timeLogs.project.teams.createdAt" | "timeLogs.project.teams.updatedAt" | "timeLogs.project.teams.name" | "timeLogs.project.teams.color" | "timeLogs.project.teams.emoji" | "timeLogs.project.teams.public" | "timeLogs.project.tags.id" | "timeLogs.project.tags.tenantId" | "timeLogs.project.tags.organizationId" | "timeLogs.project.tags.createdAt" | "timeLogs.project.tags.updatedAt" | "timeLogs.project.tags.name" | "timeLogs.project.tags.color" | "timeLogs.project.tags.textColor" | "timeLogs.project.tags.description" | "timeLogs.project.tags.isSystem" | "timeLogs.project.organizationContact.id" | "timeLogs.project.organizationContact.tenantId" | "timeLogs.project.organizationContact.organizationId" | "timeLogs.project.organizationContact.createdAt" | "timeLogs.project.organizationContact.updatedAt" | "timeLogs.project.organizationContact.name" | "timeLogs.project.organizationContact.primaryEmail" | "timeLogs.project.organizationContact.primaryPhone" | "timeLogs.project.organizationContact.contactType" | "timeLogs.project.organizationContact.budget" | "timeLogs.project.organizationContact.budgetType" | "timeLogs.task.id" | "timeLogs.task.tenantId" | "timeLogs.task.organizationId" | "timeLogs.task.createdAt" | "timeLogs.task.updatedAt" | "timeLogs.task.title" | "timeLogs.task.description" | "timeLogs.task.status" | "timeLogs.task.priority" | "timeLogs.task.size" | "timeLogs.task.estimate" | "timeLogs.task.dueDate" | "timeLogs.task.startDate" | "timeLogs.task.number" | "timeLogs.task.prefix" | "timeLogs.task.isDraft" | "timeLogs.task.public" | "timeLogs.task.projectId" | "timeLogs.task.parentId" | "timeLogs.task.organizationSprintId" | "timeLogs.task.creatorId" | "timeLogs.task.project.id" | "timeLogs.task.project.tenantId" | "timeLogs.task.project.organizationId" | "timeLogs.task.project.createdAt" | "timeLogs.task.project.updatedAt" | "timeLogs.task.project.name" | "timeLogs.task.project.startDate" | "timeLogs.task.project.endDate" | "timeLogs.task.project.billing" | "timeLogs.task.project.currency" | "timeLogs.task.project.public" | "timeLogs.task.project.billable" | "timeLogs.task.project.owner" | "timeLogs.task.project.budget" | "timeLogs.task.project.budgetType" | "timeLogs.task.project.color" | "timeLogs.task.project.description" | "timeLogs.task.project.organizationContactId" | "timeLogs.task.creator.id" | "timeLogs.task.creator.tenantId" | "timeLogs.task.creator.createdAt" | "timeLogs.task.creator.updatedAt" | "timeLogs.task.creator.email" | "timeLogs.task.creator.firstName" | "timeLogs.task.creator.lastName" | "timeLogs.task.creator.name" | "timeLogs.task.creator.roleId" | "timeLogs.task.creator.isActive" | "timeLogs.task.creator.isEmailVerified" | "timeLogs.task.creator.imageUrl" | "timeLogs.task.members.id" | "timeLogs.task.members.tenantId" | "timeLogs.task.members.organizationId" | "timeLogs.task.members.createdAt" | "timeLogs.task.members.updatedAt" | "timeLogs.task.members.firstName" | "timeLogs.task.members.lastName" | "timeLogs.task.members.userId" | "timeLogs.task.members.startedWorkOn" | "timeLogs.task.members.endWork" | "timeLogs.task.members.billRateValue" | "timeLogs.task.members.billRateCurrency" | "timeLogs.task.members.payPeriod" | "timeLogs.task.members.isActive" | "timeLogs.task.teams.id" | "timeLogs.task.teams.tenantId" | "timeLogs.task.teams.organizationId" | "timeLogs.task.teams.createdAt" | "timeLogs.task.teams.updatedAt" | "timeLogs.task.teams.name" | "timeLogs.task.teams.color" | "timeLogs.task.teams.emoji" | "timeLogs.task.teams.public" | "timeLogs.task.tags.id" | "timeLogs.task.tags.tenantId" | "timeLogs.task.tags.organizationId" | "timeLogs.task.tags.createdAt" | "timeLogs.task.tags.updatedAt" | "timeLogs.task.tags.name" | "timeLogs.task.tags.color" | "timeLogs.task.tags.textColor" | "timeLogs.task.tags.description" | "timeLogs.task.tags.isSystem" | "timeLogs.timeSlots.id" | "timeLogs.timeSlots.tenantId" | "timeLogs.timeSlots.organizationId" | "timeLogs.timeSlots.createdAt" | "timeLogs.timeSlots.updatedAt" | "timeLogs.timeSlots.employeeId" | "timeLogs.timeSlots.startedAt" | "timeLogs.timeSlots.duration" | "timeLogs.timeSlots.keyboard" | "timeLogs.timeSlots.mouse" | "timeLogs.timeSlots.overall" | "timeLogs.timeSlots.employee.id" | "timeLogs.timeSlots.employee.tenantId" | "timeLogs.timeSlots.employee.organizationId" | "timeLogs.timeSlots.employee.createdAt" | "timeLogs.timeSlots.employee.updatedAt" | "timeLogs.timeSlots.employee.firstName" | "timeLogs.timeSlots.employee.lastName" | "timeLogs.timeSlots.employee.userId" | "timeLogs.timeSlots.employee.startedWorkOn" | "timeLogs.timeSlots.employee.endWork" | "timeLogs.timeSlots.employee.billRateValue" | "timeLogs.timeSlots.employee.billRateCurrency" | "timeLogs.timeSlots.employee.payPeriod" | "timeLogs.timeSlots.employee.isActive" | "timeLogs.timeSlots.timeLogs.id" | "timeLogs.timeSlots.timeLogs.tenantId" | "timeLogs.timeSlots.timeLogs.organizationId" | "timeLogs.timeSlots.timeLogs.createdAt" | "timeLogs.timeSlots.timeLogs.updatedAt" | "timeLogs.timeSlots.timeLogs.employeeId" | "timeLogs.timeSlots.timeLogs.startedAt" | "timeLogs.timeSlots.timeLogs.stoppedAt" | "timeLogs.timeSlots.timeLogs.duration" | "timeLogs.timeSlots.timeLogs.logType" | "timeLogs.timeSlots.timeLogs.source" | "timeLogs.timeSlots.timeLogs.description" | "timeLogs.timeSlots.timeLogs.reason" | "timeLogs.timeSlots.timeLogs.isBillable" | "timeLogs.timeSlots.timeLogs.projectId" | "timeLogs.timeSlots.timeLogs.taskId" | "timeLogs.timeSlots.timeLogs.timesheetId" | "timeLogs.timeSlots.timeLogs.organizationTeamId";
+        /** @description time-slot narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        TimeSlotSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /** Format: uuid */
+            organizationId?: string;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            /** Format: uuid */
+            employeeId?: string;
+            /** Format: date-time */
+            startedAt?: string;
+            /** @description Seconds */
+            duration?: number | null;
+            /** @description Key presses */
+            keyboard?: number | null;
+            /** @description Mouse events */
+            mouse?: number | null;
+            /** @description Activity percentage */
+            overall?: number | null;
+            /** @description Present only when requested with relations[]=employee */
+            employee?: components["schemas"]["Employee"];
+            /** @description Present only when requested with relations[]=timeLogs */
+            timeLogs?: components["schemas"]["TimeLog"][];
+        };
         /** @description An employee's time over a period, submitted for approval. */
         Timesheet: {
             /** Format: uuid */
@@ -17427,7 +18294,7 @@ export interface components {
             readonly updatedAt?: unknown;
         };
         TimesheetList: {
-            items: components["schemas"]["Timesheet"][];
+            items: (components["schemas"]["Timesheet"] | components["schemas"]["TimesheetSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -17467,6 +18334,8 @@ export interface components {
             };
             where?: components["schemas"]["TimesheetWhere"];
             relations?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "approvedBy" | "approvedBy.role" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["TimesheetSelectable"][] | string;
             /**
              * @description Earliest startedAt. ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
              * @example 2026-01-05
@@ -17926,6 +18795,50 @@ export interface components {
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["TimesheetWhereGroup"][];
         };
+        /** @enum {string} */
+        TimesheetSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "employeeId" | "startedAt" | "stoppedAt" | "duration" | "keyboard" | "mouse" | "overall" | "status" | "isBilled" | "approvedAt" | "submittedAt" | "approvedById" | "employee.id" | "employee.tenantId" | "employee.organizationId" | "employee.createdAt" | "employee.updatedAt" | "employee.firstName" | "employee.lastName" | "employee.userId" | "employee.startedWorkOn" | "employee.endWork" | "employee.billRateValue" | "employee.billRateCurrency" | "employee.payPeriod" | "employee.isActive" | "employee.user.id" | "employee.user.tenantId" | "employee.user.createdAt" | "employee.user.updatedAt" | "employee.user.email" | "employee.user.firstName" | "employee.user.lastName" | "employee.user.name" | "employee.user.roleId" | "employee.user.isActive" | "employee.user.isEmailVerified" | "employee.user.imageUrl" | "employee.user.role.id" | "employee.user.role.tenantId" | "employee.user.role.createdAt" | "employee.user.role.updatedAt" | "employee.user.role.name" | "employee.organization.id" | "employee.organization.tenantId" | "employee.organization.createdAt" | "employee.organization.updatedAt" | "employee.organization.name" | "employee.organization.currency" | "employee.organization.isDefault" | "employee.organization.timeZone" | "employee.organization.startWeekOn" | "employee.organization.bonusType" | "employee.organization.bonusPercentage" | "employee.organization.website" | "employee.organization.isActive" | "employee.organization.contactId" | "employee.organization.tags.id" | "employee.organization.tags.tenantId" | "employee.organization.tags.organizationId" | "employee.organization.tags.createdAt" | "employee.organization.tags.updatedAt" | "employee.organization.tags.name" | "employee.organization.tags.color" | "employee.organization.tags.textColor" | "employee.organization.tags.description" | "employee.organization.tags.isSystem" | "employee.organization.skills.id" | "employee.organization.skills.tenantId" | "employee.organization.skills.organizationId" | "employee.organization.skills.createdAt" | "employee.organization.skills.updatedAt" | "employee.organization.skills.name" | "employee.organization.skills.description" | "employee.organization.skills.color" | "employee.organization.contact.id" | "employee.organization.contact.tenantId" | "employee.organization.contact.createdAt" | "employee.organization.contact.updatedAt" | "employee.organization.contact.name" | "employee.organization.contact.firstName" | "employee.organization.contact.lastName" | "employee.organization.contact.country" | "employee.organization.contact.city" | "employee.organization.contact.address" | "employee.organization.contact.address2" | "employee.organization.contact.postcode" | "employee.organization.contact.regionCode" | "employee.organization.contact.latitude" | "employee.organization.contact.longitude" | "employee.organization.contact.fax" | "employee.organization.contact.fiscalInformation" | "employee.organization.contact.website" | "employee.tags.id" | "employee.tags.tenantId" | "employee.tags.organizationId" | "employee.tags.createdAt" | "employee.tags.updatedAt" | "employee.tags.name" | "employee.tags.color" | "employee.tags.textColor" | "employee.tags.description" | "employee.tags.isSystem" | "employee.skills.id" | "employee.skills.tenantId" | "employee.skills.organizationId" | "employee.skills.createdAt" | "employee.skills.updatedAt" | "employee.skills.name" | "employee.skills.description" | "employee.skills.color" | "approvedBy.id" | "approvedBy.tenantId" | "approvedBy.createdAt" | "approvedBy.updatedAt" | "approvedBy.email" | "approvedBy.firstName" | "approvedBy.lastName" | "approvedBy.name" | "approvedBy.roleId" | "approvedBy.isActive" | "approvedBy.isEmailVerified" | "approvedBy.imageUrl" | "approvedBy.role.id" | "approvedBy.role.tenantId" | "approvedBy.role.createdAt" | "approvedBy.role.updatedAt" | "approvedBy.role.name" | "timeLogs.id" | "timeLogs.tenantId" | "timeLogs.organizationId" | "timeLogs.createdAt" | "timeLogs.updatedAt" | "timeLogs.employeeId" | "timeLogs.startedAt" | "timeLogs.stoppedAt" | "timeLogs.duration" | "timeLogs.logType" | "timeLogs.source" | "timeLogs.description" | "timeLogs.reason" | "timeLogs.isBillable" | "timeLogs.projectId" | "timeLogs.taskId" | "timeLogs.timesheetId" | "timeLogs.organizationTeamId" | "timeLogs.employee.id" | "timeLogs.employee.tenantId" | "timeLogs.employee.organizationId" | "timeLogs.employee.createdAt" | "timeLogs.employee.updatedAt" | "timeLogs.employee.firstName" | "timeLogs.employee.lastName" | "timeLogs.employee.userId" | "timeLogs.employee.startedWorkOn" | "timeLogs.employee.endWork" | "timeLogs.employee.billRateValue" | "timeLogs.employee.billRateCurrency" | "timeLogs.employee.payPeriod" | "timeLogs.employee.isActive" | "timeLogs.employee.user.id" | "timeLogs.employee.user.tenantId" | "timeLogs.employee.user.createdAt" | "timeLogs.employee.user.updatedAt" | "timeLogs.employee.user.email" | "timeLogs.employee.user.firstName" | "timeLogs.employee.user.lastName" | "timeLogs.employee.user.name" | "timeLogs.employee.user.roleId" | "timeLogs.employee.user.isActive" | "timeLogs.employee.user.isEmailVerified" | "timeLogs.employee.user.imageUrl" | "timeLogs.employee.organization.id" | "timeLogs.employee.organization.tenantId" | "timeLogs.employee.organization.createdAt" | "timeLogs.employee.organization.updatedAt" | "timeLogs.employee.organization.name" | "timeLogs.employee.organization.currency" | "timeLogs.employee.organization.isDefault" | "timeLogs.employee.organization.timeZone" | "timeLogs.employee.organization.startWeekOn" | "timeLogs.employee.organization.bonusType" | "timeLogs.employee.organization.bonusPercentage" | "timeLogs.employee.organization.website" | "timeLogs.employee.organization.isActive" | "timeLogs.employee.organization.contactId" | "timeLogs.employee.tags.id" | "timeLogs.employee.tags.tenantId" | "timeLogs.employee.tags.organizationId" | "timeLogs.employee.tags.createdAt" | "timeLogs.employee.tags.updatedAt" | "timeLogs.employee.tags.name" | "timeLogs.employee.tags.color" | "timeLogs.employee.tags.textColor" | "timeLogs.employee.tags.description" | "timeLogs.employee.tags.isSystem" | "timeLogs.employee.skills.id" | "timeLogs.employee.skills.tenantId" | "timeLogs.employee.skills.organizationId" | "timeLogs.employee.skills.createdAt" | "timeLogs.employee.skills.updatedAt" | "timeLogs.employee.skills.name" | "timeLogs.employee.skills.description" | "timeLogs.employee.skills.color" | "timeLogs.project.id" | "timeLogs.project.tenantId" | "timeLogs.project.organizationId" | "timeLogs.project.createdAt" | "timeLogs.project.updatedAt" | "timeLogs.project.name" | "timeLogs.project.startDate" | "timeLogs.project.endDate" | "timeLogs.project.billing" | "timeLogs.project.currency" | "timeLogs.project.public" | "timeLogs.project.billable" | "timeLogs.project.owner" | "timeLogs.project.budget" | "timeLogs.project.budgetType" | "timeLogs.project.color" | "timeLogs.project.description" | "timeLogs.project.organizationContactId" | "timeLogs.project.members.id" | "timeLogs.project.members.tenantId" | "timeLogs.project.members.organizationId" | "timeLogs.project.members.createdAt" | "timeLogs.project.members.updatedAt" | "timeLogs.project.members.firstName" | "timeLogs.project.members.lastName" | "timeLogs.project.members.userId" | "timeLogs.project.members.startedWorkOn" | "timeLogs.project.members.endWork" | "timeLogs.project.members.billRateValue" | "timeLogs.project.members.billRateCurrency" | "timeLogs.project.members.payPeriod" | "timeLogs.project.members.isActive" | "timeLogs.project.teams.id" | "timeLogs.project.teams.tenantId" | "timeLogs.project.teams.organizationId" | "timeLogs.project.teams.createdAt" | "timeLogs.project.teams.updatedAt" | "timeLogs.project.teams.name" | "timeLogs.project.teams.color" | "timeLogs.project.teams.emoji" | "timeLogs.project.teams.public" | "timeLogs.project.tags.id" | "timeLogs.project.tags.tenantId" | "timeLogs.project.tags.organizationId" | "timeLogs.project.tags.createdAt" | "timeLogs.project.tags.updatedAt" | "timeLogs.project.tags.name" | "timeLogs.project.tags.color" | "timeLogs.project.tags.textColor" | "timeLogs.project.tags.description" | "timeLogs.project.tags.isSystem" | "timeLogs.project.organizationContact.id" | "timeLogs.project.organizationContact.tenantId" | "timeLogs.project.organizationContact.organizationId" | "timeLogs.project.organizationContact.createdAt" | "timeLogs.project.organizationContact.updatedAt" | "timeLogs.project.organizationContact.name" | "timeLogs.project.organizationContact.primaryEmail" | "timeLogs.project.organizationContact.primaryPhone" | "timeLogs.project.organizationContact.contactType" | "timeLogs.project.organizationContact.budget" | "timeLogs.project.organizationContact.budgetType" | "timeLogs.task.id" | "timeLogs.task.tenantId" | "timeLogs.task.organizationId" | "timeLogs.task.createdAt" | "timeLogs.task.updatedAt" | "timeLogs.task.title" | "timeLogs.task.description" | "timeLogs.task.status" | "timeLogs.task.priority" | "timeLogs.task.size" | "timeLogs.task.estimate" | "timeLogs.task.dueDate" | "timeLogs.task.startDate" | "timeLogs.task.number" | "timeLogs.task.prefix" | "timeLogs.task.isDraft" | "timeLogs.task.public" | "timeLogs.task.projectId" | "timeLogs.task.parentId" | "timeLogs.task.organizationSprintId" | "timeLogs.task.creatorId" | "timeLogs.task.project.id" | "timeLogs.task.project.tenantId" | "timeLogs.task.project.organizationId" | "timeLogs.task.project.createdAt" | "timeLogs.task.project.updatedAt" | "timeLogs.task.project.name" | "timeLogs.task.project.startDate" | "timeLogs.task.project.endDate" | "timeLogs.task.project.billing" | "timeLogs.task.project.currency" | "timeLogs.task.project.public" | "timeLogs.task.project.billable" | "timeLogs.task.project.owner" | "timeLogs.task.project.budget" | "timeLogs.task.project.budgetType" | "timeLogs.task.project.color" | "timeLogs.task.project.description" | "timeLogs.task.project.organizationContactId" | "timeLogs.task.creator.id" | "timeLogs.task.creator.tenantId" | "timeLogs.task.creator.createdAt" | "timeLogs.task.creator.updatedAt" | "timeLogs.task.creator.email" | "timeLogs.task.creator.firstName" | "timeLogs.task.creator.lastName" | "timeLogs.task.creator.name" | "timeLogs.task.creator.roleId" | "timeLogs.task.creator.isActive" | "timeLogs.task.creator.isEmailVerified" | "timeLogs.task.creator.imageUrl" | "timeLogs.task.members.id" | "timeLogs.task.members.tenantId" | "timeLogs.task.members.organizationId" | "timeLogs.task.members.createdAt" | "timeLogs.task.members.updatedAt" | "timeLogs.task.members.firstName" | "timeLogs.task.members.lastName" | "timeLogs.task.members.userId" | "timeLogs.task.members.startedWorkOn" | "timeLogs.task.members.endWork" | "timeLogs.task.members.billRateValue" | "timeLogs.task.members.billRateCurrency" | "timeLogs.task.members.payPeriod" | "timeLogs.task.members.isActive" | "timeLogs.task.teams.id" | "timeLogs.task.teams.tenantId" | "timeLogs.task.teams.organizationId" | "timeLogs.task.teams.createdAt" | "timeLogs.task.teams.updatedAt" | "timeLogs.task.teams.name" | "timeLogs.task.teams.color" | "timeLogs.task.teams.emoji" | "timeLogs.task.teams.public" | "timeLogs.task.tags.id" | "timeLogs.task.tags.tenantId" | "timeLogs.task.tags.organizationId" | "timeLogs.task.tags.createdAt" | "timeLogs.task.tags.updatedAt" | "timeLogs.task.tags.name" | "timeLogs.task.tags.color" | "timeLogs.task.tags.textColor" | "timeLogs.task.tags.description" | "timeLogs.task.tags.isSystem" | "timeLogs.timeSlots.id" | "timeLogs.timeSlots.tenantId" | "timeLogs.timeSlots.organizationId" | "timeLogs.timeSlots.createdAt" | "timeLogs.timeSlots.updatedAt" | "timeLogs.timeSlots.employeeId" | "timeLogs.timeSlots.startedAt" | "timeLogs.timeSlots.duration" | "timeLogs.timeSlots.keyboard" | "timeLogs.timeSlots.mouse" | "timeLogs.timeSlots.overall" | "timeLogs.timeSlots.employee.id" | "timeLogs.timeSlots.employee.tenantId" | "timeLogs.timeSlots.employee.organizationId" | "timeLogs.timeSlots.employee.createdAt" | "timeLogs.timeSlots.employee.updatedAt" | "timeLogs.timeSlots.employee.firstName" | "timeLogs.timeSlots.employee.lastName" | "timeLogs.timeSlots.employee.userId" | "timeLogs.timeSlots.employee.startedWorkOn" | "timeLogs.timeSlots.employee.endWork" | "timeLogs.timeSlots.employee.billRateValue" | "timeLogs.timeSlots.employee.billRateCurrency" | "timeLogs.timeSlots.employee.payPeriod" | "timeLogs.timeSlots.employee.isActive" | "timeLogs.timeSlots.timeLogs.id" | "timeLogs.timeSlots.timeLogs.tenantId" | "timeLogs.timeSlots.timeLogs.organizationId" | "timeLogs.timeSlots.timeLogs.createdAt" | "timeLogs.timeSlots.timeLogs.updatedAt" | "timeLogs.timeSlots.timeLogs.employeeId" | "timeLogs.timeSlots.timeLogs.startedAt" | "timeLogs.timeSlots.timeLogs.stoppedAt" | "timeLogs.timeSlots.timeLogs.duration" | "timeLogs.timeSlots.timeLogs.logType" | "timeLogs.timeSlots.timeLogs.source" | "timeLogs.timeSlots.timeLogs.description" | "timeLogs.timeSlots.timeLogs.reason" | "timeLogs.timeSlots.timeLogs.isBillable" | "timeLogs.timeSlots.timeLogs.projectId" | "timeLogs.timeSlots.timeLogs.taskId" | "timeLogs.timeSlots.timeLogs.timesheetId" | "timeLogs.timeSlots.timeLogs.organizationTeamId";
+        /** @description timesheet narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        TimesheetSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /** Format: uuid */
+            organizationId?: string;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            /** Format: uuid */
+            employeeId?: string;
+            /** Format: date-time */
+            startedAt?: string;
+            /**
+             * Format: date-time
+             * @description Not earlier than startedAt
+             */
+            stoppedAt?: string;
+            /** @description Seconds */
+            duration?: number | null;
+            keyboard?: number | null;
+            mouse?: number | null;
+            overall?: number | null;
+            /** @enum {string} */
+            status?: "DRAFT" | "PENDING" | "IN REVIEW" | "DENIED" | "APPROVED";
+            isBilled?: boolean;
+            /** Format: date-time */
+            approvedAt?: string | null;
+            /** Format: date-time */
+            submittedAt?: string | null;
+            /** Format: uuid */
+            approvedById?: string | null;
+            /** @description Present only when requested with relations[]=employee */
+            employee?: components["schemas"]["Employee"];
+            /** @description Present only when requested with relations[]=approvedBy; null when approvedById is empty */
+            approvedBy?: components["schemas"]["User"] | (never | null);
+            /** @description Present only when requested with relations[]=timeLogs */
+            timeLogs?: components["schemas"]["TimeLog"][];
+        };
         User: {
             /** Format: uuid */
             readonly id: string;
@@ -18032,7 +18945,7 @@ export interface components {
             readonly isEmailVerified?: unknown;
         };
         UserList: {
-            items: components["schemas"]["User"][];
+            items: (components["schemas"]["User"] | components["schemas"]["UserSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -18070,6 +18983,8 @@ export interface components {
             };
             where?: components["schemas"]["UserWhere"];
             relations?: "role"[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["UserSelectable"][] | string;
             /** @description Case-insensitive match over email, firstName, lastName */
             search?: string;
         };
@@ -18191,6 +19106,33 @@ export interface components {
             role?: components["schemas"]["RoleFieldFilters"];
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["UserWhereGroup"][];
+        };
+        /** @enum {string} */
+        UserSelectable: "id" | "tenantId" | "createdAt" | "updatedAt" | "email" | "firstName" | "lastName" | "name" | "roleId" | "isActive" | "isEmailVerified" | "imageUrl" | "role.id" | "role.tenantId" | "role.createdAt" | "role.updatedAt" | "role.name";
+        /** @description user narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        UserSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            /** Format: email */
+            email?: string;
+            firstName?: string | null;
+            lastName?: string | null;
+            /** @description first and last name */
+            readonly name?: string | null;
+            /** Format: uuid */
+            readonly roleId?: string | null;
+            isActive?: boolean;
+            readonly isEmailVerified?: boolean | null;
+            /** Format: uri */
+            imageUrl?: string | null;
+            /** @description Present only when requested with relations[]=role; null when roleId is empty */
+            role?: components["schemas"]["Role"] | (never | null);
         };
         /** @description A kind of appointment an employee offers, with its length (duration × durationUnit). */
         EventType: {
@@ -18339,7 +19281,7 @@ export interface components {
             readonly updatedAt?: unknown;
         };
         EventTypeList: {
-            items: components["schemas"]["EventType"][];
+            items: (components["schemas"]["EventType"] | components["schemas"]["EventTypeSelected"])[];
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -18379,6 +19321,8 @@ export interface components {
             };
             where?: components["schemas"]["EventTypeWhere"];
             relations?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tags")[] | string;
+            /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
+            select?: components["schemas"]["EventTypeSelectable"][] | string;
             /** @description Case-insensitive match over title, description */
             search?: string;
             /** @description Tag ids */
@@ -18566,6 +19510,40 @@ export interface components {
             tags?: components["schemas"]["TagFieldFilters"];
             /** @description Groups of conditions of which at least one must hold (one level deep): where[or][0][field]=…&where[or][1][field]=… */
             or?: components["schemas"]["EventTypeWhereGroup"][];
+        };
+        /** @enum {string} */
+        EventTypeSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "title" | "description" | "durationUnit" | "duration" | "isActive" | "employeeId" | "employee.id" | "employee.tenantId" | "employee.organizationId" | "employee.createdAt" | "employee.updatedAt" | "employee.firstName" | "employee.lastName" | "employee.userId" | "employee.startedWorkOn" | "employee.endWork" | "employee.billRateValue" | "employee.billRateCurrency" | "employee.payPeriod" | "employee.isActive" | "employee.user.id" | "employee.user.tenantId" | "employee.user.createdAt" | "employee.user.updatedAt" | "employee.user.email" | "employee.user.firstName" | "employee.user.lastName" | "employee.user.name" | "employee.user.roleId" | "employee.user.isActive" | "employee.user.isEmailVerified" | "employee.user.imageUrl" | "employee.user.role.id" | "employee.user.role.tenantId" | "employee.user.role.createdAt" | "employee.user.role.updatedAt" | "employee.user.role.name" | "employee.organization.id" | "employee.organization.tenantId" | "employee.organization.createdAt" | "employee.organization.updatedAt" | "employee.organization.name" | "employee.organization.currency" | "employee.organization.isDefault" | "employee.organization.timeZone" | "employee.organization.startWeekOn" | "employee.organization.bonusType" | "employee.organization.bonusPercentage" | "employee.organization.website" | "employee.organization.isActive" | "employee.organization.contactId" | "employee.organization.tags.id" | "employee.organization.tags.tenantId" | "employee.organization.tags.organizationId" | "employee.organization.tags.createdAt" | "employee.organization.tags.updatedAt" | "employee.organization.tags.name" | "employee.organization.tags.color" | "employee.organization.tags.textColor" | "employee.organization.tags.description" | "employee.organization.tags.isSystem" | "employee.organization.skills.id" | "employee.organization.skills.tenantId" | "employee.organization.skills.organizationId" | "employee.organization.skills.createdAt" | "employee.organization.skills.updatedAt" | "employee.organization.skills.name" | "employee.organization.skills.description" | "employee.organization.skills.color" | "employee.organization.contact.id" | "employee.organization.contact.tenantId" | "employee.organization.contact.createdAt" | "employee.organization.contact.updatedAt" | "employee.organization.contact.name" | "employee.organization.contact.firstName" | "employee.organization.contact.lastName" | "employee.organization.contact.country" | "employee.organization.contact.city" | "employee.organization.contact.address" | "employee.organization.contact.address2" | "employee.organization.contact.postcode" | "employee.organization.contact.regionCode" | "employee.organization.contact.latitude" | "employee.organization.contact.longitude" | "employee.organization.contact.fax" | "employee.organization.contact.fiscalInformation" | "employee.organization.contact.website" | "employee.tags.id" | "employee.tags.tenantId" | "employee.tags.organizationId" | "employee.tags.createdAt" | "employee.tags.updatedAt" | "employee.tags.name" | "employee.tags.color" | "employee.tags.textColor" | "employee.tags.description" | "employee.tags.isSystem" | "employee.skills.id" | "employee.skills.tenantId" | "employee.skills.organizationId" | "employee.skills.createdAt" | "employee.skills.updatedAt" | "employee.skills.name" | "employee.skills.description" | "employee.skills.color" | "tags.id" | "tags.tenantId" | "tags.organizationId" | "tags.createdAt" | "tags.updatedAt" | "tags.name" | "tags.color" | "tags.textColor" | "tags.description" | "tags.isSystem";
+        /** @description event-type narrowed by select[]: id and the fields named (a related record narrowed alike) */
+        EventTypeSelected: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: uuid */
+            readonly tenantId?: string;
+            /**
+             * Format: uuid
+             * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
+             */
+            organizationId?: string | null;
+            /** Format: date-time */
+            readonly createdAt?: string;
+            /** Format: date-time */
+            readonly updatedAt?: string;
+            title?: string;
+            description?: string | null;
+            /** @enum {string} */
+            durationUnit?: "Minute(s)" | "Hour(s)" | "Day(s)";
+            /** @description Count of durationUnit */
+            duration?: number;
+            isActive?: boolean;
+            /**
+             * Format: uuid
+             * @description Defaults on create to the caller's own employee record, when it has one; kept by a replace that leaves it out
+             */
+            employeeId?: string | null;
+            /** @description Present only when requested with relations[]=employee; null when employeeId is empty */
+            employee?: components["schemas"]["Employee"] | (never | null);
+            /** @description Present only when requested with relations[]=tags */
+            tags?: components["schemas"]["Tag"][];
         };
         EmployeeStatistics: {
             /** Format: uuid */
@@ -20149,6 +21127,8 @@ export interface operations {
                 where?: components["schemas"]["CandidateWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("user" | "user.role" | "source" | "interview" | "interview.candidate" | "interview.candidate.user" | "interview.candidate.source" | "interview.candidate.skills" | "skills")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["CandidateSelectable"][];
                 /** @description Earliest appliedDate (inclusive). */
                 startDate?: string;
                 /** @description Latest appliedDate; a date-only value includes that whole day. */
@@ -20271,6 +21251,8 @@ export interface operations {
                 where?: components["schemas"]["CandidateInterviewWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("candidate" | "candidate.user" | "candidate.user.role" | "candidate.source" | "candidate.skills")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["CandidateInterviewSelectable"][];
                 /** @description Case-insensitive match over title, location, note. */
                 search?: string;
                 /** @description Earliest startTime (inclusive). */
@@ -20366,6 +21348,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("candidate" | "candidate.user" | "candidate.user.role" | "candidate.source" | "candidate.skills")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["CandidateInterviewSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -20393,7 +21377,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CandidateInterview"];
+                    "application/json": components["schemas"]["CandidateInterview"] | components["schemas"]["CandidateInterviewSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -20577,6 +21561,8 @@ export interface operations {
                 where?: components["schemas"]["CandidateInterviewWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("candidate" | "candidate.user" | "candidate.user.role" | "candidate.source" | "candidate.skills")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["CandidateInterviewSelectable"][];
                 /** @description Case-insensitive match over title, location, note. */
                 search?: string;
                 /** @description Earliest startTime (inclusive). */
@@ -20657,6 +21643,8 @@ export interface operations {
                 where?: components["schemas"]["CandidateInterviewWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("candidate" | "candidate.user" | "candidate.user.role" | "candidate.source" | "candidate.skills")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["CandidateInterviewSelectable"][];
                 /** @description Case-insensitive match over title, location, note. */
                 search?: string;
                 /** @description Earliest startTime (inclusive). */
@@ -20779,6 +21767,8 @@ export interface operations {
                 where?: components["schemas"]["CandidateSourceWhere"];
                 /** @description candidate-source has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["CandidateSourceSelectable"][];
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -20870,6 +21860,8 @@ export interface operations {
             query?: {
                 /** @description candidate-source has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["CandidateSourceSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -20897,7 +21889,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CandidateSource"];
+                    "application/json": components["schemas"]["CandidateSource"] | components["schemas"]["CandidateSourceSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -21077,6 +22069,8 @@ export interface operations {
                 where?: components["schemas"]["CandidateSourceWhere"];
                 /** @description candidate-source has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["CandidateSourceSelectable"][];
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -21149,6 +22143,8 @@ export interface operations {
                 where?: components["schemas"]["CandidateSourceWhere"];
                 /** @description candidate-source has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["CandidateSourceSelectable"][];
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -21242,6 +22238,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("user" | "user.role" | "source" | "interview" | "interview.candidate" | "interview.candidate.user" | "interview.candidate.source" | "interview.candidate.skills" | "skills")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["CandidateSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -21269,7 +22267,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Candidate"];
+                    "application/json": components["schemas"]["Candidate"] | components["schemas"]["CandidateSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -21455,6 +22453,8 @@ export interface operations {
                 where?: components["schemas"]["CandidateWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("user" | "user.role" | "source" | "interview" | "interview.candidate" | "interview.candidate.user" | "interview.candidate.source" | "interview.candidate.skills" | "skills")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["CandidateSelectable"][];
                 /** @description Earliest appliedDate (inclusive). */
                 startDate?: string;
                 /** @description Latest appliedDate; a date-only value includes that whole day. */
@@ -21535,6 +22535,8 @@ export interface operations {
                 where?: components["schemas"]["CandidateWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("user" | "user.role" | "source" | "interview" | "interview.candidate" | "interview.candidate.user" | "interview.candidate.source" | "interview.candidate.skills" | "skills")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["CandidateSelectable"][];
                 /** @description Earliest appliedDate (inclusive). */
                 startDate?: string;
                 /** @description Latest appliedDate; a date-only value includes that whole day. */
@@ -21657,6 +22659,8 @@ export interface operations {
                 where?: components["schemas"]["CommentWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "parent" | "parent.employee" | "parent.employee.user" | "parent.employee.organization" | "parent.employee.tags" | "parent.employee.skills" | "parent.parent" | "parent.parent.employee" | "parent.parent.parent" | "replies" | "replies.employee" | "replies.employee.user" | "replies.employee.organization" | "replies.employee.tags" | "replies.employee.skills" | "replies.parent" | "replies.parent.employee" | "replies.parent.parent")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["CommentSelectable"][];
                 /** @description Case-insensitive match over comment. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -21748,6 +22752,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "parent" | "parent.employee" | "parent.employee.user" | "parent.employee.organization" | "parent.employee.tags" | "parent.employee.skills" | "parent.parent" | "parent.parent.employee" | "parent.parent.parent" | "replies" | "replies.employee" | "replies.employee.user" | "replies.employee.organization" | "replies.employee.tags" | "replies.employee.skills" | "replies.parent" | "replies.parent.employee" | "replies.parent.parent")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["CommentSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -21775,7 +22781,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Comment"];
+                    "application/json": components["schemas"]["Comment"] | components["schemas"]["CommentSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -21957,6 +22963,8 @@ export interface operations {
                 where?: components["schemas"]["CommentWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "parent" | "parent.employee" | "parent.employee.user" | "parent.employee.organization" | "parent.employee.tags" | "parent.employee.skills" | "parent.parent" | "parent.parent.employee" | "parent.parent.parent" | "replies" | "replies.employee" | "replies.employee.user" | "replies.employee.organization" | "replies.employee.tags" | "replies.employee.skills" | "replies.parent" | "replies.parent.employee" | "replies.parent.parent")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["CommentSelectable"][];
                 /** @description Case-insensitive match over comment. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -22031,6 +23039,8 @@ export interface operations {
                 where?: components["schemas"]["CommentWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "parent" | "parent.employee" | "parent.employee.user" | "parent.employee.organization" | "parent.employee.tags" | "parent.employee.skills" | "parent.parent" | "parent.parent.employee" | "parent.parent.parent" | "replies" | "replies.employee" | "replies.employee.user" | "replies.employee.organization" | "replies.employee.tags" | "replies.employee.skills" | "replies.parent" | "replies.parent.employee" | "replies.parent.parent")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["CommentSelectable"][];
                 /** @description Case-insensitive match over comment. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -22153,6 +23163,8 @@ export interface operations {
                 where?: components["schemas"]["ContactWhere"];
                 /** @description contact has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["ContactSelectable"][];
                 /** @description Case-insensitive match over name, city, address, postcode. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -22242,6 +23254,8 @@ export interface operations {
             query?: {
                 /** @description contact has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["ContactSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -22269,7 +23283,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Contact"];
+                    "application/json": components["schemas"]["Contact"] | components["schemas"]["ContactSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -22453,6 +23467,8 @@ export interface operations {
                 where?: components["schemas"]["ContactWhere"];
                 /** @description contact has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["ContactSelectable"][];
                 /** @description Case-insensitive match over name, city, address, postcode. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -22529,6 +23545,8 @@ export interface operations {
                 where?: components["schemas"]["ContactWhere"];
                 /** @description contact has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["ContactSelectable"][];
                 /** @description Case-insensitive match over name, city, address, postcode. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -22651,6 +23669,8 @@ export interface operations {
                 where?: components["schemas"]["DailyPlanWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["DailyPlanSelectable"][];
                 /** @description Earliest date (inclusive). */
                 startDate?: string;
                 /** @description Latest date; a date-only value includes that whole day. */
@@ -22744,6 +23764,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["DailyPlanSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -22771,7 +23793,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DailyPlan"];
+                    "application/json": components["schemas"]["DailyPlan"] | components["schemas"]["DailyPlanSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -22955,6 +23977,8 @@ export interface operations {
                 where?: components["schemas"]["DailyPlanWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["DailyPlanSelectable"][];
                 /** @description Earliest date (inclusive). */
                 startDate?: string;
                 /** @description Latest date; a date-only value includes that whole day. */
@@ -23033,6 +24057,8 @@ export interface operations {
                 where?: components["schemas"]["DailyPlanWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["DailyPlanSelectable"][];
                 /** @description Earliest date (inclusive). */
                 startDate?: string;
                 /** @description Latest date; a date-only value includes that whole day. */
@@ -23458,6 +24484,8 @@ export interface operations {
                 where?: components["schemas"]["EmployeeWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("user" | "user.role" | "organization" | "organization.tags" | "organization.skills" | "organization.contact" | "tags" | "skills")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["EmployeeSelectable"][];
                 /** @description Case-insensitive match over firstName, lastName. */
                 search?: string;
                 /** @description Earliest startedWorkOn (inclusive). */
@@ -23555,6 +24583,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("user" | "user.role" | "organization" | "organization.tags" | "organization.skills" | "organization.contact" | "tags" | "skills")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["EmployeeSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -23582,7 +24612,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Employee"];
+                    "application/json": components["schemas"]["Employee"] | components["schemas"]["EmployeeSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -23810,6 +24840,8 @@ export interface operations {
                 where?: components["schemas"]["EmployeeWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("user" | "user.role" | "organization" | "organization.tags" | "organization.skills" | "organization.contact" | "tags" | "skills")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["EmployeeSelectable"][];
                 /** @description Case-insensitive match over firstName, lastName. */
                 search?: string;
                 /** @description Earliest startedWorkOn (inclusive). */
@@ -23894,6 +24926,8 @@ export interface operations {
                 where?: components["schemas"]["EmployeeWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("user" | "user.role" | "organization" | "organization.tags" | "organization.skills" | "organization.contact" | "tags" | "skills")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["EmployeeSelectable"][];
                 /** @description Case-insensitive match over firstName, lastName. */
                 search?: string;
                 /** @description Earliest startedWorkOn (inclusive). */
@@ -24020,6 +25054,8 @@ export interface operations {
                 where?: components["schemas"]["EntitySubscriptionWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["EntitySubscriptionSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -24109,6 +25145,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["EntitySubscriptionSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -24136,7 +25174,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EntitySubscription"];
+                    "application/json": components["schemas"]["EntitySubscription"] | components["schemas"]["EntitySubscriptionSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -24318,6 +25356,8 @@ export interface operations {
                 where?: components["schemas"]["EntitySubscriptionWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["EntitySubscriptionSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -24390,6 +25430,8 @@ export interface operations {
                 where?: components["schemas"]["EntitySubscriptionWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["EntitySubscriptionSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -24512,6 +25554,8 @@ export interface operations {
                 where?: components["schemas"]["EventTypeWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["EventTypeSelectable"][];
                 /** @description Case-insensitive match over title, description. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -24605,6 +25649,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["EventTypeSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -24632,7 +25678,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EventType"];
+                    "application/json": components["schemas"]["EventType"] | components["schemas"]["EventTypeSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -24818,6 +25864,8 @@ export interface operations {
                 where?: components["schemas"]["EventTypeWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["EventTypeSelectable"][];
                 /** @description Case-insensitive match over title, description. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -24898,6 +25946,8 @@ export interface operations {
                 where?: components["schemas"]["EventTypeWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["EventTypeSelectable"][];
                 /** @description Case-insensitive match over title, description. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -25346,6 +26396,8 @@ export interface operations {
                 where?: components["schemas"]["ImageAssetWhere"];
                 /** @description image-asset has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["ImageAssetSelectable"][];
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -25437,6 +26489,8 @@ export interface operations {
             query?: {
                 /** @description image-asset has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["ImageAssetSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -25464,7 +26518,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ImageAsset"];
+                    "application/json": components["schemas"]["ImageAsset"] | components["schemas"]["ImageAssetSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -25855,6 +26909,8 @@ export interface operations {
                 where?: components["schemas"]["ImageAssetWhere"];
                 /** @description image-asset has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["ImageAssetSelectable"][];
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -25929,6 +26985,8 @@ export interface operations {
                 where?: components["schemas"]["ImageAssetWhere"];
                 /** @description image-asset has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["ImageAssetSelectable"][];
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -26168,6 +27226,8 @@ export interface operations {
                 where?: components["schemas"]["ImageAssetWhere"];
                 /** @description image-asset has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["ImageAssetSelectable"][];
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -26259,6 +27319,8 @@ export interface operations {
             query?: {
                 /** @description image-asset has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["ImageAssetSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -26286,7 +27348,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ImageAsset"];
+                    "application/json": components["schemas"]["ImageAsset"] | components["schemas"]["ImageAssetSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -26677,6 +27739,8 @@ export interface operations {
                 where?: components["schemas"]["ImageAssetWhere"];
                 /** @description image-asset has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["ImageAssetSelectable"][];
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -26751,6 +27815,8 @@ export interface operations {
                 where?: components["schemas"]["ImageAssetWhere"];
                 /** @description image-asset has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["ImageAssetSelectable"][];
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -27104,6 +28170,8 @@ export interface operations {
                 where?: components["schemas"]["InvoiceWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("toContact" | "toContact.tags" | "fromOrganization" | "fromOrganization.tags" | "fromOrganization.skills" | "fromOrganization.contact" | "invoiceItems" | "invoiceItems.invoice" | "invoiceItems.invoice.toContact" | "invoiceItems.invoice.fromOrganization" | "invoiceItems.task" | "invoiceItems.task.project" | "invoiceItems.task.creator" | "invoiceItems.task.members" | "invoiceItems.task.teams" | "invoiceItems.task.tags" | "invoiceItems.employee" | "invoiceItems.employee.user" | "invoiceItems.employee.organization" | "invoiceItems.employee.tags" | "invoiceItems.employee.skills" | "invoiceItems.project" | "invoiceItems.project.members" | "invoiceItems.project.teams" | "invoiceItems.project.tags" | "invoiceItems.project.organizationContact")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["InvoiceSelectable"][];
                 /** @description Case-insensitive match over terms. */
                 search?: string;
                 /** @description Earliest invoiceDate (inclusive). */
@@ -27230,6 +28298,8 @@ export interface operations {
                 where?: components["schemas"]["InvoiceItemWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("invoice" | "invoice.toContact" | "invoice.toContact.tags" | "invoice.fromOrganization" | "invoice.fromOrganization.tags" | "invoice.fromOrganization.skills" | "invoice.fromOrganization.contact" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["InvoiceItemSelectable"][];
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -27321,6 +28391,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("invoice" | "invoice.toContact" | "invoice.toContact.tags" | "invoice.fromOrganization" | "invoice.fromOrganization.tags" | "invoice.fromOrganization.skills" | "invoice.fromOrganization.contact" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["InvoiceItemSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -27348,7 +28420,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvoiceItem"];
+                    "application/json": components["schemas"]["InvoiceItem"] | components["schemas"]["InvoiceItemSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -27532,6 +28604,8 @@ export interface operations {
                 where?: components["schemas"]["InvoiceItemWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("invoice" | "invoice.toContact" | "invoice.toContact.tags" | "invoice.fromOrganization" | "invoice.fromOrganization.tags" | "invoice.fromOrganization.skills" | "invoice.fromOrganization.contact" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["InvoiceItemSelectable"][];
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -27608,6 +28682,8 @@ export interface operations {
                 where?: components["schemas"]["InvoiceItemWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("invoice" | "invoice.toContact" | "invoice.toContact.tags" | "invoice.fromOrganization" | "invoice.fromOrganization.tags" | "invoice.fromOrganization.skills" | "invoice.fromOrganization.contact" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["InvoiceItemSelectable"][];
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -27701,6 +28777,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("toContact" | "toContact.tags" | "fromOrganization" | "fromOrganization.tags" | "fromOrganization.skills" | "fromOrganization.contact" | "invoiceItems" | "invoiceItems.invoice" | "invoiceItems.invoice.toContact" | "invoiceItems.invoice.fromOrganization" | "invoiceItems.task" | "invoiceItems.task.project" | "invoiceItems.task.creator" | "invoiceItems.task.members" | "invoiceItems.task.teams" | "invoiceItems.task.tags" | "invoiceItems.employee" | "invoiceItems.employee.user" | "invoiceItems.employee.organization" | "invoiceItems.employee.tags" | "invoiceItems.employee.skills" | "invoiceItems.project" | "invoiceItems.project.members" | "invoiceItems.project.teams" | "invoiceItems.project.tags" | "invoiceItems.project.organizationContact")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["InvoiceSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -27728,7 +28806,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Invoice"];
+                    "application/json": components["schemas"]["Invoice"] | components["schemas"]["InvoiceSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -28049,6 +29127,8 @@ export interface operations {
                 where?: components["schemas"]["InvoiceWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("toContact" | "toContact.tags" | "fromOrganization" | "fromOrganization.tags" | "fromOrganization.skills" | "fromOrganization.contact" | "invoiceItems" | "invoiceItems.invoice" | "invoiceItems.invoice.toContact" | "invoiceItems.invoice.fromOrganization" | "invoiceItems.task" | "invoiceItems.task.project" | "invoiceItems.task.creator" | "invoiceItems.task.members" | "invoiceItems.task.teams" | "invoiceItems.task.tags" | "invoiceItems.employee" | "invoiceItems.employee.user" | "invoiceItems.employee.organization" | "invoiceItems.employee.tags" | "invoiceItems.employee.skills" | "invoiceItems.project" | "invoiceItems.project.members" | "invoiceItems.project.teams" | "invoiceItems.project.tags" | "invoiceItems.project.organizationContact")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["InvoiceSelectable"][];
                 /** @description Case-insensitive match over terms. */
                 search?: string;
                 /** @description Earliest invoiceDate (inclusive). */
@@ -28135,6 +29215,8 @@ export interface operations {
                 where?: components["schemas"]["InvoiceWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("toContact" | "toContact.tags" | "fromOrganization" | "fromOrganization.tags" | "fromOrganization.skills" | "fromOrganization.contact" | "invoiceItems" | "invoiceItems.invoice" | "invoiceItems.invoice.toContact" | "invoiceItems.invoice.fromOrganization" | "invoiceItems.task" | "invoiceItems.task.project" | "invoiceItems.task.creator" | "invoiceItems.task.members" | "invoiceItems.task.teams" | "invoiceItems.task.tags" | "invoiceItems.employee" | "invoiceItems.employee.user" | "invoiceItems.employee.organization" | "invoiceItems.employee.tags" | "invoiceItems.employee.skills" | "invoiceItems.project" | "invoiceItems.project.members" | "invoiceItems.project.teams" | "invoiceItems.project.tags" | "invoiceItems.project.organizationContact")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["InvoiceSelectable"][];
                 /** @description Case-insensitive match over terms. */
                 search?: string;
                 /** @description Earliest invoiceDate (inclusive). */
@@ -28261,6 +29343,8 @@ export interface operations {
                 where?: components["schemas"]["OrganizationWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("tags" | "skills" | "employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "contact")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationSelectable"][];
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -28381,6 +29465,8 @@ export interface operations {
                 where?: components["schemas"]["OrganizationContactWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("tags" | "projects" | "projects.members" | "projects.members.user" | "projects.members.organization" | "projects.members.tags" | "projects.members.skills" | "projects.teams" | "projects.teams.members" | "projects.teams.tags" | "projects.tags" | "projects.organizationContact" | "projects.organizationContact.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationContactSelectable"][];
                 /** @description Case-insensitive match over name, primaryEmail, primaryPhone. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -28474,6 +29560,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("tags" | "projects" | "projects.members" | "projects.members.user" | "projects.members.organization" | "projects.members.tags" | "projects.members.skills" | "projects.teams" | "projects.teams.members" | "projects.teams.tags" | "projects.tags" | "projects.organizationContact" | "projects.organizationContact.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationContactSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -28501,7 +29589,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrganizationContact"];
+                    "application/json": components["schemas"]["OrganizationContact"] | components["schemas"]["OrganizationContactSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -28685,6 +29773,8 @@ export interface operations {
                 where?: components["schemas"]["OrganizationContactWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("tags" | "projects" | "projects.members" | "projects.members.user" | "projects.members.organization" | "projects.members.tags" | "projects.members.skills" | "projects.teams" | "projects.teams.members" | "projects.teams.tags" | "projects.tags" | "projects.organizationContact" | "projects.organizationContact.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationContactSelectable"][];
                 /** @description Case-insensitive match over name, primaryEmail, primaryPhone. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -28763,6 +29853,8 @@ export interface operations {
                 where?: components["schemas"]["OrganizationContactWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("tags" | "projects" | "projects.members" | "projects.members.user" | "projects.members.organization" | "projects.members.tags" | "projects.members.skills" | "projects.teams" | "projects.teams.members" | "projects.teams.tags" | "projects.tags" | "projects.organizationContact" | "projects.organizationContact.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationContactSelectable"][];
                 /** @description Case-insensitive match over name, primaryEmail, primaryPhone. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -28889,6 +29981,8 @@ export interface operations {
                 where?: components["schemas"]["OrganizationProjectWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationProjectSelectable"][];
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
@@ -28986,6 +30080,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationProjectSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -29013,7 +30109,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrganizationProject"];
+                    "application/json": components["schemas"]["OrganizationProject"] | components["schemas"]["OrganizationProjectSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -29199,6 +30295,8 @@ export interface operations {
                 where?: components["schemas"]["OrganizationProjectWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationProjectSelectable"][];
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
@@ -29283,6 +30381,8 @@ export interface operations {
                 where?: components["schemas"]["OrganizationProjectWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationProjectSelectable"][];
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
@@ -29413,6 +30513,8 @@ export interface operations {
                 where?: components["schemas"]["OrganizationProjectWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationProjectSelectable"][];
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
@@ -29510,6 +30612,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationProjectSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -29537,7 +30641,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrganizationProject"];
+                    "application/json": components["schemas"]["OrganizationProject"] | components["schemas"]["OrganizationProjectSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -29723,6 +30827,8 @@ export interface operations {
                 where?: components["schemas"]["OrganizationProjectWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationProjectSelectable"][];
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
@@ -29807,6 +30913,8 @@ export interface operations {
                 where?: components["schemas"]["OrganizationProjectWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationProjectSelectable"][];
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
@@ -29935,6 +31043,8 @@ export interface operations {
                 where?: components["schemas"]["OrganizationSprintWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationSprintSelectable"][];
                 /** @description Case-insensitive match over name, goal. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
@@ -30030,6 +31140,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationSprintSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -30057,7 +31169,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrganizationSprint"];
+                    "application/json": components["schemas"]["OrganizationSprint"] | components["schemas"]["OrganizationSprintSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -30241,6 +31353,8 @@ export interface operations {
                 where?: components["schemas"]["OrganizationSprintWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationSprintSelectable"][];
                 /** @description Case-insensitive match over name, goal. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
@@ -30321,6 +31435,8 @@ export interface operations {
                 where?: components["schemas"]["OrganizationSprintWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationSprintSelectable"][];
                 /** @description Case-insensitive match over name, goal. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
@@ -30443,6 +31559,8 @@ export interface operations {
                 where?: components["schemas"]["OrganizationTeamWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationTeamSelectable"][];
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -30536,6 +31654,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationTeamSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -30563,7 +31683,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrganizationTeam"];
+                    "application/json": components["schemas"]["OrganizationTeam"] | components["schemas"]["OrganizationTeamSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -30743,6 +31863,8 @@ export interface operations {
                 where?: components["schemas"]["OrganizationTeamWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationTeamSelectable"][];
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -30817,6 +31939,8 @@ export interface operations {
                 where?: components["schemas"]["OrganizationTeamWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationTeamSelectable"][];
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -30912,6 +32036,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("tags" | "skills" | "employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "contact")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -30939,7 +32065,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Organization"];
+                    "application/json": components["schemas"]["Organization"] | components["schemas"]["OrganizationSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -31121,6 +32247,8 @@ export interface operations {
                 where?: components["schemas"]["OrganizationWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("tags" | "skills" | "employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "contact")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationSelectable"][];
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -31197,6 +32325,8 @@ export interface operations {
                 where?: components["schemas"]["OrganizationWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("tags" | "skills" | "employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "contact")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["OrganizationSelectable"][];
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -32009,6 +33139,8 @@ export interface operations {
                 where?: components["schemas"]["ScreeningTaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["ScreeningTaskSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -32098,6 +33230,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["ScreeningTaskSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -32125,7 +33259,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ScreeningTask"];
+                    "application/json": components["schemas"]["ScreeningTask"] | components["schemas"]["ScreeningTaskSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -32307,6 +33441,8 @@ export interface operations {
                 where?: components["schemas"]["ScreeningTaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["ScreeningTaskSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -32379,6 +33515,8 @@ export interface operations {
                 where?: components["schemas"]["ScreeningTaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["ScreeningTaskSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -32497,6 +33635,8 @@ export interface operations {
                 where?: components["schemas"]["ScreeningTaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["ScreeningTaskSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -32586,6 +33726,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["ScreeningTaskSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -32613,7 +33755,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ScreeningTask"];
+                    "application/json": components["schemas"]["ScreeningTask"] | components["schemas"]["ScreeningTaskSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -32795,6 +33937,8 @@ export interface operations {
                 where?: components["schemas"]["ScreeningTaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["ScreeningTaskSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -32867,6 +34011,8 @@ export interface operations {
                 where?: components["schemas"]["ScreeningTaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["ScreeningTaskSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -32983,6 +34129,8 @@ export interface operations {
                 where?: components["schemas"]["SkillWhere"];
                 /** @description skill has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["SkillSelectable"][];
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -33074,6 +34222,8 @@ export interface operations {
             query?: {
                 /** @description skill has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["SkillSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -33101,7 +34251,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Skill"];
+                    "application/json": components["schemas"]["Skill"] | components["schemas"]["SkillSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -33281,6 +34431,8 @@ export interface operations {
                 where?: components["schemas"]["SkillWhere"];
                 /** @description skill has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["SkillSelectable"][];
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -33353,6 +34505,8 @@ export interface operations {
                 where?: components["schemas"]["SkillWhere"];
                 /** @description skill has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["SkillSelectable"][];
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -33471,6 +34625,8 @@ export interface operations {
                 where?: components["schemas"]["SkillWhere"];
                 /** @description skill has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["SkillSelectable"][];
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -33562,6 +34718,8 @@ export interface operations {
             query?: {
                 /** @description skill has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["SkillSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -33589,7 +34747,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Skill"];
+                    "application/json": components["schemas"]["Skill"] | components["schemas"]["SkillSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -33769,6 +34927,8 @@ export interface operations {
                 where?: components["schemas"]["SkillWhere"];
                 /** @description skill has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["SkillSelectable"][];
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -33841,6 +35001,8 @@ export interface operations {
                 where?: components["schemas"]["SkillWhere"];
                 /** @description skill has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["SkillSelectable"][];
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -33959,6 +35121,8 @@ export interface operations {
                 where?: components["schemas"]["TagWhere"];
                 /** @description tag has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TagSelectable"][];
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -34050,6 +35214,8 @@ export interface operations {
             query?: {
                 /** @description tag has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TagSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -34077,7 +35243,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Tag"];
+                    "application/json": components["schemas"]["Tag"] | components["schemas"]["TagSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -34257,6 +35423,8 @@ export interface operations {
                 where?: components["schemas"]["TagWhere"];
                 /** @description tag has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TagSelectable"][];
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -34728,6 +35896,8 @@ export interface operations {
                 where?: components["schemas"]["TagWhere"];
                 /** @description tag has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TagSelectable"][];
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -34846,6 +36016,8 @@ export interface operations {
                 where?: components["schemas"]["TagWhere"];
                 /** @description tag has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TagSelectable"][];
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -34937,6 +36109,8 @@ export interface operations {
             query?: {
                 /** @description tag has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TagSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -34964,7 +36138,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Tag"];
+                    "application/json": components["schemas"]["Tag"] | components["schemas"]["TagSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -35144,6 +36318,8 @@ export interface operations {
                 where?: components["schemas"]["TagWhere"];
                 /** @description tag has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TagSelectable"][];
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -35615,6 +36791,8 @@ export interface operations {
                 where?: components["schemas"]["TagWhere"];
                 /** @description tag has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TagSelectable"][];
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -35745,6 +36923,8 @@ export interface operations {
                 where?: components["schemas"]["TaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TaskSelectable"][];
                 /** @description Case-insensitive match over title, description. */
                 search?: string;
                 /** @description Earliest dueDate (inclusive). */
@@ -35842,6 +37022,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TaskSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -35869,7 +37051,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Task"];
+                    "application/json": components["schemas"]["Task"] | components["schemas"]["TaskSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -36061,6 +37243,8 @@ export interface operations {
                 where?: components["schemas"]["TaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TaskSelectable"][];
                 /** @description Case-insensitive match over title, description. */
                 search?: string;
                 /** @description Earliest dueDate (inclusive). */
@@ -36151,6 +37335,8 @@ export interface operations {
                 where?: components["schemas"]["TaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TaskSelectable"][];
                 /** @description Case-insensitive match over title, description. */
                 search?: string;
                 /** @description Earliest dueDate (inclusive). */
@@ -36287,6 +37473,8 @@ export interface operations {
                 where?: components["schemas"]["TaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TaskSelectable"][];
                 /** @description Case-insensitive match over title, description. */
                 search?: string;
                 /** @description Earliest dueDate (inclusive). */
@@ -36384,6 +37572,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TaskSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -36411,7 +37601,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Task"];
+                    "application/json": components["schemas"]["Task"] | components["schemas"]["TaskSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -36603,6 +37793,8 @@ export interface operations {
                 where?: components["schemas"]["TaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TaskSelectable"][];
                 /** @description Case-insensitive match over title, description. */
                 search?: string;
                 /** @description Earliest dueDate (inclusive). */
@@ -36693,6 +37885,8 @@ export interface operations {
                 where?: components["schemas"]["TaskWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TaskSelectable"][];
                 /** @description Case-insensitive match over title, description. */
                 search?: string;
                 /** @description Earliest dueDate (inclusive). */
@@ -36876,6 +38070,8 @@ export interface operations {
                 where?: components["schemas"]["TimeLogWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TimeLogSelectable"][];
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Earliest startedAt (inclusive). */
@@ -36973,6 +38169,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TimeLogSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -37000,7 +38198,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TimeLog"];
+                    "application/json": components["schemas"]["TimeLog"] | components["schemas"]["TimeLogSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -37184,6 +38382,8 @@ export interface operations {
                 where?: components["schemas"]["TimeLogWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TimeLogSelectable"][];
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Earliest startedAt (inclusive). */
@@ -37266,6 +38466,8 @@ export interface operations {
                 where?: components["schemas"]["TimeLogWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TimeLogSelectable"][];
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Earliest startedAt (inclusive). */
@@ -37396,6 +38598,8 @@ export interface operations {
                 where?: components["schemas"]["TimeOffRequestWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "document")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TimeOffRequestSelectable"][];
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Earliest start (inclusive). */
@@ -37491,6 +38695,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "document")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TimeOffRequestSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -37518,7 +38724,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TimeOffRequest"];
+                    "application/json": components["schemas"]["TimeOffRequest"] | components["schemas"]["TimeOffRequestSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -37704,6 +38910,8 @@ export interface operations {
                 where?: components["schemas"]["TimeOffRequestWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "document")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TimeOffRequestSelectable"][];
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Earliest start (inclusive). */
@@ -37786,6 +38994,8 @@ export interface operations {
                 where?: components["schemas"]["TimeOffRequestWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "document")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TimeOffRequestSelectable"][];
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Earliest start (inclusive). */
@@ -37912,6 +39122,8 @@ export interface operations {
                 where?: components["schemas"]["TimeSlotWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TimeSlotSelectable"][];
                 /** @description Earliest startedAt (inclusive). */
                 startDate?: string;
                 /** @description Latest startedAt; a date-only value includes that whole day. */
@@ -38005,6 +39217,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TimeSlotSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -38032,7 +39246,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TimeSlot"];
+                    "application/json": components["schemas"]["TimeSlot"] | components["schemas"]["TimeSlotSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -38216,6 +39430,8 @@ export interface operations {
                 where?: components["schemas"]["TimeSlotWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TimeSlotSelectable"][];
                 /** @description Earliest startedAt (inclusive). */
                 startDate?: string;
                 /** @description Latest startedAt; a date-only value includes that whole day. */
@@ -38294,6 +39510,8 @@ export interface operations {
                 where?: components["schemas"]["TimeSlotWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TimeSlotSelectable"][];
                 /** @description Earliest startedAt (inclusive). */
                 startDate?: string;
                 /** @description Latest startedAt; a date-only value includes that whole day. */
@@ -38420,6 +39638,8 @@ export interface operations {
                 where?: components["schemas"]["TimesheetWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "approvedBy" | "approvedBy.role" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TimesheetSelectable"][];
                 /** @description Earliest startedAt (inclusive). */
                 startDate?: string;
                 /** @description Latest startedAt; a date-only value includes that whole day. */
@@ -38513,6 +39733,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "approvedBy" | "approvedBy.role" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TimesheetSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -38540,7 +39762,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Timesheet"];
+                    "application/json": components["schemas"]["Timesheet"] | components["schemas"]["TimesheetSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -38726,6 +39948,8 @@ export interface operations {
                 where?: components["schemas"]["TimesheetWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "approvedBy" | "approvedBy.role" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TimesheetSelectable"][];
                 /** @description Earliest startedAt (inclusive). */
                 startDate?: string;
                 /** @description Latest startedAt; a date-only value includes that whole day. */
@@ -38806,6 +40030,8 @@ export interface operations {
                 where?: components["schemas"]["TimesheetWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "approvedBy" | "approvedBy.role" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TimesheetSelectable"][];
                 /** @description Earliest startedAt (inclusive). */
                 startDate?: string;
                 /** @description Latest startedAt; a date-only value includes that whole day. */
@@ -38930,6 +40156,8 @@ export interface operations {
                 where?: components["schemas"]["TimeLogWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TimeLogSelectable"][];
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Earliest startedAt (inclusive). */
@@ -39027,6 +40255,8 @@ export interface operations {
             query?: {
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TimeLogSelectable"][];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -39054,7 +40284,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TimeLog"];
+                    "application/json": components["schemas"]["TimeLog"] | components["schemas"]["TimeLogSelected"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -39238,6 +40468,8 @@ export interface operations {
                 where?: components["schemas"]["TimeLogWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TimeLogSelectable"][];
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Earliest startedAt (inclusive). */
@@ -39320,6 +40552,8 @@ export interface operations {
                 where?: components["schemas"]["TimeLogWhere"];
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
+                /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
+                "select[]"?: components["schemas"]["TimeLogSelectable"][];
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Earliest startedAt (inclusive). */

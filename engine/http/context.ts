@@ -87,9 +87,9 @@ export function searchInput(body: unknown): Record<string, unknown> {
 }
 
 /** Query parameters of a single-record read: relations only. */
-export function readParameters(ctx: Context): { relations: unknown } {
+export function readParameters(ctx: Context, supported: readonly string[] = ['relations']): Record<string, unknown> {
   const query = parseQueryString(ctx.querystring);
-  const unknown = Object.keys(query).filter((k) => k !== 'relations');
-  if (unknown.length) throw badRequest(unknown.map((k) => `${parameterLabel(k)} is not a supported parameter when reading one record; supported: relations`));
-  return { relations: query.relations };
+  const unknown = Object.keys(query).filter((k) => !supported.includes(k));
+  if (unknown.length) throw badRequest(unknown.map((k) => `${parameterLabel(k)} is not a supported parameter when reading one record; supported: ${supported.join(', ')}`));
+  return query;
 }

@@ -25,7 +25,11 @@ import {
   filterSchemaNames,
   whereComponentSchema,
   whereGroupSchema,
+  selectableSchema,
+  selectionSchemaNames,
+  answeredRecord,
 } from './fragments.js';
+import { MAX_NAMES } from '../resource/list-query.js';
 import { toOpenApiSchema } from './schema-conversion.js';
 import { DefinitionError } from '../resource/load.js';
 
@@ -96,12 +100,18 @@ function bodySchema(resource: CompiledResource, kind: 'create' | 'replace' | 'pa
   };
 }
 
+/** A record narrowed by select[]: id, and only the fields (and relations) asked for. */
+function selectedSchema(resource: CompiledResource): Json {
+  const record = recordSchema(resource);
+  return { ...record, required: ['id'], description: `${resource.name} narrowed by select[]: id and the fields named (a related record narrowed alike)` };
+}
+
 function listSchema(resource: CompiledResource): Json {
   return {
     type: 'object',
     required: ['items', 'total'],
     properties: {
-      items: { type: 'array', items: ref(schemaName(resource, 'record')) },
+      items: { type: 'array', items: answeredRecord(resource) },
       total: { type: 'integer', minimum: 0, description: 'Every matching record, not only this page' },
     },
   };
@@ -116,6 +126,10 @@ function findInputSchema(resource: CompiledResource): Json {
     where: whereSchema(resource),
     // As in the query string, the names may come as one comma-separated string.
     relations: { anyOf: [relationsSchema(resource), { type: 'string', description: 'The same names, comma-separated' }] },
+    select: {
+      anyOf: [{ type: 'array', items: ref(selectionSchemaNames(resource).selectable), maxItems: MAX_NAMES }, { type: 'string', description: 'The same names, comma-separated' }],
+      description: 'Only these fields are answered, and id; path.field narrows (and loads) a related record',
+    },
   };
   if (supported.has('search')) properties.search = { ...searchSchema(), description: `Case-insensitive match over ${resource.search.join(', ')}` };
   if (supported.has('startDate')) {
@@ -135,6 +149,7 @@ function findInputSchema(resource: CompiledResource): Json {
 /** Every schema of one resource, by component name. */
 export function resourceSchemas(resource: CompiledResource): Record<string, Json> {
   const filters = filterSchemaNames(resource);
+  const selection = selectionSchemaNames(resource);
   return {
     [schemaName(resource, 'record')]: recordSchema(resource),
     [schemaName(resource, 'create')]: bodySchema(resource, 'create'),
@@ -145,6 +160,8 @@ export function resourceSchemas(resource: CompiledResource): Record<string, Json
     [filters.fields]: fieldFiltersSchema(resource),
     [filters.group]: whereGroupSchema(resource),
     [filters.where]: whereComponentSchema(resource),
+    [selection.selectable]: selectableSchema(resource),
+    [selection.selected]: selectedSchema(resource),
   };
 }
 

@@ -5,7 +5,8 @@ import { defaultTake, MAX_RELATION_DEPTH, type CompiledResource } from '../resou
 export { defaultTake };
 import { filterSchema } from '../resource/fields.js';
 import { MAX_LIST_VALUES, MAX_PATTERN_LENGTH, type FilterOperator } from '../resource/filters.js';
-import { MAX_OR_GROUPS, MAX_SEARCH_LENGTH, OR_KEY, ORDER_DIRECTIONS, supportedParameters } from '../resource/list-query.js';
+import { MAX_NAMES, MAX_OR_GROUPS, MAX_SEARCH_LENGTH, OR_KEY, ORDER_DIRECTIONS, supportedParameters } from '../resource/list-query.js';
+import { selectableNames } from '../resource/selection.js';
 import { MAX_QUERY_VALUES } from '../http/context.js';
 import { toOpenApiSchema } from './schema-conversion.js';
 
@@ -118,6 +119,32 @@ export function relationsSchema(resource: CompiledResource, maxItems?: number): 
   return paths.length
     ? { type: 'array', items: { type: 'string', enum: paths }, ...(maxItems === undefined ? {} : { maxItems }) }
     : { type: 'array', items: { type: 'string' }, maxItems: 0 };
+}
+
+/** Component names of what select[] takes, and of a record narrowed by it. */
+export const selectionSchemaNames = (resource: CompiledResource) => {
+  const record = schemaName(resource, 'record');
+  return { selectable: `${record}Selectable`, selected: `${record}Selected` };
+};
+
+/** A record as a list or a read answers it: whole, or narrowed by select[]. */
+export const answeredRecord = (resource: CompiledResource) => ({ anyOf: [ref(schemaName(resource, 'record')), ref(selectionSchemaNames(resource).selected)] });
+
+/** What select[] takes: the visible fields, and path.field on every relation path. */
+export const selectableSchema = (resource: CompiledResource) => ({ type: 'string', enum: selectableNames(resource) });
+
+export function selectParameter(resource: CompiledResource): object {
+  return {
+    name: 'select[]',
+    in: 'query',
+    required: false,
+    style: 'form',
+    explode: true,
+    description:
+      'Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), ' +
+      `and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most ${MAX_NAMES}. A field that is not there, or hidden, is a 400.`,
+    schema: { type: 'array', items: ref(selectionSchemaNames(resource).selectable), maxItems: MAX_NAMES },
+  };
 }
 
 export function relationsParameter(resource: CompiledResource): object {
@@ -294,6 +321,7 @@ export function listParameters(resource: CompiledResource): object[] {
       example: {},
     },
     relationsParameter(resource),
+    selectParameter(resource),
   ];
   if (supported.has('search')) {
     parameters.push({ name: 'search', in: 'query', required: false, description: `Case-insensitive match over ${resource.search.join(', ')}.`, schema: searchSchema() });

@@ -5,6 +5,7 @@ import type { OpenApiPaths } from '../module.js';
 import type { CompiledResource, Operation } from '../resource/compiled.js';
 import { COUNT_PATH, PAGINATION_PATH, TOTAL_EXACT_HEADER } from '../resource/route-names.js';
 import {
+  answeredRecord,
   errorResponses,
   idParameter,
   jsonBody,
@@ -16,6 +17,7 @@ import {
   relationsParameter,
   schemaName,
   searchBody,
+  selectParameter,
 } from './fragments.js';
 
 const article = (noun: string) => (/^[aeiou]/i.test(noun) ? 'an' : 'a');
@@ -130,8 +132,8 @@ export function resourcePaths(resource: CompiledResource, notes: OperationNotes 
     };
     paths[`${base}/{id}`] = {
       get: operation(resource, names, 'get', `Read one ${n}`, 'read', {
-        parameters: [idParameter(), relationsParameter(resource)],
-        responses: { '200': jsonResponse(`The ${n}`, record), ...errorResponses(400, 401, 403, 404, 500, 503) },
+        parameters: [idParameter(), relationsParameter(resource), selectParameter(resource)],
+        responses: { '200': jsonResponse(`The ${n}`, answeredRecord(resource)), ...errorResponses(400, 401, 403, 404, 500, 503) },
       }),
       put: operation(resource, names, 'replace', `Replace ${article(n)} ${n} (absent optional fields are reset; the organization, owner and caller-filled fields are kept)`, 'update', {
         parameters: [idParameter()],

@@ -7,6 +7,7 @@ import { isPlainObject } from '../objects.js';
 import { defaultTake, MAX_RELATION_DEPTH, type CompiledRelation, type CompiledResource } from './compiled.js';
 import { isDateOnly, isDateString, LATEST_INSTANT, toTimestamp, UUID_PATTERN } from './fields.js';
 import { parseConditions, type Condition } from './filters.js';
+import { parseSelection, type Selection } from './selection.js';
 
 export type Direction = 'ASC' | 'DESC';
 
@@ -27,6 +28,8 @@ export interface ListQuery extends FilterGroup {
   order: Array<[string, Direction]>;
   /** Groups of which at least one must hold (where[or]), beside the conditions above. */
   or: FilterGroup[];
+  /** select[]: the fields answered (selection.ts); every visible one when absent. */
+  select?: Selection;
   relations: string[];
   search?: string;
   startDate?: string;
@@ -55,26 +58,37 @@ export const supportedParameters = (resource: CompiledResource): string[] => [..
  * around it, is not a relation (the document's enum says the same). Exported for modules with a
  * relation whitelist of their own, so that they take the same spellings.
  */
-export function relationNames(raw: unknown, problems: string[]): string[] {
+export function relationNames(raw: unknown, problems: string[], label = 'relations', what = 'relations'): string[] {
   let values: unknown[];
   // relations[0]=a reaches here as an array; a named key (relations[x]=a, or an object in a body) is not a list.
   if (typeof raw === 'string') values = raw === '' ? [] : raw.split(',');
   else if (Array.isArray(raw)) values = raw;
   else {
-    problems.push('relations must be an array of strings');
+    problems.push(`${label} must be an array of strings`);
     return [];
   }
   if (!values.every((value) => typeof value === 'string')) {
-    problems.push('relations must be an array of strings');
+    problems.push(`${label} must be an array of strings`);
     return [];
   }
   // Repeats of one name count once (a query string holds at most MAX_QUERY_VALUES values anyway).
   const names = [...new Set(values as string[])];
   if (names.length > MAX_NAMES) {
-    problems.push(`relations must not name more than ${MAX_NAMES} relations`);
+    problems.push(`${label} must not name more than ${MAX_NAMES} ${what}`);
     return [];
   }
   return names;
+}
+
+/**
+ * select[]=a&select[]=user.email (also select=a,b, a JSON array): the fields answered. A relation
+ * it names is loaded as if relations[] named it. undefined when select is not given.
+ */
+export function parseSelect(resource: CompiledResource, raw: unknown, relations: string[], problems: string[]): Selection | undefined {
+  if (raw === undefined) return undefined;
+  const selection = parseSelection(resource, relationNames(raw, problems, 'select', 'fields'), problems);
+  for (const path of selection?.keys() ?? []) if (path && !relations.includes(path)) relations.push(path);
+  return selection;
 }
 
 /** The relation names that make an accepted path after a known one ('' is the resource itself). */
@@ -311,6 +325,7 @@ export function parseListQuery(resource: CompiledResource, input: Record<string,
   if (input.order !== undefined) query.order = parseOrder(resource, input.order, problems);
   if (input.where !== undefined) Object.assign(query, parseGroup(resource, input.where, 'where', tenantId, problems, true));
   query.relations = parseRelations(resource, input.relations, problems);
+  query.select = parseSelect(resource, input.select, query.relations, problems);
   if (input.search !== undefined && supported.has('search')) {
     const search = single('search', input.search, problems);
     if (typeof search !== 'string' && search !== undefined) problems.push('search must be a string');

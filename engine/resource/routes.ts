@@ -9,7 +9,8 @@ import { resourcePaths, type OperationNotes } from '../openapi/resource-paths.js
 import type { OperationDoc, Route, RouteMethod } from '../route.js';
 import type { CompiledResource } from './compiled.js';
 import { UUID_PATTERN } from './fields.js';
-import { parseListQuery, parseRelations } from './list-query.js';
+import { parseListQuery, parseRelations, parseSelect } from './list-query.js';
+import type { Selection } from './selection.js';
 import type { ListResult, ResourceService } from './service.js';
 import { COUNT_PATH, PAGINATION_PATH, TOTAL_EXACT_HEADER } from './route-names.js';
 
@@ -19,11 +20,14 @@ function answerList(ctx: Context, { items, total, exact }: ListResult) {
   ctx.body = { items, total };
 }
 
-export function relationsOf(resource: CompiledResource, ctx: Context): string[] {
+/** GET by id's parameters: relations[] and select[], as a list takes them. */
+function readOptions(resource: CompiledResource, ctx: Context): { relations: string[]; select?: Selection } {
   const problems: string[] = [];
-  const relations = parseRelations(resource, readParameters(ctx).relations, problems);
+  const parameters = readParameters(ctx, ['relations', 'select']);
+  const relations = parseRelations(resource, parameters.relations, problems);
+  const select = parseSelect(resource, parameters.select, relations, problems);
   if (problems.length) throw badRequest(problems);
-  return relations;
+  return { relations, select };
 }
 
 /**
@@ -57,7 +61,8 @@ export function crudHandlers(service: ResourceService): Record<CrudOperation, Mi
     },
     async read(ctx) {
       const caller = callerOf(ctx);
-      ctx.body = await service.read(caller, ctx.params.id, relationsOf(resource, ctx));
+      const { relations, select } = readOptions(resource, ctx);
+      ctx.body = await service.read(caller, ctx.params.id, relations, select);
     },
     async create(ctx) {
       const caller = callerOf(ctx);

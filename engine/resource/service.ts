@@ -7,6 +7,7 @@ import { badRequest, conflict, notFound } from '../errors.js';
 import type { CompiledRelation, CompiledResource } from './compiled.js';
 import { UUID_PATTERN } from './fields.js';
 import type { ListQuery } from './list-query.js';
+import { columnsAt, trimToSelection, type Selection } from './selection.js';
 import { relationTree, loadRelations } from './sql/relations.js';
 import { run } from './sql/runner.js';
 import { matchesStatement, pageStatement, readStatement } from './sql/select.js';
@@ -70,8 +71,11 @@ export class ResourceService {
   /** The page and its count side by side, then relations, one statement per relation and level. */
   async list(caller: Caller, query: ListQuery): Promise<ListResult> {
     const { db, resource } = this;
-    const [items, { total, exact }] = await Promise.all([run(db, pageStatement(resource, caller, query)), countMatches(db, resource, matchesStatement(resource, caller, query))]);
-    await loadRelations(db, resource, caller, items, relationTree(query.relations));
+    const tree = relationTree(query.relations);
+    const columns = columnsAt(resource, query.select, '', tree);
+    const [items, { total, exact }] = await Promise.all([run(db, pageStatement(resource, caller, query, columns)), countMatches(db, resource, matchesStatement(resource, caller, query))]);
+    await loadRelations(db, resource, caller, items, tree, query.select);
+    if (query.select) trimToSelection(items, resource, query.select, '', tree);
     return { items, total, exact };
   }
 
@@ -80,11 +84,14 @@ export class ResourceService {
     return countMatches(this.db, this.resource, matchesStatement(this.resource, caller, query));
   }
 
-  async read(caller: Caller, id: string, relations: string[] = []): Promise<Record<string, any>> {
+  /** One record; `relations` loaded onto it, `select` narrowing what it answers (selection.ts). */
+  async read(caller: Caller, id: string, relations: string[] = [], select?: Selection): Promise<Record<string, any>> {
     const { db, resource } = this;
-    const [found] = await run(db, readStatement(resource, caller, checkId(id)));
+    const tree = relationTree(relations);
+    const [found] = await run(db, readStatement(resource, caller, checkId(id), columnsAt(resource, select, '', tree)));
     if (!found) throw notFound();
-    await loadRelations(db, resource, caller, [found], relationTree(relations));
+    await loadRelations(db, resource, caller, [found], tree, select);
+    if (select) trimToSelection([found], resource, select, '', tree);
     return found;
   }
 

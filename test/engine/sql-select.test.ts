@@ -174,7 +174,7 @@ test('no plan, so no SQL, for an unknown field, order, relation or parameter: a 
   assert.equal(refusal({ order: { nope: 'ASC' } }), ['400', "order: 'nope' is not sortable; sortable: id, createdAt, updatedAt, minutes"]);
   assert.equal(refusal({ where: { project: { code: 'x' } } }), ['400', "where.project: 'code' is not filterable; filterable: id, name"]);
   assert.equal(refusal({ relations: ['nope'] }), ['400', "relations: 'nope' is not allowed; allowed: project, labels"]);
-  assert.equal(refusal({ search: 'x' }), ['400', 'search is not a supported list parameter of work-note; supported: take, skip, order, where, relations, startDate, endDate, tags']);
+  assert.equal(refusal({ search: 'x' }), ['400', 'search is not a supported list parameter of work-note; supported: take, skip, order, where, relations, select, startDate, endDate, tags']);
 });
 
 test('another tenant named in a plan is a 403, before any SQL', () => {

@@ -442,7 +442,7 @@ test('relations[]=employee and tags load the related records; others are refused
   assertError(await t.http.get(BASE).query('relations[]=organization').set(admin.auth), 400, "relations: 'organization' is not allowed");
   assertError(await t.http.get(`${BASE}/${created.id}`).query('relations[]=employee.salary').set(admin.auth), 400, "relations: 'employee.salary' is not allowed; allowed after 'employee':");
   assertError(await t.http.get(`${BASE}/${created.id}`).query('relations[]=employee.user.role.x').set(admin.auth), 400, "relations: 'employee.user.role.x' is deeper than 3 levels");
-  assertError(await t.http.get(`${BASE}/${created.id}`).query('take=5').set(admin.auth), 400, 'take is not a supported parameter when reading one record; supported: relations');
+  assertError(await t.http.get(`${BASE}/${created.id}`).query('take=5').set(admin.auth), 400, 'take is not a supported parameter when reading one record; supported: relations, select');
 });
 
 test('tags are writable as tags: [{id}] and as tagIds; PUT without them clears, PATCH without them keeps', async () => {

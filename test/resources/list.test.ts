@@ -11,7 +11,7 @@ let paging: Tenant;
 /** Twelve employees, created a minute apart: newest first is the reverse of this list. */
 let twelve: string[];
 
-const EMPLOYEE_PARAMETERS = 'take, skip, order, where, relations, search, startDate, endDate, tags';
+const EMPLOYEE_PARAMETERS = 'take, skip, order, where, relations, select, search, startDate, endDate, tags';
 const EMPLOYEE_SORTABLE = 'id, createdAt, updatedAt, firstName, lastName, startedWorkOn, billRateValue';
 
 test.before(async () => {

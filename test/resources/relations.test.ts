@@ -243,11 +243,11 @@ test('GET /api/employee/:id accepts relations in every spelling', async () => {
 test('a single read refuses other list parameters and bad relations', async () => {
   const take = await t.http.get(`/api/employee/${ann.id}?take=1`).set(acme.auth);
   assert.is(take.status, 400);
-  assert.equal(take.body, badRequestBody(['take is not a supported parameter when reading one record; supported: relations']));
+  assert.equal(take.body, badRequestBody(['take is not a supported parameter when reading one record; supported: relations, select']));
   const several = await t.http.get(`/api/employee/${ann.id}?where[isActive]=true&order[firstName]=ASC`).set(acme.auth);
   assert.equal(several.body, badRequestBody([
-    'where is not a supported parameter when reading one record; supported: relations',
-    'order is not a supported parameter when reading one record; supported: relations',
+    'where is not a supported parameter when reading one record; supported: relations, select',
+    'order is not a supported parameter when reading one record; supported: relations, select',
   ]));
   const salary = await t.http.get(`/api/employee/${ann.id}?relations[]=salary`).set(acme.auth);
   assert.is(salary.status, 400);

@@ -5,16 +5,15 @@
 import type { Knex } from 'knex';
 import type { Caller } from '../../caller.js';
 import type { CompiledRelation, CompiledResource } from '../compiled.js';
+import { columnsAt, type RelationTree, type Selection } from '../selection.js';
 import { run } from './runner.js';
 import { scopeSql, selectList } from './select.js';
 import { col, id, SqlText } from './text.js';
 
 type Row = Record<string, any>;
 /** user, user.role, organization → {user: {role: {}}, organization: {}}: each relation named once. */
-type Tree = Map<string, Tree>;
-
-export function relationTree(paths: string[]): Tree {
-  const tree: Tree = new Map();
+export function relationTree(paths: string[]): RelationTree {
+  const tree: RelationTree = new Map();
   for (const path of paths) {
     let node = tree;
     for (const name of path.split('.')) {
@@ -30,10 +29,10 @@ export function relationTree(paths: string[]): Tree {
 const KEY = '@key';
 
 /** The statement that reads a relation's targets for the given parent keys. */
-function relatedStatement(relation: CompiledRelation, caller: Caller, keys: unknown[]) {
+function relatedStatement(relation: CompiledRelation, caller: Caller, keys: unknown[], columns: readonly string[]) {
   const target = relation.target;
   const table = target.table;
-  const sql = new SqlText().sql(`select ${selectList(target)}`);
+  const sql = new SqlText().sql(`select ${selectList(target, table, columns)}`);
   if (relation.kind === 'belongsTo') {
     sql.sql(` from ${id(table)} where ${col(table, 'id')} = any(`).value(keys).sql(') and ');
   } else if (relation.kind === 'hasMany') {
@@ -49,10 +48,10 @@ function relatedStatement(relation: CompiledRelation, caller: Caller, keys: unkn
 const distinct = (values: unknown[]) => [...new Set(values.filter((v) => v !== null && v !== undefined))];
 
 /** Loads one relation onto `rows`; resolves to the related rows (for the next level). */
-async function loadOne(db: Knex, relation: CompiledRelation, caller: Caller, rows: Row[]): Promise<Row[]> {
+async function loadOne(db: Knex, relation: CompiledRelation, caller: Caller, rows: Row[], columns: readonly string[]): Promise<Row[]> {
   const name = relation.name;
   const keys = distinct(rows.map((row) => (relation.kind === 'belongsTo' ? row[relation.via!] : row.id)));
-  const related = keys.length ? await run(db, relatedStatement(relation, caller, keys)) : [];
+  const related = keys.length ? await run(db, relatedStatement(relation, caller, keys, columns)) : [];
   if (relation.kind === 'belongsTo') {
     const byId = new Map(related.map((r) => [r.id, r]));
     for (const row of rows) row[name] = byId.get(row[relation.via!]) ?? null;
@@ -70,14 +69,18 @@ async function loadOne(db: Knex, relation: CompiledRelation, caller: Caller, row
   return related;
 }
 
-/** Loads every relation of `tree` onto `rows` (relations of one level side by side, then the next level). */
-export async function loadRelations(db: Knex, resource: CompiledResource, caller: Caller, rows: Row[], tree: Tree): Promise<void> {
+/**
+ * Loads every relation of `tree` onto `rows` (relations of one level side by side, then the next
+ * level), each reading the columns `selection` leaves it (all visible ones by default).
+ */
+export async function loadRelations(db: Knex, resource: CompiledResource, caller: Caller, rows: Row[], tree: RelationTree, selection?: Selection, path = ''): Promise<void> {
   if (!tree.size || !rows.length) return;
   await Promise.all(
     [...tree].map(async ([name, below]) => {
       const relation = resource.relations.get(name)!;
-      const related = await loadOne(db, relation, caller, rows);
-      await loadRelations(db, relation.target, caller, related, below);
+      const at = path ? `${path}.${name}` : name;
+      const related = await loadOne(db, relation, caller, rows, columnsAt(relation.target, selection, at, below));
+      await loadRelations(db, relation.target, caller, related, below, selection, at);
     }),
   );
 }

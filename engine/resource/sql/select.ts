@@ -14,7 +14,9 @@ import { col, id, SqlText } from './text.js';
 /** `select "t"."a", "t"."b" …` of a resource's visible columns, made once per resource and reference. */
 const selectLists = new WeakMap<CompiledResource, Map<string, string>>();
 
-export function selectList(resource: CompiledResource, ref = resource.table): string {
+export function selectList(resource: CompiledResource, ref = resource.table, columns: readonly string[] = resource.visibleColumns): string {
+  // A selection (select[]) is written each time; every visible column, once.
+  if (columns !== resource.visibleColumns) return columns.map((c) => col(ref, c)).join(', ');
   let byRef = selectLists.get(resource);
   if (!byRef) selectLists.set(resource, (byRef = new Map()));
   let list = byRef.get(ref);
@@ -108,9 +110,9 @@ function orderSql(resource: CompiledResource, query: ListQuery): string {
   return ` order by ${terms.join(', ')}`;
 }
 
-/** One page of a list. */
-export function pageStatement(resource: CompiledResource, caller: Caller, query: ListQuery): Statement {
-  const sql = new SqlText().sql(`select ${selectList(resource)} from ${id(resource.table)}`);
+/** One page of a list: `columns` its visible columns, or those a selection reads (selection.ts). */
+export function pageStatement(resource: CompiledResource, caller: Caller, query: ListQuery, columns: readonly string[] = resource.visibleColumns): Statement {
+  const sql = new SqlText().sql(`select ${selectList(resource, resource.table, columns)} from ${id(resource.table)}`);
   whereSql(sql, resource, caller, query);
   sql.sql(orderSql(resource, query)).sql(' limit ').value(query.take).sql(' offset ').value(query.skip);
   return sql.statement();
@@ -123,8 +125,8 @@ export function matchesStatement(resource: CompiledResource, caller: Caller, que
 }
 
 /** One record by id, inside the caller's scope. */
-export function readStatement(resource: CompiledResource, caller: Caller, recordId: string): Statement {
-  const sql = new SqlText().sql(`select ${selectList(resource)} from ${id(resource.table)} where ${col(resource.table, 'id')} = `).value(recordId).sql(' and ');
+export function readStatement(resource: CompiledResource, caller: Caller, recordId: string, columns: readonly string[] = resource.visibleColumns): Statement {
+  const sql = new SqlText().sql(`select ${selectList(resource, resource.table, columns)} from ${id(resource.table)} where ${col(resource.table, 'id')} = `).value(recordId).sql(' and ');
   return scopeSql(sql, resource, caller).statement();
 }
 

@@ -108,6 +108,18 @@ function relationsValue(resource: CompiledResource): Arb<unknown> {
   );
 }
 
+/** select[]: mostly fields and path.fields of the resource (hidden ones included), sometimes anything. */
+function selectValue(resource: CompiledResource): Arb<unknown> {
+  const names = [...resource.fields.keys(), ...[...resource.relationPaths].flatMap((path) => ['id', 'name', 'email', 'hash', 'x'].map((f) => `${path}.${f}`))];
+  const valid = pick(names, fc.constant('id'));
+  return fc.oneof(
+    { weight: 4, arbitrary: fc.array(valid, { minLength: 1, maxLength: 4 }) },
+    { weight: 1, arbitrary: fc.array(valid, { minLength: 1, maxLength: 3 }).map((a) => a.join(',')) },
+    { weight: 1, arbitrary: fc.array(fc.oneof(valid, v.text, fc.constantFrom('__proto__', 'user..id', '.id', 'id.', ' id')), { maxLength: 3 }) },
+    { weight: 1, arbitrary: v.hostile },
+  );
+}
+
 function whereOn(w: World, resource: CompiledResource, depth: number): Arb<Record<string, unknown>> {
   const filterNames = [...resource.filters.keys()];
   const entries: Array<{ weight: number; arbitrary: Arb<[string, unknown]> }> = [
@@ -163,7 +175,7 @@ function pageNumber(max: number): Arb<unknown> {
   );
 }
 
-/** take, skip, order, where, relations, search, dates and tags, each mostly valid, plus names the resource does not take. */
+/** take, skip, order, where, relations, select, search, dates and tags, each mostly valid, plus names the resource does not take. */
 export function listParameters(w: World, resource: CompiledResource): Arb<Record<string, unknown>> {
   const supported = resource.listParameters;
   const sortable = [...resource.sortable];
@@ -185,6 +197,7 @@ export function listParameters(w: World, resource: CompiledResource): Arb<Record
     { weight: weight('order') + 2, arbitrary: fc.oneof({ weight: 5, arbitrary: order }, { weight: 1, arbitrary: v.hostile }).map((x) => ['order', x] as [string, unknown]) },
     { weight: weight('where') + 4, arbitrary: fc.oneof({ weight: 5, arbitrary: whereOn(w, resource, 0) }, { weight: 1, arbitrary: v.hostile }).map((x) => ['where', x] as [string, unknown]) },
     { weight: weight('relations') + 2, arbitrary: relationsValue(resource).map((x) => ['relations', x] as [string, unknown]) },
+    { weight: weight('select'), arbitrary: selectValue(resource).map((x) => ['select', x] as [string, unknown]) },
     { weight: weight('search'), arbitrary: v.mostly(pick(w.texts, v.text)).map((x) => ['search', x] as [string, unknown]) },
     { weight: weight('startDate'), arbitrary: date.map((x) => ['startDate', x] as [string, unknown]) },
     { weight: weight('endDate'), arbitrary: date.map((x) => ['endDate', x] as [string, unknown]) },

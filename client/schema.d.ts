@@ -5604,6 +5604,8 @@ export interface components {
         };
         CandidateInterviewList: {
             items: (components["schemas"]["CandidateInterview"] | components["schemas"]["CandidateInterviewSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -5641,6 +5643,13 @@ export interface components {
             };
             where?: components["schemas"]["CandidateInterviewWhere"];
             relations?: ("candidate" | "candidate.user" | "candidate.user.role" | "candidate.source" | "candidate.skills")[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["CandidateInterviewSelectable"][] | string;
             /** @description Case-insensitive match over title, location, note */
@@ -6130,6 +6139,8 @@ export interface components {
         };
         CandidateSourceList: {
             items: (components["schemas"]["CandidateSource"] | components["schemas"]["CandidateSourceSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -6163,6 +6174,13 @@ export interface components {
             };
             where?: components["schemas"]["CandidateSourceWhere"];
             relations?: string[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["CandidateSourceSelectable"][] | string;
             /** @description Case-insensitive match over name */
@@ -6470,6 +6488,8 @@ export interface components {
         };
         CandidateList: {
             items: (components["schemas"]["Candidate"] | components["schemas"]["CandidateSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -6509,6 +6529,13 @@ export interface components {
             };
             where?: components["schemas"]["CandidateWhere"];
             relations?: ("user" | "user.role" | "source" | "interview" | "interview.candidate" | "interview.candidate.user" | "interview.candidate.source" | "interview.candidate.skills" | "skills")[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["CandidateSelectable"][] | string;
             /**
@@ -7207,6 +7234,8 @@ export interface components {
         };
         CommentList: {
             items: (components["schemas"]["Comment"] | components["schemas"]["CommentSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -7242,6 +7271,13 @@ export interface components {
             };
             where?: components["schemas"]["CommentWhere"];
             relations?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "parent" | "parent.employee" | "parent.employee.user" | "parent.employee.organization" | "parent.employee.tags" | "parent.employee.skills" | "parent.parent" | "parent.parent.employee" | "parent.parent.parent" | "replies" | "replies.employee" | "replies.employee.user" | "replies.employee.organization" | "replies.employee.tags" | "replies.employee.skills" | "replies.parent" | "replies.parent.employee" | "replies.parent.parent")[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["CommentSelectable"][] | string;
             /** @description Case-insensitive match over comment */
@@ -7660,6 +7696,8 @@ export interface components {
         };
         ContactList: {
             items: (components["schemas"]["Contact"] | components["schemas"]["ContactSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -7697,6 +7735,13 @@ export interface components {
             };
             where?: components["schemas"]["ContactWhere"];
             relations?: string[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["ContactSelectable"][] | string;
             /** @description Case-insensitive match over name, city, address, postcode */
@@ -8022,6 +8067,8 @@ export interface components {
         };
         DailyPlanList: {
             items: (components["schemas"]["DailyPlan"] | components["schemas"]["DailyPlanSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -8059,6 +8106,13 @@ export interface components {
             };
             where?: components["schemas"]["DailyPlanWhere"];
             relations?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["DailyPlanSelectable"][] | string;
             /**
@@ -8605,6 +8659,8 @@ export interface components {
         };
         EmployeeList: {
             items: (components["schemas"]["Employee"] | components["schemas"]["EmployeeSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -8644,6 +8700,13 @@ export interface components {
             };
             where?: components["schemas"]["EmployeeWhere"];
             relations?: ("user" | "user.role" | "organization" | "organization.tags" | "organization.skills" | "organization.contact" | "tags" | "skills")[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["EmployeeSelectable"][] | string;
             /** @description Case-insensitive match over firstName, lastName */
@@ -9177,6 +9240,8 @@ export interface components {
         };
         EntitySubscriptionList: {
             items: (components["schemas"]["EntitySubscription"] | components["schemas"]["EntitySubscriptionSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -9212,6 +9277,13 @@ export interface components {
             };
             where?: components["schemas"]["EntitySubscriptionWhere"];
             relations?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills")[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["EntitySubscriptionSelectable"][] | string;
         };
@@ -9562,6 +9634,8 @@ export interface components {
         };
         ImageAssetList: {
             items: (components["schemas"]["ImageAsset"] | components["schemas"]["ImageAssetSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -9597,6 +9671,13 @@ export interface components {
             };
             where?: components["schemas"]["ImageAssetWhere"];
             relations?: string[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["ImageAssetSelectable"][] | string;
             /** @description Case-insensitive match over name */
@@ -9928,6 +10009,8 @@ export interface components {
         };
         InvoiceItemList: {
             items: (components["schemas"]["InvoiceItem"] | components["schemas"]["InvoiceItemSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -9965,6 +10048,13 @@ export interface components {
             };
             where?: components["schemas"]["InvoiceItemWhere"];
             relations?: ("invoice" | "invoice.toContact" | "invoice.toContact.tags" | "invoice.fromOrganization" | "invoice.fromOrganization.tags" | "invoice.fromOrganization.skills" | "invoice.fromOrganization.contact" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags")[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["InvoiceItemSelectable"][] | string;
             /** @description Case-insensitive match over description */
@@ -10574,6 +10664,8 @@ export interface components {
         };
         InvoiceList: {
             items: (components["schemas"]["Invoice"] | components["schemas"]["InvoiceSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -10615,6 +10707,13 @@ export interface components {
             };
             where?: components["schemas"]["InvoiceWhere"];
             relations?: ("toContact" | "toContact.tags" | "fromOrganization" | "fromOrganization.tags" | "fromOrganization.skills" | "fromOrganization.contact" | "invoiceItems" | "invoiceItems.invoice" | "invoiceItems.invoice.toContact" | "invoiceItems.invoice.fromOrganization" | "invoiceItems.task" | "invoiceItems.task.project" | "invoiceItems.task.creator" | "invoiceItems.task.members" | "invoiceItems.task.teams" | "invoiceItems.task.tags" | "invoiceItems.employee" | "invoiceItems.employee.user" | "invoiceItems.employee.organization" | "invoiceItems.employee.tags" | "invoiceItems.employee.skills" | "invoiceItems.project" | "invoiceItems.project.members" | "invoiceItems.project.teams" | "invoiceItems.project.tags" | "invoiceItems.project.organizationContact")[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["InvoiceSelectable"][] | string;
             /** @description Case-insensitive match over terms */
@@ -11352,6 +11451,8 @@ export interface components {
         };
         OrganizationContactList: {
             items: (components["schemas"]["OrganizationContact"] | components["schemas"]["OrganizationContactSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -11389,6 +11490,13 @@ export interface components {
             };
             where?: components["schemas"]["OrganizationContactWhere"];
             relations?: ("tags" | "projects" | "projects.members" | "projects.members.user" | "projects.members.organization" | "projects.members.tags" | "projects.members.skills" | "projects.teams" | "projects.teams.members" | "projects.teams.tags" | "projects.tags" | "projects.organizationContact" | "projects.organizationContact.tags")[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["OrganizationContactSelectable"][] | string;
             /** @description Case-insensitive match over name, primaryEmail, primaryPhone */
@@ -11838,6 +11946,8 @@ export interface components {
         };
         OrganizationProjectList: {
             items: (components["schemas"]["OrganizationProject"] | components["schemas"]["OrganizationProjectSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -11877,6 +11987,13 @@ export interface components {
             };
             where?: components["schemas"]["OrganizationProjectWhere"];
             relations?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["OrganizationProjectSelectable"][] | string;
             /** @description Case-insensitive match over name, description */
@@ -12584,6 +12701,8 @@ export interface components {
         };
         OrganizationSprintList: {
             items: (components["schemas"]["OrganizationSprint"] | components["schemas"]["OrganizationSprintSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -12621,6 +12740,13 @@ export interface components {
             };
             where?: components["schemas"]["OrganizationSprintWhere"];
             relations?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["OrganizationSprintSelectable"][] | string;
             /** @description Case-insensitive match over name, goal */
@@ -13184,6 +13310,8 @@ export interface components {
         };
         OrganizationTeamList: {
             items: (components["schemas"]["OrganizationTeam"] | components["schemas"]["OrganizationTeamSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -13217,6 +13345,13 @@ export interface components {
             };
             where?: components["schemas"]["OrganizationTeamWhere"];
             relations?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "tags")[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["OrganizationTeamSelectable"][] | string;
             /** @description Case-insensitive match over name */
@@ -13547,6 +13682,8 @@ export interface components {
         };
         OrganizationList: {
             items: (components["schemas"]["Organization"] | components["schemas"]["OrganizationSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -13582,6 +13719,13 @@ export interface components {
             };
             where?: components["schemas"]["OrganizationWhere"];
             relations?: ("tags" | "skills" | "employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "contact")[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["OrganizationSelectable"][] | string;
             /** @description Case-insensitive match over name */
@@ -13836,6 +13980,8 @@ export interface components {
         };
         RoleList: {
             items: (components["schemas"]["Role"] | components["schemas"]["RoleSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -13867,6 +14013,13 @@ export interface components {
             };
             where?: components["schemas"]["RoleWhere"];
             relations?: string[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["RoleSelectable"][] | string;
         };
@@ -14087,6 +14240,8 @@ export interface components {
         };
         ScreeningTaskList: {
             items: (components["schemas"]["ScreeningTask"] | components["schemas"]["ScreeningTaskSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -14122,6 +14277,13 @@ export interface components {
             };
             where?: components["schemas"]["ScreeningTaskWhere"];
             relations?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["ScreeningTaskSelectable"][] | string;
         };
@@ -14413,6 +14575,8 @@ export interface components {
         };
         SkillList: {
             items: (components["schemas"]["Skill"] | components["schemas"]["SkillSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -14446,6 +14610,13 @@ export interface components {
             };
             where?: components["schemas"]["SkillWhere"];
             relations?: string[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["SkillSelectable"][] | string;
             /** @description Case-insensitive match over name, description */
@@ -14667,6 +14838,8 @@ export interface components {
         };
         TagList: {
             items: (components["schemas"]["Tag"] | components["schemas"]["TagSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -14700,6 +14873,13 @@ export interface components {
             };
             where?: components["schemas"]["TagWhere"];
             relations?: string[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["TagSelectable"][] | string;
             /** @description Case-insensitive match over name, description */
@@ -15143,6 +15323,8 @@ export interface components {
         };
         TaskList: {
             items: (components["schemas"]["Task"] | components["schemas"]["TaskSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -15188,6 +15370,13 @@ export interface components {
             };
             where?: components["schemas"]["TaskWhere"];
             relations?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["TaskSelectable"][] | string;
             /** @description Case-insensitive match over title, description */
@@ -16130,6 +16319,8 @@ export interface components {
         };
         TimeLogList: {
             items: (components["schemas"]["TimeLog"] | components["schemas"]["TimeLogSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -16167,6 +16358,13 @@ export interface components {
             };
             where?: components["schemas"]["TimeLogWhere"];
             relations?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["TimeLogSelectable"][] | string;
             /** @description Case-insensitive match over description */
@@ -17000,6 +17198,8 @@ export interface components {
         };
         TimeOffRequestList: {
             items: (components["schemas"]["TimeOffRequest"] | components["schemas"]["TimeOffRequestSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -17039,6 +17239,13 @@ export interface components {
             };
             where?: components["schemas"]["TimeOffRequestWhere"];
             relations?: ("employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "document")[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["TimeOffRequestSelectable"][] | string;
             /** @description Case-insensitive match over description */
@@ -17729,6 +17936,8 @@ export interface components {
         };
         TimeSlotList: {
             items: (components["schemas"]["TimeSlot"] | components["schemas"]["TimeSlotSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -17766,6 +17975,13 @@ export interface components {
             };
             where?: components["schemas"]["TimeSlotWhere"];
             relations?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["TimeSlotSelectable"][] | string;
             /**
@@ -18295,6 +18511,8 @@ export interface components {
         };
         TimesheetList: {
             items: (components["schemas"]["Timesheet"] | components["schemas"]["TimesheetSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -18334,6 +18552,13 @@ export interface components {
             };
             where?: components["schemas"]["TimesheetWhere"];
             relations?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "approvedBy" | "approvedBy.role" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["TimesheetSelectable"][] | string;
             /**
@@ -18946,6 +19171,8 @@ export interface components {
         };
         UserList: {
             items: (components["schemas"]["User"] | components["schemas"]["UserSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -18983,6 +19210,13 @@ export interface components {
             };
             where?: components["schemas"]["UserWhere"];
             relations?: "role"[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["UserSelectable"][] | string;
             /** @description Case-insensitive match over email, firstName, lastName */
@@ -19282,6 +19516,8 @@ export interface components {
         };
         EventTypeList: {
             items: (components["schemas"]["EventType"] | components["schemas"]["EventTypeSelected"])[];
+            /** @description Present while more items follow: send it as cursor for the next page */
+            nextCursor?: string;
             /** @description Every matching record, not only this page */
             total: number;
         };
@@ -19321,6 +19557,13 @@ export interface components {
             };
             where?: components["schemas"]["EventTypeWhere"];
             relations?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tags")[] | string;
+            /** @description The nextCursor of the page before (not with skip) */
+            cursor?: string;
+            /**
+             * @description none: no count; total is then a lower bound
+             * @enum {string}
+             */
+            count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["EventTypeSelectable"][] | string;
             /** @description Case-insensitive match over title, description */
@@ -21129,6 +21372,10 @@ export interface operations {
                 "relations[]"?: ("user" | "user.role" | "source" | "interview" | "interview.candidate" | "interview.candidate.user" | "interview.candidate.source" | "interview.candidate.skills" | "skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["CandidateSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Earliest appliedDate (inclusive). */
                 startDate?: string;
                 /** @description Latest appliedDate; a date-only value includes that whole day. */
@@ -21137,6 +21384,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -21148,8 +21397,12 @@ export interface operations {
             /** @description A page of candidate records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -21253,6 +21506,10 @@ export interface operations {
                 "relations[]"?: ("candidate" | "candidate.user" | "candidate.user.role" | "candidate.source" | "candidate.skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["CandidateInterviewSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over title, location, note. */
                 search?: string;
                 /** @description Earliest startTime (inclusive). */
@@ -21263,6 +21520,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -21274,8 +21533,12 @@ export interface operations {
             /** @description A page of candidate-interview records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -21563,6 +21826,10 @@ export interface operations {
                 "relations[]"?: ("candidate" | "candidate.user" | "candidate.user.role" | "candidate.source" | "candidate.skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["CandidateInterviewSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over title, location, note. */
                 search?: string;
                 /** @description Earliest startTime (inclusive). */
@@ -21573,6 +21840,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -21584,7 +21853,7 @@ export interface operations {
             /** @description How many candidate-interview records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -21645,6 +21914,10 @@ export interface operations {
                 "relations[]"?: ("candidate" | "candidate.user" | "candidate.user.role" | "candidate.source" | "candidate.skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["CandidateInterviewSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over title, location, note. */
                 search?: string;
                 /** @description Earliest startTime (inclusive). */
@@ -21655,6 +21928,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -21666,8 +21941,12 @@ export interface operations {
             /** @description A page of candidate-interview records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -21695,6 +21974,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -21713,8 +21994,10 @@ export interface operations {
             /** @description A page of candidate-interview records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -21769,12 +22052,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["CandidateSourceSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -21786,8 +22075,12 @@ export interface operations {
             /** @description A page of candidate-source records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -22071,12 +22364,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["CandidateSourceSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -22088,7 +22387,7 @@ export interface operations {
             /** @description How many candidate-source records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -22145,12 +22444,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["CandidateSourceSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -22162,8 +22467,12 @@ export interface operations {
             /** @description A page of candidate-source records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -22191,6 +22500,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -22209,8 +22520,10 @@ export interface operations {
             /** @description A page of candidate-source records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -22455,6 +22768,10 @@ export interface operations {
                 "relations[]"?: ("user" | "user.role" | "source" | "interview" | "interview.candidate" | "interview.candidate.user" | "interview.candidate.source" | "interview.candidate.skills" | "skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["CandidateSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Earliest appliedDate (inclusive). */
                 startDate?: string;
                 /** @description Latest appliedDate; a date-only value includes that whole day. */
@@ -22463,6 +22780,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -22474,7 +22793,7 @@ export interface operations {
             /** @description How many candidate records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -22537,6 +22856,10 @@ export interface operations {
                 "relations[]"?: ("user" | "user.role" | "source" | "interview" | "interview.candidate" | "interview.candidate.user" | "interview.candidate.source" | "interview.candidate.skills" | "skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["CandidateSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Earliest appliedDate (inclusive). */
                 startDate?: string;
                 /** @description Latest appliedDate; a date-only value includes that whole day. */
@@ -22545,6 +22868,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -22556,8 +22881,12 @@ export interface operations {
             /** @description A page of candidate records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -22585,6 +22914,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -22603,8 +22934,10 @@ export interface operations {
             /** @description A page of candidate records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -22661,12 +22994,18 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "parent" | "parent.employee" | "parent.employee.user" | "parent.employee.organization" | "parent.employee.tags" | "parent.employee.skills" | "parent.parent" | "parent.parent.employee" | "parent.parent.parent" | "replies" | "replies.employee" | "replies.employee.user" | "replies.employee.organization" | "replies.employee.tags" | "replies.employee.skills" | "replies.parent" | "replies.parent.employee" | "replies.parent.parent")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["CommentSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over comment. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -22678,8 +23017,12 @@ export interface operations {
             /** @description A page of comment records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -22965,12 +23308,18 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "parent" | "parent.employee" | "parent.employee.user" | "parent.employee.organization" | "parent.employee.tags" | "parent.employee.skills" | "parent.parent" | "parent.parent.employee" | "parent.parent.parent" | "replies" | "replies.employee" | "replies.employee.user" | "replies.employee.organization" | "replies.employee.tags" | "replies.employee.skills" | "replies.parent" | "replies.parent.employee" | "replies.parent.parent")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["CommentSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over comment. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -22982,7 +23331,7 @@ export interface operations {
             /** @description How many comment records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -23041,12 +23390,18 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "parent" | "parent.employee" | "parent.employee.user" | "parent.employee.organization" | "parent.employee.tags" | "parent.employee.skills" | "parent.parent" | "parent.parent.employee" | "parent.parent.parent" | "replies" | "replies.employee" | "replies.employee.user" | "replies.employee.organization" | "replies.employee.tags" | "replies.employee.skills" | "replies.parent" | "replies.parent.employee" | "replies.parent.parent")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["CommentSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over comment. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -23058,8 +23413,12 @@ export interface operations {
             /** @description A page of comment records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -23087,6 +23446,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -23105,8 +23466,10 @@ export interface operations {
             /** @description A page of comment records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -23165,12 +23528,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["ContactSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, city, address, postcode. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -23182,8 +23551,12 @@ export interface operations {
             /** @description A page of contact records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -23469,12 +23842,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["ContactSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, city, address, postcode. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -23486,7 +23865,7 @@ export interface operations {
             /** @description How many contact records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -23547,12 +23926,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["ContactSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, city, address, postcode. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -23564,8 +23949,12 @@ export interface operations {
             /** @description A page of contact records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -23593,6 +23982,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -23611,8 +24002,10 @@ export interface operations {
             /** @description A page of contact records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -23671,6 +24064,10 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["DailyPlanSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Earliest date (inclusive). */
                 startDate?: string;
                 /** @description Latest date; a date-only value includes that whole day. */
@@ -23679,6 +24076,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -23690,8 +24089,12 @@ export interface operations {
             /** @description A page of daily-plan records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -23979,6 +24382,10 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["DailyPlanSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Earliest date (inclusive). */
                 startDate?: string;
                 /** @description Latest date; a date-only value includes that whole day. */
@@ -23987,6 +24394,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -23998,7 +24407,7 @@ export interface operations {
             /** @description How many daily-plan records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -24059,6 +24468,10 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["DailyPlanSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Earliest date (inclusive). */
                 startDate?: string;
                 /** @description Latest date; a date-only value includes that whole day. */
@@ -24067,6 +24480,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -24078,8 +24493,12 @@ export interface operations {
             /** @description A page of daily-plan records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -24107,6 +24526,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -24125,8 +24546,10 @@ export interface operations {
             /** @description A page of daily-plan records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -24486,6 +24909,10 @@ export interface operations {
                 "relations[]"?: ("user" | "user.role" | "organization" | "organization.tags" | "organization.skills" | "organization.contact" | "tags" | "skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["EmployeeSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over firstName, lastName. */
                 search?: string;
                 /** @description Earliest startedWorkOn (inclusive). */
@@ -24498,6 +24925,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -24509,8 +24938,12 @@ export interface operations {
             /** @description A page of employee records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -24842,6 +25275,10 @@ export interface operations {
                 "relations[]"?: ("user" | "user.role" | "organization" | "organization.tags" | "organization.skills" | "organization.contact" | "tags" | "skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["EmployeeSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over firstName, lastName. */
                 search?: string;
                 /** @description Earliest startedWorkOn (inclusive). */
@@ -24854,6 +25291,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -24865,7 +25304,7 @@ export interface operations {
             /** @description How many employee records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -24928,6 +25367,10 @@ export interface operations {
                 "relations[]"?: ("user" | "user.role" | "organization" | "organization.tags" | "organization.skills" | "organization.contact" | "tags" | "skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["EmployeeSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over firstName, lastName. */
                 search?: string;
                 /** @description Earliest startedWorkOn (inclusive). */
@@ -24940,6 +25383,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -24951,8 +25396,12 @@ export interface operations {
             /** @description A page of employee records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -24980,6 +25429,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -24998,8 +25449,10 @@ export interface operations {
             /** @description A page of employee records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -25056,10 +25509,16 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["EntitySubscriptionSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -25071,8 +25530,12 @@ export interface operations {
             /** @description A page of entity-subscription records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -25358,10 +25821,16 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["EntitySubscriptionSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -25373,7 +25842,7 @@ export interface operations {
             /** @description How many entity-subscription records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -25432,10 +25901,16 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["EntitySubscriptionSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -25447,8 +25922,12 @@ export interface operations {
             /** @description A page of entity-subscription records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -25476,6 +25955,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -25494,8 +25975,10 @@ export interface operations {
             /** @description A page of entity-subscription records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -25556,6 +26039,10 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["EventTypeSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over title, description. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -25564,6 +26051,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -25575,8 +26064,12 @@ export interface operations {
             /** @description A page of event-type records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -25866,6 +26359,10 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["EventTypeSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over title, description. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -25874,6 +26371,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -25885,7 +26384,7 @@ export interface operations {
             /** @description How many event-type records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -25948,6 +26447,10 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["EventTypeSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over title, description. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -25956,6 +26459,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -25967,8 +26472,12 @@ export interface operations {
             /** @description A page of event-type records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -25996,6 +26505,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -26014,8 +26525,10 @@ export interface operations {
             /** @description A page of event-type records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -26398,12 +26911,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["ImageAssetSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -26415,8 +26934,12 @@ export interface operations {
             /** @description A page of image-asset records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -26911,12 +27434,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["ImageAssetSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -26928,7 +27457,7 @@ export interface operations {
             /** @description How many image-asset records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -26987,12 +27516,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["ImageAssetSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -27004,8 +27539,12 @@ export interface operations {
             /** @description A page of image-asset records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -27033,6 +27572,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -27051,8 +27592,10 @@ export interface operations {
             /** @description A page of image-asset records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -27228,12 +27771,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["ImageAssetSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -27245,8 +27794,12 @@ export interface operations {
             /** @description A page of image-asset records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -27741,12 +28294,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["ImageAssetSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -27758,7 +28317,7 @@ export interface operations {
             /** @description How many image-asset records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -27817,12 +28376,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["ImageAssetSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -27834,8 +28399,12 @@ export interface operations {
             /** @description A page of image-asset records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -27863,6 +28432,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -27881,8 +28452,10 @@ export interface operations {
             /** @description A page of image-asset records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -28172,6 +28745,10 @@ export interface operations {
                 "relations[]"?: ("toContact" | "toContact.tags" | "fromOrganization" | "fromOrganization.tags" | "fromOrganization.skills" | "fromOrganization.contact" | "invoiceItems" | "invoiceItems.invoice" | "invoiceItems.invoice.toContact" | "invoiceItems.invoice.fromOrganization" | "invoiceItems.task" | "invoiceItems.task.project" | "invoiceItems.task.creator" | "invoiceItems.task.members" | "invoiceItems.task.teams" | "invoiceItems.task.tags" | "invoiceItems.employee" | "invoiceItems.employee.user" | "invoiceItems.employee.organization" | "invoiceItems.employee.tags" | "invoiceItems.employee.skills" | "invoiceItems.project" | "invoiceItems.project.members" | "invoiceItems.project.teams" | "invoiceItems.project.tags" | "invoiceItems.project.organizationContact")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["InvoiceSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over terms. */
                 search?: string;
                 /** @description Earliest invoiceDate (inclusive). */
@@ -28184,6 +28761,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -28195,8 +28774,12 @@ export interface operations {
             /** @description A page of invoice records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -28300,12 +28883,18 @@ export interface operations {
                 "relations[]"?: ("invoice" | "invoice.toContact" | "invoice.toContact.tags" | "invoice.fromOrganization" | "invoice.fromOrganization.tags" | "invoice.fromOrganization.skills" | "invoice.fromOrganization.contact" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["InvoiceItemSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -28317,8 +28906,12 @@ export interface operations {
             /** @description A page of invoice-item records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -28606,12 +29199,18 @@ export interface operations {
                 "relations[]"?: ("invoice" | "invoice.toContact" | "invoice.toContact.tags" | "invoice.fromOrganization" | "invoice.fromOrganization.tags" | "invoice.fromOrganization.skills" | "invoice.fromOrganization.contact" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["InvoiceItemSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -28623,7 +29222,7 @@ export interface operations {
             /** @description How many invoice-item records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -28684,12 +29283,18 @@ export interface operations {
                 "relations[]"?: ("invoice" | "invoice.toContact" | "invoice.toContact.tags" | "invoice.fromOrganization" | "invoice.fromOrganization.tags" | "invoice.fromOrganization.skills" | "invoice.fromOrganization.contact" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["InvoiceItemSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -28701,8 +29306,12 @@ export interface operations {
             /** @description A page of invoice-item records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -28730,6 +29339,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -28748,8 +29359,10 @@ export interface operations {
             /** @description A page of invoice-item records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -29129,6 +29742,10 @@ export interface operations {
                 "relations[]"?: ("toContact" | "toContact.tags" | "fromOrganization" | "fromOrganization.tags" | "fromOrganization.skills" | "fromOrganization.contact" | "invoiceItems" | "invoiceItems.invoice" | "invoiceItems.invoice.toContact" | "invoiceItems.invoice.fromOrganization" | "invoiceItems.task" | "invoiceItems.task.project" | "invoiceItems.task.creator" | "invoiceItems.task.members" | "invoiceItems.task.teams" | "invoiceItems.task.tags" | "invoiceItems.employee" | "invoiceItems.employee.user" | "invoiceItems.employee.organization" | "invoiceItems.employee.tags" | "invoiceItems.employee.skills" | "invoiceItems.project" | "invoiceItems.project.members" | "invoiceItems.project.teams" | "invoiceItems.project.tags" | "invoiceItems.project.organizationContact")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["InvoiceSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over terms. */
                 search?: string;
                 /** @description Earliest invoiceDate (inclusive). */
@@ -29141,6 +29758,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -29152,7 +29771,7 @@ export interface operations {
             /** @description How many invoice records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -29217,6 +29836,10 @@ export interface operations {
                 "relations[]"?: ("toContact" | "toContact.tags" | "fromOrganization" | "fromOrganization.tags" | "fromOrganization.skills" | "fromOrganization.contact" | "invoiceItems" | "invoiceItems.invoice" | "invoiceItems.invoice.toContact" | "invoiceItems.invoice.fromOrganization" | "invoiceItems.task" | "invoiceItems.task.project" | "invoiceItems.task.creator" | "invoiceItems.task.members" | "invoiceItems.task.teams" | "invoiceItems.task.tags" | "invoiceItems.employee" | "invoiceItems.employee.user" | "invoiceItems.employee.organization" | "invoiceItems.employee.tags" | "invoiceItems.employee.skills" | "invoiceItems.project" | "invoiceItems.project.members" | "invoiceItems.project.teams" | "invoiceItems.project.tags" | "invoiceItems.project.organizationContact")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["InvoiceSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over terms. */
                 search?: string;
                 /** @description Earliest invoiceDate (inclusive). */
@@ -29229,6 +29852,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -29240,8 +29865,12 @@ export interface operations {
             /** @description A page of invoice records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -29269,6 +29898,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -29287,8 +29918,10 @@ export interface operations {
             /** @description A page of invoice records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -29345,6 +29978,10 @@ export interface operations {
                 "relations[]"?: ("tags" | "skills" | "employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "contact")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["OrganizationSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -29353,6 +29990,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -29364,8 +30003,12 @@ export interface operations {
             /** @description A page of organization records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -29467,6 +30110,10 @@ export interface operations {
                 "relations[]"?: ("tags" | "projects" | "projects.members" | "projects.members.user" | "projects.members.organization" | "projects.members.tags" | "projects.members.skills" | "projects.teams" | "projects.teams.members" | "projects.teams.tags" | "projects.tags" | "projects.organizationContact" | "projects.organizationContact.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["OrganizationContactSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, primaryEmail, primaryPhone. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -29475,6 +30122,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -29486,8 +30135,12 @@ export interface operations {
             /** @description A page of organization-contact records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -29775,6 +30428,10 @@ export interface operations {
                 "relations[]"?: ("tags" | "projects" | "projects.members" | "projects.members.user" | "projects.members.organization" | "projects.members.tags" | "projects.members.skills" | "projects.teams" | "projects.teams.members" | "projects.teams.tags" | "projects.tags" | "projects.organizationContact" | "projects.organizationContact.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["OrganizationContactSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, primaryEmail, primaryPhone. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -29783,6 +30440,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -29794,7 +30453,7 @@ export interface operations {
             /** @description How many organization-contact records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -29855,6 +30514,10 @@ export interface operations {
                 "relations[]"?: ("tags" | "projects" | "projects.members" | "projects.members.user" | "projects.members.organization" | "projects.members.tags" | "projects.members.skills" | "projects.teams" | "projects.teams.members" | "projects.teams.tags" | "projects.tags" | "projects.organizationContact" | "projects.organizationContact.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["OrganizationContactSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, primaryEmail, primaryPhone. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -29863,6 +30526,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -29874,8 +30539,12 @@ export interface operations {
             /** @description A page of organization-contact records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -29903,6 +30572,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -29921,8 +30592,10 @@ export interface operations {
             /** @description A page of organization-contact records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -29983,6 +30656,10 @@ export interface operations {
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["OrganizationProjectSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
@@ -29995,6 +30672,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -30006,8 +30685,12 @@ export interface operations {
             /** @description A page of organization-project records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -30297,6 +30980,10 @@ export interface operations {
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["OrganizationProjectSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
@@ -30309,6 +30996,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -30320,7 +31009,7 @@ export interface operations {
             /** @description How many organization-project records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -30383,6 +31072,10 @@ export interface operations {
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["OrganizationProjectSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
@@ -30395,6 +31088,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -30406,8 +31101,12 @@ export interface operations {
             /** @description A page of organization-project records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -30435,6 +31134,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -30453,8 +31154,10 @@ export interface operations {
             /** @description A page of organization-project records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -30515,6 +31218,10 @@ export interface operations {
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["OrganizationProjectSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
@@ -30527,6 +31234,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -30538,8 +31247,12 @@ export interface operations {
             /** @description A page of organization-project records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -30829,6 +31542,10 @@ export interface operations {
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["OrganizationProjectSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
@@ -30841,6 +31558,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -30852,7 +31571,7 @@ export interface operations {
             /** @description How many organization-project records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -30915,6 +31634,10 @@ export interface operations {
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["OrganizationProjectSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
@@ -30927,6 +31650,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -30938,8 +31663,12 @@ export interface operations {
             /** @description A page of organization-project records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -30967,6 +31696,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -30985,8 +31716,10 @@ export interface operations {
             /** @description A page of organization-project records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -31045,6 +31778,10 @@ export interface operations {
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["OrganizationSprintSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, goal. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
@@ -31055,6 +31792,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -31066,8 +31805,12 @@ export interface operations {
             /** @description A page of organization-sprint records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -31355,6 +32098,10 @@ export interface operations {
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["OrganizationSprintSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, goal. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
@@ -31365,6 +32112,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -31376,7 +32125,7 @@ export interface operations {
             /** @description How many organization-sprint records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -31437,6 +32186,10 @@ export interface operations {
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["OrganizationSprintSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, goal. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
@@ -31447,6 +32200,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -31458,8 +32213,12 @@ export interface operations {
             /** @description A page of organization-sprint records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -31487,6 +32246,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -31505,8 +32266,10 @@ export interface operations {
             /** @description A page of organization-sprint records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -31561,6 +32324,10 @@ export interface operations {
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["OrganizationTeamSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -31569,6 +32336,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -31580,8 +32349,12 @@ export interface operations {
             /** @description A page of organization-team records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -31865,6 +32638,10 @@ export interface operations {
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["OrganizationTeamSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -31873,6 +32650,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -31884,7 +32663,7 @@ export interface operations {
             /** @description How many organization-team records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -31941,6 +32720,10 @@ export interface operations {
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["OrganizationTeamSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -31949,6 +32732,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -31960,8 +32745,12 @@ export interface operations {
             /** @description A page of organization-team records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -31989,6 +32778,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -32007,8 +32798,10 @@ export interface operations {
             /** @description A page of organization-team records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -32249,6 +33042,10 @@ export interface operations {
                 "relations[]"?: ("tags" | "skills" | "employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "contact")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["OrganizationSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -32257,6 +33054,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -32268,7 +33067,7 @@ export interface operations {
             /** @description How many organization records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -32327,6 +33126,10 @@ export interface operations {
                 "relations[]"?: ("tags" | "skills" | "employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "contact")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["OrganizationSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
@@ -32335,6 +33138,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -32346,8 +33151,12 @@ export interface operations {
             /** @description A page of organization records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -32375,6 +33184,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -32393,8 +33204,10 @@ export interface operations {
             /** @description A page of organization records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -33141,10 +33954,16 @@ export interface operations {
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["ScreeningTaskSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -33156,8 +33975,12 @@ export interface operations {
             /** @description A page of screening-task records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -33443,10 +34266,16 @@ export interface operations {
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["ScreeningTaskSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -33458,7 +34287,7 @@ export interface operations {
             /** @description How many screening-task records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -33517,10 +34346,16 @@ export interface operations {
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["ScreeningTaskSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -33532,8 +34367,12 @@ export interface operations {
             /** @description A page of screening-task records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -33561,6 +34400,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -33579,8 +34420,10 @@ export interface operations {
             /** @description A page of screening-task records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -33637,10 +34480,16 @@ export interface operations {
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["ScreeningTaskSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -33652,8 +34501,12 @@ export interface operations {
             /** @description A page of screening-task records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -33939,10 +34792,16 @@ export interface operations {
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["ScreeningTaskSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -33954,7 +34813,7 @@ export interface operations {
             /** @description How many screening-task records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -34013,10 +34872,16 @@ export interface operations {
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["ScreeningTaskSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -34028,8 +34893,12 @@ export interface operations {
             /** @description A page of screening-task records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -34057,6 +34926,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -34075,8 +34946,10 @@ export interface operations {
             /** @description A page of screening-task records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -34131,12 +35004,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["SkillSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -34148,8 +35027,12 @@ export interface operations {
             /** @description A page of skill records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -34433,12 +35316,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["SkillSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -34450,7 +35339,7 @@ export interface operations {
             /** @description How many skill records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -34507,12 +35396,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["SkillSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -34524,8 +35419,12 @@ export interface operations {
             /** @description A page of skill records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -34553,6 +35452,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -34571,8 +35472,10 @@ export interface operations {
             /** @description A page of skill records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -34627,12 +35530,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["SkillSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -34644,8 +35553,12 @@ export interface operations {
             /** @description A page of skill records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -34929,12 +35842,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["SkillSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -34946,7 +35865,7 @@ export interface operations {
             /** @description How many skill records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -35003,12 +35922,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["SkillSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -35020,8 +35945,12 @@ export interface operations {
             /** @description A page of skill records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -35049,6 +35978,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -35067,8 +35998,10 @@ export interface operations {
             /** @description A page of skill records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -35123,12 +36056,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TagSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -35140,8 +36079,12 @@ export interface operations {
             /** @description A page of tag records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -35425,12 +36368,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TagSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -35442,7 +36391,7 @@ export interface operations {
             /** @description How many tag records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -35898,12 +36847,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TagSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -35915,8 +36870,12 @@ export interface operations {
             /** @description A page of tag records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -35944,6 +36903,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -35962,8 +36923,10 @@ export interface operations {
             /** @description A page of tag records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -36018,12 +36981,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TagSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -36035,8 +37004,12 @@ export interface operations {
             /** @description A page of tag records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -36320,12 +37293,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TagSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -36337,7 +37316,7 @@ export interface operations {
             /** @description How many tag records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -36793,12 +37772,18 @@ export interface operations {
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TagSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over name, description. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -36810,8 +37795,12 @@ export interface operations {
             /** @description A page of tag records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -36839,6 +37828,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -36857,8 +37848,10 @@ export interface operations {
             /** @description A page of tag records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -36925,6 +37918,10 @@ export interface operations {
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TaskSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over title, description. */
                 search?: string;
                 /** @description Earliest dueDate (inclusive). */
@@ -36937,6 +37934,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -36948,8 +37947,12 @@ export interface operations {
             /** @description A page of task records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -37245,6 +38248,10 @@ export interface operations {
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TaskSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over title, description. */
                 search?: string;
                 /** @description Earliest dueDate (inclusive). */
@@ -37257,6 +38264,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -37268,7 +38277,7 @@ export interface operations {
             /** @description How many task records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -37337,6 +38346,10 @@ export interface operations {
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TaskSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over title, description. */
                 search?: string;
                 /** @description Earliest dueDate (inclusive). */
@@ -37349,6 +38362,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -37360,8 +38375,12 @@ export interface operations {
             /** @description A page of task records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -37389,6 +38408,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -37407,8 +38428,10 @@ export interface operations {
             /** @description A page of task records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -37475,6 +38498,10 @@ export interface operations {
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TaskSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over title, description. */
                 search?: string;
                 /** @description Earliest dueDate (inclusive). */
@@ -37487,6 +38514,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -37498,8 +38527,12 @@ export interface operations {
             /** @description A page of task records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -37795,6 +38828,10 @@ export interface operations {
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TaskSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over title, description. */
                 search?: string;
                 /** @description Earliest dueDate (inclusive). */
@@ -37807,6 +38844,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -37818,7 +38857,7 @@ export interface operations {
             /** @description How many task records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -37887,6 +38926,10 @@ export interface operations {
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TaskSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over title, description. */
                 search?: string;
                 /** @description Earliest dueDate (inclusive). */
@@ -37899,6 +38942,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -37910,8 +38955,12 @@ export interface operations {
             /** @description A page of task records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -37939,6 +38988,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -37957,8 +39008,10 @@ export interface operations {
             /** @description A page of task records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -38072,6 +39125,10 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TimeLogSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Earliest startedAt (inclusive). */
@@ -38084,6 +39141,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -38095,8 +39154,12 @@ export interface operations {
             /** @description A page of time-log records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -38384,6 +39447,10 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TimeLogSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Earliest startedAt (inclusive). */
@@ -38396,6 +39463,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -38407,7 +39476,7 @@ export interface operations {
             /** @description How many time-log records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -38468,6 +39537,10 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TimeLogSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Earliest startedAt (inclusive). */
@@ -38480,6 +39553,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -38491,8 +39566,12 @@ export interface operations {
             /** @description A page of time-log records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -38520,6 +39599,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -38538,8 +39619,10 @@ export interface operations {
             /** @description A page of time-log records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -38600,6 +39683,10 @@ export interface operations {
                 "relations[]"?: ("employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "document")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TimeOffRequestSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Earliest start (inclusive). */
@@ -38610,6 +39697,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -38621,8 +39710,12 @@ export interface operations {
             /** @description A page of time-off-request records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -38912,6 +40005,10 @@ export interface operations {
                 "relations[]"?: ("employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "document")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TimeOffRequestSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Earliest start (inclusive). */
@@ -38922,6 +40019,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -38933,7 +40032,7 @@ export interface operations {
             /** @description How many time-off-request records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -38996,6 +40095,10 @@ export interface operations {
                 "relations[]"?: ("employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "document")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TimeOffRequestSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Earliest start (inclusive). */
@@ -39006,6 +40109,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -39017,8 +40122,12 @@ export interface operations {
             /** @description A page of time-off-request records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -39046,6 +40155,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -39064,8 +40175,10 @@ export interface operations {
             /** @description A page of time-off-request records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -39124,6 +40237,10 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TimeSlotSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Earliest startedAt (inclusive). */
                 startDate?: string;
                 /** @description Latest startedAt; a date-only value includes that whole day. */
@@ -39132,6 +40249,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -39143,8 +40262,12 @@ export interface operations {
             /** @description A page of time-slot records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -39432,6 +40555,10 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TimeSlotSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Earliest startedAt (inclusive). */
                 startDate?: string;
                 /** @description Latest startedAt; a date-only value includes that whole day. */
@@ -39440,6 +40567,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -39451,7 +40580,7 @@ export interface operations {
             /** @description How many time-slot records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -39512,6 +40641,10 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TimeSlotSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Earliest startedAt (inclusive). */
                 startDate?: string;
                 /** @description Latest startedAt; a date-only value includes that whole day. */
@@ -39520,6 +40653,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -39531,8 +40666,12 @@ export interface operations {
             /** @description A page of time-slot records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -39560,6 +40699,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -39578,8 +40719,10 @@ export interface operations {
             /** @description A page of time-slot records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -39640,6 +40783,10 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "approvedBy" | "approvedBy.role" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TimesheetSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Earliest startedAt (inclusive). */
                 startDate?: string;
                 /** @description Latest startedAt; a date-only value includes that whole day. */
@@ -39648,6 +40795,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -39659,8 +40808,12 @@ export interface operations {
             /** @description A page of timesheet records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -39950,6 +41103,10 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "approvedBy" | "approvedBy.role" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TimesheetSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Earliest startedAt (inclusive). */
                 startDate?: string;
                 /** @description Latest startedAt; a date-only value includes that whole day. */
@@ -39958,6 +41115,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -39969,7 +41128,7 @@ export interface operations {
             /** @description How many timesheet records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -40032,6 +41191,10 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "approvedBy" | "approvedBy.role" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TimesheetSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Earliest startedAt (inclusive). */
                 startDate?: string;
                 /** @description Latest startedAt; a date-only value includes that whole day. */
@@ -40040,6 +41203,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -40051,8 +41216,12 @@ export interface operations {
             /** @description A page of timesheet records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -40080,6 +41249,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -40098,8 +41269,10 @@ export interface operations {
             /** @description A page of timesheet records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -40158,6 +41331,10 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TimeLogSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Earliest startedAt (inclusive). */
@@ -40170,6 +41347,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -40181,8 +41360,12 @@ export interface operations {
             /** @description A page of time-log records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -40470,6 +41653,10 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TimeLogSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Earliest startedAt (inclusive). */
@@ -40482,6 +41669,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -40493,7 +41682,7 @@ export interface operations {
             /** @description How many time-log records match */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -40554,6 +41743,10 @@ export interface operations {
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TimeLogSelectable"][];
+                /** @description The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400. */
+                cursor?: string;
+                /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
+                count?: "none";
                 /** @description Case-insensitive match over description. */
                 search?: string;
                 /** @description Earliest startedAt (inclusive). */
@@ -40566,6 +41759,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -40577,8 +41772,12 @@ export interface operations {
             /** @description A page of time-log records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
+                    Link?: string;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -40606,6 +41805,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description count=none: the same as the count=none parameter */
+                Prefer?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -40624,8 +41825,10 @@ export interface operations {
             /** @description A page of time-log records */
             200: {
                 headers: {
-                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match */
+                    /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description count=none when a Prefer: count=none header was honoured */
+                    "Preference-Applied"?: "count=none";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];

@@ -32,6 +32,7 @@ import { routeMatchOf, type Route } from './route.js';
 import { RouteTable } from './routing/route-table.js';
 import { allowedMethods } from './routing/allowed-methods.js';
 import { routesByPrefix } from './routing/by-prefix.js';
+import { ListCursors } from './resource/cursor.js';
 import { ResourceService } from './resource/service.js';
 import type { Knex } from 'knex';
 
@@ -100,7 +101,9 @@ export function createApp(options: AppOptions): App {
   class BoundModel extends Model {}
   BoundModel.knex(db);
   const registry = compileDefinitions(sources, { permissions: roles.permissions, owner: roles.owner, baseModel: BoundModel });
-  const services = new Map([...registry.values()].map((r) => [r.name, new ResourceService(db, r)]));
+  // Signed with the token secret (and the previous one after a rotation): every instance reads every other's cursors.
+  const cursors = new ListCursors([config.jwt.secret, config.jwt.previousSecret]);
+  const services = new Map([...registry.values()].map((r) => [r.name, new ResourceService(db, r, cursors)]));
   const engine: Engine = { config, db, registry, services, roles, mailer: options.mailer ?? createMailer(config) };
   const authenticator = options.authenticator(engine);
   const metrics = config.metrics ? createMetrics(db) : undefined;

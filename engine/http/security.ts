@@ -24,11 +24,12 @@ const EXPOSED_HEADERS = [
   'Retry-After',
   'Deprecation',
   'Link',
+  'Preference-Applied',
   'Content-Disposition',
   'WWW-Authenticate',
 ];
 /** Request headers a page may send; the definitions add the headers they read (Organization-Id). */
-const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Tenant-Id', REQUEST_ID_HEADER, 'Accept', 'Accept-Language'];
+const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Tenant-Id', REQUEST_ID_HEADER, 'Accept', 'Accept-Language', 'Prefer'];
 /** How long a browser may reuse a preflight's answer (seconds). */
 const PREFLIGHT_MAX_AGE = 600;
 

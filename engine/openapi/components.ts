@@ -28,6 +28,8 @@ import {
   selectableSchema,
   selectionSchemaNames,
   answeredRecord,
+  countSchema,
+  cursorSchema,
 } from './fragments.js';
 import { MAX_NAMES } from '../resource/list-query.js';
 import { toOpenApiSchema } from './schema-conversion.js';
@@ -112,6 +114,7 @@ function listSchema(resource: CompiledResource): Json {
     required: ['items', 'total'],
     properties: {
       items: { type: 'array', items: answeredRecord(resource) },
+      nextCursor: { type: 'string', description: 'Present while more items follow: send it as cursor for the next page' },
       total: { type: 'integer', minimum: 0, description: 'Every matching record, not only this page' },
     },
   };
@@ -126,6 +129,8 @@ function findInputSchema(resource: CompiledResource): Json {
     where: whereSchema(resource),
     // As in the query string, the names may come as one comma-separated string.
     relations: { anyOf: [relationsSchema(resource), { type: 'string', description: 'The same names, comma-separated' }] },
+    cursor: { ...cursorSchema(), description: 'The nextCursor of the page before (not with skip)' },
+    count: { ...countSchema(), description: 'none: no count; total is then a lower bound' },
     select: {
       anyOf: [{ type: 'array', items: ref(selectionSchemaNames(resource).selectable), maxItems: MAX_NAMES }, { type: 'string', description: 'The same names, comma-separated' }],
       description: 'Only these fields are answered, and id; path.field narrows (and loads) a related record',

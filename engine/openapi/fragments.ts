@@ -7,6 +7,7 @@ import { filterSchema } from '../resource/fields.js';
 import { MAX_LIST_VALUES, MAX_PATTERN_LENGTH, type FilterOperator } from '../resource/filters.js';
 import { MAX_NAMES, MAX_OR_GROUPS, MAX_SEARCH_LENGTH, OR_KEY, ORDER_DIRECTIONS, supportedParameters } from '../resource/list-query.js';
 import { selectableNames } from '../resource/selection.js';
+import { MAX_CURSOR_LENGTH } from '../resource/cursor.js';
 import { MAX_QUERY_VALUES } from '../http/context.js';
 import { toOpenApiSchema } from './schema-conversion.js';
 
@@ -126,6 +127,35 @@ export const selectionSchemaNames = (resource: CompiledResource) => {
   const record = schemaName(resource, 'record');
   return { selectable: `${record}Selectable`, selected: `${record}Selected` };
 };
+
+export const cursorSchema = () => ({ type: 'string', minLength: 1, maxLength: MAX_CURSOR_LENGTH });
+export const countSchema = () => ({ type: 'string', enum: ['none'] });
+
+function cursorParameter(): object {
+  return {
+    name: 'cursor',
+    in: 'query',
+    required: false,
+    description:
+      'The page after the one whose nextCursor this is: the same order and filters, any take; not with skip. A cursor of another list (resource, order, filter), or altered, is a 400.',
+    schema: cursorSchema(),
+  };
+}
+
+function countParameter(): object {
+  return {
+    name: 'count',
+    in: 'query',
+    required: false,
+    description: 'none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total.',
+    schema: countSchema(),
+  };
+}
+
+/** Prefer: count=none, as count=none (RFC 7240). */
+export function preferParameter(): object {
+  return { name: 'Prefer', in: 'header', required: false, description: 'count=none: the same as the count=none parameter', schema: { type: 'string', example: 'count=none' } };
+}
 
 /** A record as a list or a read answers it: whole, or narrowed by select[]. */
 export const answeredRecord = (resource: CompiledResource) => ({ anyOf: [ref(schemaName(resource, 'record')), ref(selectionSchemaNames(resource).selected)] });
@@ -322,6 +352,9 @@ export function listParameters(resource: CompiledResource): object[] {
     },
     relationsParameter(resource),
     selectParameter(resource),
+    cursorParameter(),
+    countParameter(),
+    preferParameter(),
   ];
   if (supported.has('search')) {
     parameters.push({ name: 'search', in: 'query', required: false, description: `Case-insensitive match over ${resource.search.join(', ')}.`, schema: searchSchema() });

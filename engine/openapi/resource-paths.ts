@@ -16,6 +16,7 @@ import {
   ref,
   relationsParameter,
   schemaName,
+  preferParameter,
   searchBody,
   selectParameter,
 } from './fragments.js';
@@ -61,14 +62,22 @@ function operation(resource: CompiledResource, names: Names, id: OperationVerb, 
 const totalExactHeader = {
   [TOTAL_EXACT_HEADER]: {
     description:
-      "false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); true: total counts every match",
+      "false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); " +
+      'with count=none, false means total is a lower bound; true: total counts every match',
     schema: { type: 'boolean' },
   },
 };
 
-/** A page of records and its total, with the header that says whether the total is exact. */
-function listResponse(name: string, list: object): object {
-  return { ...jsonResponse(`A page of ${name} records`, list), headers: totalExactHeader };
+/** What a list answer may carry beside the total's flag. */
+const listHeaders = (linked: boolean) => ({
+  ...totalExactHeader,
+  ...(linked ? { Link: { description: 'While more items follow: <the same list with cursor=nextCursor>; rel="next"', schema: { type: 'string' } } } : {}),
+  'Preference-Applied': { description: 'count=none when a Prefer: count=none header was honoured', schema: { type: 'string', enum: ['count=none'] } },
+});
+
+/** A page of records and its total, with the headers that say whether the total is exact and where the next page is. */
+function listResponse(name: string, list: object, linked = true): object {
+  return { ...jsonResponse(`A page of ${name} records`, list), headers: listHeaders(linked) };
 }
 
 /** The total alone, as a list would count it. */
@@ -126,8 +135,9 @@ export function resourcePaths(resource: CompiledResource, notes: OperationNotes 
     };
     paths[`${base}/search`] = {
       post: operation(resource, names, 'search', `Search ${n} records with the list parameters in the body`, 'read', {
+        parameters: [preferParameter()],
         requestBody: searchBody(resource),
-        responses: { '200': listResponse(n, list), ...errorResponses(400, 401, 403, 413, 415, 500, 503) },
+        responses: { '200': listResponse(n, list, false), ...errorResponses(400, 401, 403, 413, 415, 500, 503) },
       }),
     };
     paths[`${base}/{id}`] = {

@@ -229,7 +229,7 @@ function findOrganizationRoot(sources: SourcedDefinition[], problems: string[]):
 
 /** The parameters a resource accepts: always the base ones, the rest only when it supports them. */
 function listParametersOf(resource: CompiledResource): string[] {
-  const names = ['take', 'skip', 'order', 'where', 'relations', 'select'];
+  const names = ['take', 'skip', 'order', 'where', 'relations', 'select', 'cursor', 'count'];
   if (resource.search.length) names.push('search');
   if (resource.dateRange) names.push('startDate', 'endDate');
   if (resource.tagRelation) names.push('tags');

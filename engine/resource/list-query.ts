@@ -8,6 +8,7 @@ import { defaultTake, MAX_RELATION_DEPTH, type CompiledRelation, type CompiledRe
 import { isDateOnly, isDateString, LATEST_INSTANT, toTimestamp, UUID_PATTERN } from './fields.js';
 import { parseConditions, type Condition } from './filters.js';
 import { parseSelection, type Selection } from './selection.js';
+import { MAX_CURSOR_LENGTH } from './cursor.js';
 
 export type Direction = 'ASC' | 'DESC';
 
@@ -30,6 +31,12 @@ export interface ListQuery extends FilterGroup {
   or: FilterGroup[];
   /** select[]: the fields answered (selection.ts); every visible one when absent. */
   select?: Selection;
+  /** cursor: continue after the item it names (cursor.ts); checked by the service, which sets `after`. */
+  cursor?: string;
+  /** The order values of the item a cursor names: the page starts after it. */
+  after?: unknown[];
+  /** count=none (or Prefer: count=none): no count; total is a lower bound (docs/query-language.md). */
+  count?: 'none';
   relations: string[];
   search?: string;
   startDate?: string;
@@ -326,6 +333,18 @@ export function parseListQuery(resource: CompiledResource, input: Record<string,
   if (input.where !== undefined) Object.assign(query, parseGroup(resource, input.where, 'where', tenantId, problems, true));
   query.relations = parseRelations(resource, input.relations, problems);
   query.select = parseSelect(resource, input.select, query.relations, problems);
+  if (input.cursor !== undefined) {
+    const cursor = single('cursor', input.cursor, problems);
+    if (typeof cursor !== 'string' || cursor === '') problems.push('cursor must be a non-empty string: the nextCursor of the page before');
+    else if (cursor.length > MAX_CURSOR_LENGTH) problems.push(`cursor must be shorter than or equal to ${MAX_CURSOR_LENGTH} characters`);
+    else query.cursor = cursor;
+    if (input.skip !== undefined) problems.push('cursor and skip must not be sent together: a cursor page starts after the item the cursor names');
+  }
+  if (input.count !== undefined) {
+    const count = single('count', input.count, problems);
+    if (count === 'none') query.count = count;
+    else problems.push('count must be none (leave it out for the total)');
+  }
   if (input.search !== undefined && supported.has('search')) {
     const search = single('search', input.search, problems);
     if (typeof search !== 'string' && search !== undefined) problems.push('search must be a string');

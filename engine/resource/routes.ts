@@ -9,15 +9,38 @@ import { resourcePaths, type OperationNotes } from '../openapi/resource-paths.js
 import type { OperationDoc, Route, RouteMethod } from '../route.js';
 import type { CompiledResource } from './compiled.js';
 import { UUID_PATTERN } from './fields.js';
-import { parseListQuery, parseRelations, parseSelect } from './list-query.js';
+import { parseListQuery, parseRelations, parseSelect, type ListQuery } from './list-query.js';
 import type { Selection } from './selection.js';
 import type { ListResult, ResourceService } from './service.js';
 import { COUNT_PATH, PAGINATION_PATH, TOTAL_EXACT_HEADER } from './route-names.js';
 
 
-function answerList(ctx: Context, { items, total, exact }: ListResult) {
+/** Prefer: count=none (RFC 7240 form) asks, like count=none, for no count. */
+const PREFERS_NO_COUNT = /(?:^|[,;]\s*)count\s*=\s*"?none"?\s*(?:$|[,;])/i;
+
+function listQueryOf(ctx: Context, resource: CompiledResource, input: Record<string, unknown>, tenantId: string): ListQuery {
+  const query = parseListQuery(resource, input, tenantId);
+  if (PREFERS_NO_COUNT.test(ctx.get('Prefer'))) {
+    query.count = 'none';
+    ctx.set('Preference-Applied', 'count=none');
+  }
+  return query;
+}
+
+/**
+ * {items, total} and, when more items follow, nextCursor; a GET list also links the next page
+ * (its own query with the cursor instead of skip or the cursor before).
+ */
+function answerList(ctx: Context, { items, total, exact, nextCursor }: ListResult, link: boolean) {
   ctx.set(TOTAL_EXACT_HEADER, String(exact));
-  ctx.body = { items, total };
+  ctx.body = nextCursor ? { items, total, nextCursor } : { items, total };
+  if (nextCursor && link) {
+    const next = new URLSearchParams(ctx.querystring);
+    next.delete('skip');
+    next.delete('cursor');
+    next.append('cursor', nextCursor);
+    ctx.set('Link', `<${ctx.path}?${next.toString().replaceAll('%5B', '[').replaceAll('%5D', ']')}>; rel="next"`);
+  }
 }
 
 /** GET by id's parameters: relations[] and select[], as a list takes them. */
@@ -47,7 +70,7 @@ export function crudHandlers(service: ResourceService): Record<CrudOperation, Mi
   return {
     async list(ctx) {
       const caller = callerOf(ctx);
-      answerList(ctx, await service.list(caller, parseListQuery(resource, parseQueryString(ctx.querystring), caller.tenantId)));
+      answerList(ctx, await service.list(caller, listQueryOf(ctx, resource, parseQueryString(ctx.querystring), caller.tenantId)), true);
     },
     async count(ctx) {
       const caller = callerOf(ctx);
@@ -57,7 +80,7 @@ export function crudHandlers(service: ResourceService): Record<CrudOperation, Mi
     },
     async search(ctx) {
       const caller = callerOf(ctx);
-      answerList(ctx, await service.list(caller, parseListQuery(resource, searchInput(ctx.request.body), caller.tenantId)));
+      answerList(ctx, await service.list(caller, listQueryOf(ctx, resource, searchInput(ctx.request.body), caller.tenantId)), false);
     },
     async read(ctx) {
       const caller = callerOf(ctx);

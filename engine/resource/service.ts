@@ -10,7 +10,8 @@ import type { ListQuery } from './list-query.js';
 import { columnsAt, trimToSelection, type Selection } from './selection.js';
 import { relationTree, loadRelations } from './sql/relations.js';
 import { run } from './sql/runner.js';
-import { matchesStatement, pageStatement, readStatement } from './sql/select.js';
+import { matchesStatement, orderKeyAlias, pageStatement, readStatement } from './sql/select.js';
+import { effectiveOrder, type ListCursors } from './cursor.js';
 import { countMatches, type CountResult } from './count.js';
 import { deleteStatement, insertStatement, updateStatement } from './sql/write.js';
 import { prepareChildren, prepareWrite, type PreparedWrite, type WriteContext } from './write-body.js';
@@ -18,8 +19,10 @@ import { prepareChildren, prepareWrite, type PreparedWrite, type WriteContext } 
 export interface ListResult {
   items: unknown[];
   total: number;
-  /** false: total is the count policy's cap or estimate (engine/resource/count.ts). */
+  /** false: total is the count policy's cap or estimate (engine/resource/count.ts), or a lower bound (count=none). */
   exact: boolean;
+  /** Where the next page starts (cursor.ts), when more items follow. */
+  nextCursor?: string;
 }
 
 export function checkId(id: string, label = 'id'): string {
@@ -66,21 +69,36 @@ export class ResourceService {
   constructor(
     readonly db: Knex,
     readonly resource: CompiledResource,
+    readonly cursors: ListCursors,
   ) {}
 
-  /** The page and its count side by side, then relations, one statement per relation and level. */
+  /**
+   * The page and its count side by side (no count with count=none), then relations, one statement
+   * per relation and level. A cursor is checked first: the page starts after the item it names.
+   */
   async list(caller: Caller, query: ListQuery): Promise<ListResult> {
     const { db, resource } = this;
+    if (query.cursor) query.after = this.cursors.open(resource, caller.tenantId, query, query.cursor);
     const tree = relationTree(query.relations);
     const columns = columnsAt(resource, query.select, '', tree);
-    const [items, { total, exact }] = await Promise.all([run(db, pageStatement(resource, caller, query, columns)), countMatches(db, resource, matchesStatement(resource, caller, query))]);
+    const counted = query.count === 'none' ? undefined : countMatches(db, resource, matchesStatement(resource, caller, query));
+    const [items, counts] = await Promise.all([run(db, pageStatement(resource, caller, query, columns)), counted]);
+    const more = items.length > query.take;
+    if (more) items.length = query.take;
+    const keys = effectiveOrder(query).map((_, i) => orderKeyAlias(i));
+    const last = items[items.length - 1];
+    const nextCursor = more && last ? this.cursors.seal(resource, caller.tenantId, query, keys.map((key) => last[key])) : undefined;
+    for (const item of items) for (const key of keys) delete item[key];
     await loadRelations(db, resource, caller, items, tree, query.select);
     if (query.select) trimToSelection(items, resource, query.select, '', tree);
-    return { items, total, exact };
+    // Without a count: what this answer knows of, and one more when more follow (docs/query-language.md).
+    const { total, exact } = counts ?? { total: (query.after ? 0 : query.skip) + items.length + (more ? 1 : 0), exact: !more && !query.after };
+    return { items, total, exact, ...(nextCursor ? { nextCursor } : {}) };
   }
 
-  /** The list's total alone: the same filters and scope, by the resource's count policy. */
+  /** The list's total alone: the same filters and scope, by the resource's count policy (a cursor is checked, not applied). */
   async count(caller: Caller, query: ListQuery): Promise<CountResult> {
+    if (query.cursor) this.cursors.open(this.resource, caller.tenantId, query, query.cursor);
     return countMatches(this.db, this.resource, matchesStatement(this.resource, caller, query));
   }
 

@@ -19,28 +19,32 @@ const employee = callerOf({ ownerScoped: true });
 const NOTE_COLUMNS =
   '"work_note"."id", "work_note"."tenantId", "work_note"."createdAt", "work_note"."updatedAt", ' +
   '"work_note"."authorId", "work_note"."projectId", "work_note"."minutes", "work_note"."writtenOn"';
+/** What a page reads beside its columns: each order value as text, for the next cursor. */
+const keysOf = (table: string, ...fields: string[]) => fields.map((f, i) => `, "${table}"."${f}"::text as "@k${i}"`).join('');
+const NOTE_KEYS = keysOf('work_note', 'createdAt', 'id');
 const LABEL_ID = '0c1e4b4e-1111-4222-8333-444455556666';
 const RECORD_ID = '7e1a0000-0000-4000-8000-0000000000ff';
 
 test('a plain page: the tenant scope, createdAt DESC then id, the default page size as values', () => {
   assert.equal(pageStatement(note, admin, plan(note)), {
-    text: `select ${NOTE_COLUMNS} from "work_note" where "work_note"."tenantId" = $1 order by "work_note"."createdAt" desc, "work_note"."id" desc limit $2 offset $3`,
-    values: [TENANT, 10, 0],
+    text: `select ${NOTE_COLUMNS}${NOTE_KEYS} from "work_note" where "work_note"."tenantId" = $1 order by "work_note"."createdAt" desc, "work_note"."id" desc limit $2 offset $3`,
+    // One row more than the page: whether it is there says whether more follow.
+    values: [TENANT, 11, 0],
   });
 });
 
 test('the owner-scoped role: the owner field equals its employee, right after the tenant', () => {
   assert.equal(pageStatement(note, employee, plan(note)), {
-    text: `select ${NOTE_COLUMNS} from "work_note" where "work_note"."tenantId" = $1 and "work_note"."authorId" = $2 order by "work_note"."createdAt" desc, "work_note"."id" desc limit $3 offset $4`,
-    values: [TENANT, EMPLOYEE, 10, 0],
+    text: `select ${NOTE_COLUMNS}${NOTE_KEYS} from "work_note" where "work_note"."tenantId" = $1 and "work_note"."authorId" = $2 order by "work_note"."createdAt" desc, "work_note"."id" desc limit $3 offset $4`,
+    values: [TENANT, EMPLOYEE, 11, 0],
   });
 });
 
 test('the owner-scoped role without an employee sees nothing: `false`, and no scope value bound', () => {
   const statement = pageStatement(note, callerOf({ ownerScoped: true, employeeId: null }), plan(note));
   assert.equal(statement, {
-    text: `select ${NOTE_COLUMNS} from "work_note" where false order by "work_note"."createdAt" desc, "work_note"."id" desc limit $1 offset $2`,
-    values: [10, 0],
+    text: `select ${NOTE_COLUMNS}${NOTE_KEYS} from "work_note" where false order by "work_note"."createdAt" desc, "work_note"."id" desc limit $1 offset $2`,
+    values: [11, 0],
   });
 });
 
@@ -66,7 +70,7 @@ test('every filter of a plan, in order: fields, a relation as EXISTS scoped to t
     }),
   );
   assert.equal(statement.text, [
-    `select ${NOTE_COLUMNS} from "work_note"`,
+    `select ${NOTE_COLUMNS}${keysOf('work_note', 'minutes', 'id')} from "work_note"`,
     'where "work_note"."tenantId" = $1 and "work_note"."authorId" = $2',
     'and "work_note"."minutes" = $3',
     'and exists (select 1 from "project" as "r0_project" where "r0_project"."id" = "work_note"."projectId" and "r0_project"."tenantId" = $4 and "r0_project"."name" = $5)',
@@ -76,7 +80,7 @@ test('every filter of a plan, in order: fields, a relation as EXISTS scoped to t
     'order by "work_note"."minutes" asc, "work_note"."id" asc limit $10 offset $11',
   ].join(' '));
   // Values are typed by the field (minutes a number), the date-only end is the next midnight, exclusive.
-  assert.equal(statement.values, [TENANT, EMPLOYEE, 30, TENANT, 'Apollo', '2026-01-01T00:00:00.000Z', '2026-02-01T00:00:00.000Z', TENANT, [LABEL_ID], 5, 10]);
+  assert.equal(statement.values, [TENANT, EMPLOYEE, 30, TENANT, 'Apollo', '2026-01-01T00:00:00.000Z', '2026-02-01T00:00:00.000Z', TENANT, [LABEL_ID], 6, 10]);
 });
 
 test('operators and OR groups: each a bound value (a list as one array), groups in parentheses, related filters with aliases of their own', () => {
@@ -103,10 +107,29 @@ test('operators and OR groups: each a bound value (a list as one array), groups 
   assert.equal(statement.values, [TENANT, 10, 60, 30, 1, 99, [5, 15], [7], 1, 2, TENANT, 'Ap%']);
 });
 
+test('after a cursor: the keyset on the order then the id replaces the offset; empty values follow the order (last going up, first going down)', () => {
+  const up = pageStatement(note, admin, { ...plan(note, { order: { minutes: 'ASC' } }), after: ['30', RECORD_ID] });
+  assert.match(
+    up.text,
+    ` where "work_note"."tenantId" = $1 and (("work_note"."minutes" > $2 or "work_note"."minutes" is null) or ("work_note"."minutes" = $3 and "work_note"."id" > $4)) order by "work_note"."minutes" asc, "work_note"."id" asc limit $5 offset $6`,
+  );
+  assert.equal(up.values, [TENANT, '30', '30', RECORD_ID, 11, 0]);
+  // Fields never empty, one direction: one row comparison, a range of the index.
+  const byDefault = pageStatement(note, admin, { ...plan(note), after: ['2026-01-01 00:00:00.000001+00', RECORD_ID] });
+  assert.match(byDefault.text, ' where "work_note"."tenantId" = $1 and ("work_note"."createdAt", "work_note"."id") < ($2, $3) order by ');
+  assert.equal(byDefault.values, [TENANT, '2026-01-01 00:00:00.000001+00', RECORD_ID, 11, 0]);
+  const upFromEmpty = pageStatement(note, admin, { ...plan(note, { order: { minutes: 'ASC' } }), after: [null, RECORD_ID] });
+  assert.match(upFromEmpty.text, ' and (false or ("work_note"."minutes" is null and "work_note"."id" > $2)) ');
+  const down = pageStatement(note, admin, { ...plan(note, { order: { minutes: 'DESC' } }), after: [null, RECORD_ID] });
+  assert.match(down.text, ' and ("work_note"."minutes" is not null or ("work_note"."minutes" is null and "work_note"."id" < $2)) ');
+  const downFromValue = pageStatement(note, admin, { ...plan(note, { order: { minutes: 'DESC' } }), after: ['5', RECORD_ID] });
+  assert.match(downFromValue.text, ' and "work_note"."minutes" <= $2 and ("work_note"."minutes" < $3 or ("work_note"."minutes" = $4 and "work_note"."id" < $5)) ');
+});
+
 test('an end date with a time is inclusive; take is capped at the resource maximum', () => {
   const statement = pageStatement(note, admin, plan(note, { endDate: '2026-01-31T12:00:00Z', take: '500' }));
   assert.match(statement.text, ' where "work_note"."tenantId" = $1 and "work_note"."writtenOn" <= $2 order by ');
-  assert.equal(statement.values, [TENANT, '2026-01-31T12:00:00.000Z', 20, 0]);
+  assert.equal(statement.values, [TENANT, '2026-01-31T12:00:00.000Z', 21, 0]);
 });
 
 test('the count shares the page filter, without order and paging; one record by id is scoped too', () => {
@@ -123,10 +146,10 @@ test('the count shares the page filter, without order and paging; one record by 
 test('search: one bound pattern for every search field, LIKE wildcards of the client escaped', () => {
   assert.equal(pageStatement(project, admin, plan(project, { search: '  50%_off\\ ' })), {
     text:
-      'select "project"."id", "project"."tenantId", "project"."createdAt", "project"."updatedAt", "project"."name", "project"."code" from "project"' +
+      `select "project"."id", "project"."tenantId", "project"."createdAt", "project"."updatedAt", "project"."name", "project"."code"${keysOf('project', 'createdAt', 'id')} from "project"` +
       ' where "project"."tenantId" = $1 and ("project"."name" ilike $2 or "project"."code" ilike $2)' +
       ' order by "project"."createdAt" desc, "project"."id" desc limit $3 offset $4',
-    values: [TENANT, '%50\\%\\_off\\\\%', 10, 0],
+    values: [TENANT, '%50\\%\\_off\\\\%', 11, 0],
   });
 });
 
@@ -137,9 +160,9 @@ test('a hidden field is never selected', () => {
 test('a null filter is `is null`, binding nothing; ordering by id adds no second id', () => {
   assert.equal(pageStatement(label, admin, plan(label, { where: { organizationId: 'null', name: 'x' }, order: { id: 'DESC' } })), {
     text:
-      'select "label"."id", "label"."tenantId", "label"."organizationId", "label"."createdAt", "label"."updatedAt", "label"."name" from "label"' +
+      `select "label"."id", "label"."tenantId", "label"."organizationId", "label"."createdAt", "label"."updatedAt", "label"."name"${keysOf('label', 'id')} from "label"` +
       ' where "label"."tenantId" = $1 and "label"."organizationId" is null and "label"."name" = $2 order by "label"."id" desc limit $3 offset $4',
-    values: [TENANT, 'x', 10, 0],
+    values: [TENANT, 'x', 11, 0],
   });
 });
 
@@ -174,7 +197,7 @@ test('no plan, so no SQL, for an unknown field, order, relation or parameter: a 
   assert.equal(refusal({ order: { nope: 'ASC' } }), ['400', "order: 'nope' is not sortable; sortable: id, createdAt, updatedAt, minutes"]);
   assert.equal(refusal({ where: { project: { code: 'x' } } }), ['400', "where.project: 'code' is not filterable; filterable: id, name"]);
   assert.equal(refusal({ relations: ['nope'] }), ['400', "relations: 'nope' is not allowed; allowed: project, labels"]);
-  assert.equal(refusal({ search: 'x' }), ['400', 'search is not a supported list parameter of work-note; supported: take, skip, order, where, relations, select, startDate, endDate, tags']);
+  assert.equal(refusal({ search: 'x' }), ['400', 'search is not a supported list parameter of work-note; supported: take, skip, order, where, relations, select, cursor, count, startDate, endDate, tags']);
 });
 
 test('another tenant named in a plan is a 403, before any SQL', () => {

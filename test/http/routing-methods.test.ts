@@ -146,7 +146,7 @@ test('?=x: a parameter without a name is a 400 where unknown parameters are, and
   assertError(await send('GET', '/api/employee?=x'), 400, /^a parameter without a name is not a supported list parameter of employee/);
   assertError(await send('GET', '/api/employee?take=5&=x'), 400, /^a parameter without a name is not a supported list parameter/);
   assertError(await send('GET', '/api/employee/count?='), 400, /^a parameter without a name is not a supported list parameter/);
-  assertError(await send('GET', `/api/employee/${randomUUID()}?=x`), 400, `${nameless} is not a supported parameter when reading one record; supported: relations`);
+  assertError(await send('GET', `/api/employee/${randomUUID()}?=x`), 400, `${nameless} is not a supported parameter when reading one record; supported: relations, select`);
   assertError(await send('GET', '/api/report?=x'), 400, /^a parameter without a name is not a supported parameter of \/api\/report/);
   assertError(await send('GET', '/api/export/employee?=x'), 400, /^a parameter without a name is not a supported parameter/);
   assertError(await send('GET', '/api/tags/getByName?name=a&=x'), 400, /^a parameter without a name is not a supported parameter/);

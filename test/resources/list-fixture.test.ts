@@ -12,7 +12,7 @@ import { badRequestBody, ids, minutesFrom, listAssertions } from '../helpers/lis
 
 const fixtureDir = fileURLToPath(new URL('../fixtures/list', import.meta.url));
 const migrationDir = fileURLToPath(new URL('../fixtures/list-migrations', import.meta.url));
-const SUPPORTED = 'take, skip, order, where, relations, select';
+const SUPPORTED = 'take, skip, order, where, relations, select, cursor, count';
 
 let t: TestApp;
 type Tenant = Awaited<ReturnType<typeof newTenant>>;

@@ -13,7 +13,7 @@ let other: Tenant;
 let ann: EmployeeRow, bob: EmployeeRow, cid: EmployeeRow, dee: EmployeeRow;
 let red: string;
 
-const EMPLOYEE_PARAMETERS = 'take, skip, order, where, relations, select, search, startDate, endDate, tags';
+const EMPLOYEE_PARAMETERS = 'take, skip, order, where, relations, select, cursor, count, search, startDate, endDate, tags';
 
 test.before(async () => {
   t = await createTestApp();

@@ -11,7 +11,7 @@ let paging: Tenant;
 /** Twelve employees, created a minute apart: newest first is the reverse of this list. */
 let twelve: string[];
 
-const EMPLOYEE_PARAMETERS = 'take, skip, order, where, relations, select, search, startDate, endDate, tags';
+const EMPLOYEE_PARAMETERS = 'take, skip, order, where, relations, select, cursor, count, search, startDate, endDate, tags';
 const EMPLOYEE_SORTABLE = 'id, createdAt, updatedAt, firstName, lastName, startedWorkOn, billRateValue';
 
 test.before(async () => {
@@ -31,7 +31,8 @@ const newestFirst = () => [...twelve].reverse();
 test('without parameters: the first 10 records, newest first, and the total of all 12', async () => {
   const res = await get(paging, '');
   assert.is(res.status, 200, JSON.stringify(res.body));
-  assert.equal(Object.keys(res.body).sort(), ['items', 'total']);
+  // More follow: the cursor of the next page comes with this one.
+  assert.equal(Object.keys(res.body).sort(), ['items', 'nextCursor', 'total']);
   assert.equal(ids(res.body), newestFirst().slice(0, 10));
   assert.is(res.body.total, 12);
   const [{ count }] = await t.db('employee').where({ tenantId: paging.tenantId }).count({ count: '*' });

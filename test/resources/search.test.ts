@@ -16,7 +16,7 @@ const people: Record<string, EmployeeRow> = {};
 const started: Record<string, EmployeeRow> = {};
 let red: string, blue: string, unused: string;
 
-const TAG_PARAMETERS = 'take, skip, order, where, relations, select, search';
+const TAG_PARAMETERS = 'take, skip, order, where, relations, select, cursor, count, search';
 
 test.before(async () => {
   t = await createTestApp();

@@ -7,6 +7,7 @@ import type { Caller } from '../../caller.js';
 import type { CompiledResource } from '../compiled.js';
 import type { FilterGroup, ListQuery } from '../list-query.js';
 import { scopeConditions } from '../model.js';
+import { effectiveOrder } from '../cursor.js';
 import { conditionSql } from './conditions.js';
 import type { Statement } from './runner.js';
 import { col, id, SqlText } from './text.js';
@@ -101,20 +102,75 @@ export function whereSql(sql: SqlText, resource: CompiledResource, caller: Calle
   return sql;
 }
 
-/** ` order by …`: the fields asked for (createdAt DESC by default), then the id to break ties. */
+/**
+ * ` order by …`: the fields asked for (createdAt DESC by default), then the id to break ties, so
+ * pages never overlap or skip a record. PostgreSQL's default places empty values last going up,
+ * first going down; the keyset below follows the same rule.
+ */
 function orderSql(resource: CompiledResource, query: ListQuery): string {
-  const order = query.order.length ? query.order : ([['createdAt', 'DESC']] as ListQuery['order']);
-  const terms = order.map(([field, direction]) => `${col(resource.table, field)} ${direction.toLowerCase()}`);
-  // The primary key breaks ties last, so pages never overlap or skip a record.
-  if (!order.some(([field]) => field === 'id')) terms.push(`${col(resource.table, 'id')} ${order[order.length - 1][1].toLowerCase()}`);
-  return ` order by ${terms.join(', ')}`;
+  return ` order by ${effectiveOrder(query).map(([field, direction]) => `${col(resource.table, field)} ${direction.toLowerCase()}`).join(', ')}`;
 }
 
-/** One page of a list: `columns` its visible columns, or those a selection reads (selection.ts). */
+/** Column alias of the i-th order value as text (exact: a timestamp keeps its microseconds), read for the next cursor. */
+export const orderKeyAlias = (i: number) => `@k${i}`;
+
+/** A field no record leaves empty: the id, the base columns but a nullable organizationId, a required field. */
+function neverEmpty(resource: CompiledResource, field: string): boolean {
+  const compiled = resource.fields.get(field);
+  return field === 'id' || (!!compiled && ((compiled.base && !compiled.nullableBase) || compiled.definition.required === true));
+}
+
+/**
+ * ` and …`: the rows after the one whose order values are `after`, in the order of the page.
+ * When every order field is never empty and all go one way, one row comparison, which an index
+ * on those fields answers as a range ((createdAt, id) < ($2, $3) for the default order): a page
+ * deep in the list costs what the first one does. Otherwise: after on the first field, or equal
+ * on it and after on the second, and so on to the id, with empty values where the order puts them;
+ * a bound on the first field keeps that to a range of its index where the values allow one.
+ */
+function keysetSql(sql: SqlText, resource: CompiledResource, query: ListQuery, after: unknown[]): SqlText {
+  const order = effectiveOrder(query);
+  const [[first, direction]] = order;
+  const down = direction === 'DESC';
+  if (order.every(([field, d]) => d === direction && neverEmpty(resource, field)) && after.every((value) => value !== null)) {
+    sql.sql(` and (${order.map(([field]) => col(resource.table, field)).join(', ')}) ${down ? '<' : '>'} (`);
+    after.forEach((value, i) => sql.sql(i ? ', ' : '').value(value));
+    return sql.sql(')');
+  }
+  if (after[0] !== null && (down || neverEmpty(resource, first))) sql.sql(` and ${col(resource.table, first)} ${down ? '<=' : '>='} `).value(after[0]);
+  sql.sql(' and (');
+  order.forEach(([field, direction], i) => {
+    sql.sql(i ? ' or (' : '');
+    for (let j = 0; j < i; j++) {
+      const column = col(resource.table, order[j][0]);
+      if (after[j] === null) sql.sql(`${column} is null and `);
+      else sql.sql(`${column} = `).value(after[j]).sql(' and ');
+    }
+    const column = col(resource.table, field);
+    const value = after[i];
+    // The id is never empty; another field may be.
+    if (field === 'id') sql.sql(`${column} ${direction === 'ASC' ? '>' : '<'} `).value(value);
+    else if (direction === 'ASC') {
+      if (value === null) sql.sql('false');
+      else sql.sql(`(${column} > `).value(value).sql(` or ${column} is null)`);
+    } else if (value === null) sql.sql(`${column} is not null`);
+    else sql.sql(`${column} < `).value(value);
+    if (i) sql.sql(')');
+  });
+  return sql.sql(')');
+}
+
+/**
+ * One page of a list: `columns` its visible columns, or those a selection reads (selection.ts),
+ * then each order value as text (orderKeyAlias). One row more than the page is read: whether it
+ * is there says whether more follow. After a cursor (`query.after`), the keyset replaces the offset.
+ */
 export function pageStatement(resource: CompiledResource, caller: Caller, query: ListQuery, columns: readonly string[] = resource.visibleColumns): Statement {
-  const sql = new SqlText().sql(`select ${selectList(resource, resource.table, columns)} from ${id(resource.table)}`);
+  const keys = effectiveOrder(query).map(([field], i) => `, ${col(resource.table, field)}::text as ${id(orderKeyAlias(i))}`).join('');
+  const sql = new SqlText().sql(`select ${selectList(resource, resource.table, columns)}${keys} from ${id(resource.table)}`);
   whereSql(sql, resource, caller, query);
-  sql.sql(orderSql(resource, query)).sql(' limit ').value(query.take).sql(' offset ').value(query.skip);
+  if (query.after) keysetSql(sql, resource, query, query.after);
+  sql.sql(orderSql(resource, query)).sql(' limit ').value(query.take + 1).sql(' offset ').value(query.skip);
   return sql.statement();
 }
 

@@ -175,7 +175,7 @@ function pageNumber(max: number): Arb<unknown> {
   );
 }
 
-/** take, skip, order, where, relations, select, search, dates and tags, each mostly valid, plus names the resource does not take. */
+/** take, skip, order, where, relations, select, cursor, count, search, dates and tags, each mostly valid, plus names the resource does not take. */
 export function listParameters(w: World, resource: CompiledResource): Arb<Record<string, unknown>> {
   const supported = resource.listParameters;
   const sortable = [...resource.sortable];
@@ -198,6 +198,9 @@ export function listParameters(w: World, resource: CompiledResource): Arb<Record
     { weight: weight('where') + 4, arbitrary: fc.oneof({ weight: 5, arbitrary: whereOn(w, resource, 0) }, { weight: 1, arbitrary: v.hostile }).map((x) => ['where', x] as [string, unknown]) },
     { weight: weight('relations') + 2, arbitrary: relationsValue(resource).map((x) => ['relations', x] as [string, unknown]) },
     { weight: weight('select'), arbitrary: selectValue(resource).map((x) => ['select', x] as [string, unknown]) },
+    // A forged, cut or foreign-looking cursor: always a 400, never more.
+    { weight: weight('cursor'), arbitrary: fc.oneof(v.text, fc.constantFrom('e30.AAAA', 'eyJ2IjoxfQ.', '.', 'a.b.c', 'x'.repeat(3000)), v.hostile).map((x) => ['cursor', x] as [string, unknown]) },
+    { weight: 1, arbitrary: fc.constantFrom('none', 'exact', '', 'NONE').map((x) => ['count', x] as [string, unknown]) },
     { weight: weight('search'), arbitrary: v.mostly(pick(w.texts, v.text)).map((x) => ['search', x] as [string, unknown]) },
     { weight: weight('startDate'), arbitrary: date.map((x) => ['startDate', x] as [string, unknown]) },
     { weight: weight('endDate'), arbitrary: date.map((x) => ['endDate', x] as [string, unknown]) },

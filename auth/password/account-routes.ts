@@ -25,8 +25,8 @@ interface ProfileBody {
   tenantId?: string;
 }
 
-export const EMAIL_CHANGE_ELSEWHERE = 'email cannot be changed here: request the change with POST /api/email-reset/request-change';
-export const LAST_SUPER_ADMIN = "The tenant's last SUPER_ADMIN cannot give up that role";
+const EMAIL_CHANGE_ELSEWHERE = 'email cannot be changed here: request the change with POST /api/email-reset/request-change';
+const LAST_SUPER_ADMIN = "The tenant's last SUPER_ADMIN cannot give up that role";
 
 interface StoredUser {
   id: string;

@@ -13,7 +13,7 @@ import { OK } from '../answers.js';
 import { ok, PASSWORD_RULES, withPasswordRules } from './openapi.js';
 import { changePasswordSchema } from './schemas.js';
 
-export const WRONG_CURRENT = 'currentPassword is incorrect';
+const WRONG_CURRENT = 'currentPassword is incorrect';
 
 export function changePasswordRoute(engine: Engine): Route {
   const { db } = engine;

@@ -14,7 +14,7 @@ import { refreshSession } from './refresh.js';
 import { revokeSession } from './revoke.js';
 
 /** A JWT is a few hundred characters; the cap only keeps a hostile body from being hashed whole. */
-export const refreshSchema = {
+const refreshSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['refresh_token'],
@@ -22,7 +22,7 @@ export const refreshSchema = {
 };
 
 /** Both spellings of signing out: POST, and the GET Ever Gauzy clients send. */
-export const LOGOUT_PATH = '/api/auth/logout';
+const LOGOUT_PATH = '/api/auth/logout';
 
 export function sessionRoutes(engine: Engine): Route[] {
   const refresh: Route = {

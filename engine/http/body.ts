@@ -123,7 +123,7 @@ function parseFailure(err: any, ctx: Context): HttpError {
 }
 
 /** How the route answering a request reads its body (its declaration's `body`), or undefined when no route answers it. */
-export type BodyReading = (ctx: Context) => 'json' | 'own' | undefined;
+type BodyReading = (ctx: Context) => 'json' | 'own' | undefined;
 
 /**
  * The JSON body parser: `limitBytes` and `shape` come from the configuration (BODY_LIMIT,

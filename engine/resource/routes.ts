@@ -65,7 +65,7 @@ export function writeContext(ctx: Context, resource: CompiledResource) {
 }
 
 /** The generated handlers; each runs after its declaration's permission check (callerOf, not authorize). */
-export function crudHandlers(service: ResourceService): Record<CrudOperation, Middleware> {
+function crudHandlers(service: ResourceService): Record<CrudOperation, Middleware> {
   const resource = service.resource;
   return {
     async list(ctx) {

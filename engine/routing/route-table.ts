@@ -27,7 +27,7 @@ function guarded(route: Route): Middleware {
   };
 }
 
-export type LayerMatcher = (method: string, path: string) => { path: Layer[]; pathAndMethod: Layer[] };
+type LayerMatcher = (method: string, path: string) => { path: Layer[]; pathAndMethod: Layer[] };
 
 export class RouteTable {
   readonly routes: Route[] = [];

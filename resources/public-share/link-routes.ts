@@ -16,8 +16,8 @@ import { createLink, linksOf, revokeLink } from './links.js';
 import type { Kind } from './public-routes.js';
 import { SHARE_LINK_CREATE, SHARE_LINK_CREATED, SHARE_LINK_LIST } from './schemas.js';
 
-export const LINKS_PATH = '/api/invoice/:id/share-link';
-export const LINK_PATH = `${LINKS_PATH}/:linkId`;
+const LINKS_PATH = '/api/invoice/:id/share-link';
+const LINK_PATH = `${LINKS_PATH}/:linkId`;
 
 /** How long a link lives when the request names no expiry, and at most. */
 export const DEFAULT_DAYS = 30;

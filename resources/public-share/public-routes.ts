@@ -22,7 +22,7 @@ import { isShareTokenShape } from './tokens.js';
 export const KINDS = { invoice: { isEstimate: false }, estimate: { isEstimate: true } } as const;
 export type Kind = keyof typeof KINDS;
 
-export const publicPath = (kind: Kind) => `/api/public/${kind}/:id/:token`;
+const publicPath = (kind: Kind) => `/api/public/${kind}/:id/:token`;
 
 /** What a customer may write: the answer, nothing else. */
 export const DECISION_BODY = {

@@ -15,7 +15,7 @@ import { catalogueSchema, parametersOf, permissionRule, REPORT_TAG, runDescripti
 import { parseReportParameters } from './parameters.js';
 import { mayRun, requiredPermissions } from './permissions.js';
 
-export const REPORT_PATH = '/api/report';
+const REPORT_PATH = '/api/report';
 
 type RouteResources = ReportResources & { db: Knex };
 

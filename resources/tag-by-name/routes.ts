@@ -11,10 +11,10 @@ import type { ResourceService } from '../../engine/resource/service.js';
 import type { Route } from '../../engine/route.js';
 import { byNameDescription, byNameResponses, nameParameter } from './openapi.js';
 
-export const BY_NAME_PATH = '/api/tags/getByName';
+const BY_NAME_PATH = '/api/tags/getByName';
 
 /** The lookup under the tag's path and each alias (/api/tags/getByName, /api/tag/getByName). */
-export const byNamePaths = (resource: CompiledResource) => resource.paths.map((path) => `/api/${path}/getByName`);
+const byNamePaths = (resource: CompiledResource) => resource.paths.map((path) => `/api/${path}/getByName`);
 
 /** The list request that replaces this route: the tags with exactly this name. */
 export const successorOf = (name: string) => `/api/tags?where[name]=${encodeURIComponent(name)}`;

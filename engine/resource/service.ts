@@ -10,7 +10,7 @@ import type { ListQuery } from './list-query.js';
 import { columnsAt, trimToSelection, type Selection } from './selection.js';
 import { relationTree, loadRelations } from './sql/relations.js';
 import { run } from './sql/runner.js';
-import { matchesStatement, orderKeyAlias, pageStatement, readStatement } from './sql/select.js';
+import { matchesStatement, orderKeyAlias, orderValuesOf, pageStatement, readStatement } from './sql/select.js';
 import { effectiveOrder, type ListCursors } from './cursor.js';
 import { countMatches, type CountResult } from './count.js';
 import { deleteStatement, insertStatement, updateStatement } from './sql/write.js';
@@ -82,13 +82,18 @@ export class ResourceService {
     const tree = relationTree(query.relations);
     const columns = columnsAt(resource, query.select, '', tree);
     const counted = query.count === 'none' ? undefined : countMatches(db, resource, matchesStatement(resource, caller, query));
-    const [items, counts] = await Promise.all([run(db, pageStatement(resource, caller, query, columns)), counted]);
-    const more = items.length > query.take;
-    if (more) items.length = query.take;
-    const keys = effectiveOrder(query).map((_, i) => orderKeyAlias(i));
+    // A page reached by skip has its total beside it to say whether more follow: an exact one
+    // says it; past a cap or an estimate, a full page is taken to have more (the page after the
+    // last is then empty). A cursor page, or one without a count, reads one row more instead.
+    const totalTells = counted !== undefined && !query.after;
+    const [items, counts] = await Promise.all([run(db, pageStatement(resource, caller, query, columns, !totalTells)), counted]);
+    const more = totalTells ? (counts!.exact ? query.skip + items.length < counts!.total : items.length === query.take) : items.length > query.take;
+    if (items.length > query.take) items.length = query.take;
     const last = items[items.length - 1];
-    const nextCursor = more && last ? this.cursors.seal(resource, caller.tenantId, query, keys.map((key) => last[key])) : undefined;
-    for (const item of items) for (const key of keys) delete item[key];
+    const nextCursor = more && last ? this.cursors.seal(resource, caller.tenantId, query, orderValuesOf(resource, query, last)) : undefined;
+    // Left undefined rather than deleted (JSON leaves them out either way): a delete would turn
+    // every row into a slow dictionary-mode object for the serializer.
+    for (const item of items) for (const [i] of effectiveOrder(query).entries()) if (orderKeyAlias(i) in item) item[orderKeyAlias(i)] = undefined;
     await loadRelations(db, resource, caller, items, tree, query.select);
     if (query.select) trimToSelection(items, resource, query.select, '', tree);
     // Without a count: what this answer knows of, and one more when more follow (docs/query-language.md).

@@ -65,6 +65,13 @@ test('walking by cursor gives what skip gives, the default order included; the l
     assert.match(answer.headers.link, /^<\/api\/employee\?take=2&cursor=[^>]+>; rel="next"$/);
   }
   assert.is(answers[4].headers.link, undefined);
+  // Paged by skip, the exact total says whether more follow: the page that ends the list has no cursor.
+  const ending = await get('take=4&skip=5');
+  assert.equal([ids(ending.body).length, ending.body.total, ending.body.nextCursor], [4, COUNT, undefined]);
+  const before = await get('take=4&skip=4');
+  assert.type(before.body.nextCursor, 'string');
+  const after = await get(`take=4&cursor=${encodeURIComponent(before.body.nextCursor)}`);
+  assert.equal(ids(after.body), ids(all.body).slice(8));
 });
 
 test('any order, either direction, over empty and repeated values: the same records in the same order as one page', async () => {

@@ -111,8 +111,32 @@ function orderSql(resource: CompiledResource, query: ListQuery): string {
   return ` order by ${effectiveOrder(query).map(([field, direction]) => `${col(resource.table, field)} ${direction.toLowerCase()}`).join(', ')}`;
 }
 
-/** Column alias of the i-th order value as text (exact: a timestamp keeps its microseconds), read for the next cursor. */
+/** Column alias of the i-th order value, read for the next cursor. */
 export const orderKeyAlias = (i: number) => `@k${i}`;
+
+const isTime = (resource: CompiledResource, field: string) => {
+  const type = resource.fields.get(field)?.definition.type;
+  return type === 'date' || type === 'timestamp';
+};
+
+/**
+ * What a page reads beside its columns for the next cursor: a date or time order field as text
+ * (the driver's Date would drop its microseconds), another only when the columns leave it out
+ * (select[]); the driver gives every other type back exactly.
+ */
+function orderKeys(resource: CompiledResource, query: ListQuery, columns: readonly string[]): string {
+  return effectiveOrder(query)
+    .map(([field], i) => {
+      if (isTime(resource, field)) return `, ${col(resource.table, field)}::text as ${id(orderKeyAlias(i))}`;
+      return columns.includes(field) ? '' : `, ${col(resource.table, field)} as ${id(orderKeyAlias(i))}`;
+    })
+    .join('');
+}
+
+/** The last row's order values, as the cursor keeps them: from the aliases of orderKeys, or the row's own fields. */
+export function orderValuesOf(resource: CompiledResource, query: ListQuery, row: Record<string, unknown>): unknown[] {
+  return effectiveOrder(query).map(([field], i) => (orderKeyAlias(i) in row ? row[orderKeyAlias(i)] : row[field]));
+}
 
 /** A field no record leaves empty: the id, the base columns but a nullable organizationId, a required field. */
 function neverEmpty(resource: CompiledResource, field: string): boolean {
@@ -162,15 +186,15 @@ function keysetSql(sql: SqlText, resource: CompiledResource, query: ListQuery, a
 
 /**
  * One page of a list: `columns` its visible columns, or those a selection reads (selection.ts),
- * then each order value as text (orderKeyAlias). One row more than the page is read: whether it
- * is there says whether more follow. After a cursor (`query.after`), the keyset replaces the offset.
+ * then the order values the cursor needs (orderKeys). `oneMore`: a row past the page is read,
+ * whether it is there saying whether more follow (where no exact total tells). After a cursor
+ * (`query.after`), the keyset replaces the offset.
  */
-export function pageStatement(resource: CompiledResource, caller: Caller, query: ListQuery, columns: readonly string[] = resource.visibleColumns): Statement {
-  const keys = effectiveOrder(query).map(([field], i) => `, ${col(resource.table, field)}::text as ${id(orderKeyAlias(i))}`).join('');
-  const sql = new SqlText().sql(`select ${selectList(resource, resource.table, columns)}${keys} from ${id(resource.table)}`);
+export function pageStatement(resource: CompiledResource, caller: Caller, query: ListQuery, columns: readonly string[] = resource.visibleColumns, oneMore = true): Statement {
+  const sql = new SqlText().sql(`select ${selectList(resource, resource.table, columns)}${orderKeys(resource, query, columns)} from ${id(resource.table)}`);
   whereSql(sql, resource, caller, query);
   if (query.after) keysetSql(sql, resource, query, query.after);
-  sql.sql(orderSql(resource, query)).sql(' limit ').value(query.take + 1).sql(' offset ').value(query.skip);
+  sql.sql(orderSql(resource, query)).sql(' limit ').value(oneMore ? query.take + 1 : query.take).sql(' offset ').value(query.skip);
   return sql.statement();
 }
 

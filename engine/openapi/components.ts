@@ -20,17 +20,13 @@ import {
   TENANT_HEADER_PARAMETER,
   TENANT_QUERY_COMPONENT,
   TENANT_QUERY_PARAMETER,
-  whereSchema,
-  fieldFiltersSchema,
-  filterSchemaNames,
-  whereComponentSchema,
-  whereGroupSchema,
   selectableSchema,
   selectionSchemaNames,
   answeredRecord,
   countSchema,
   cursorSchema,
 } from './fragments.js';
+import { fieldFiltersSchema, filterSchemaNames, whereComponentSchema, whereGroupSchema, whereSchema } from './filter-schemas.js';
 import { MAX_NAMES } from '../resource/list-query.js';
 import { toOpenApiSchema } from './schema-conversion.js';
 import { DefinitionError } from '../resource/load.js';

@@ -75,6 +75,9 @@ export function compileFilter(definition: FieldDefinition, operators: readonly F
   };
 }
 
+/** What isNull takes: a boolean, or its query-string text. */
+const IS_NULL_VALUE = compileFilter({ type: 'boolean' }, []);
+
 /** in, nin, between: an array (a JSON array, or where[f][in][]=a repeated), or comma-separated text. */
 function listOf(raw: unknown): unknown[] | undefined {
   if (Array.isArray(raw)) return raw;
@@ -122,7 +125,7 @@ function operand(filter: CompiledFilter, op: FilterOperator, raw: unknown, label
       return typed.some((value) => value === undefined) ? undefined : (typed as FilterValue[]);
     }
     case 'isNull': {
-      const result = compileFilter({ type: 'boolean' }, []).coerce(raw, label);
+      const result = IS_NULL_VALUE.coerce(raw, label);
       if (!result.ok) problems.push(result.message);
       return result.ok ? result.value : undefined;
     }

@@ -93,7 +93,8 @@ export class ResourceService {
     const nextCursor = more && last ? this.cursors.seal(resource, caller.tenantId, query, orderValuesOf(resource, query, last)) : undefined;
     // Left undefined rather than deleted (JSON leaves them out either way): a delete would turn
     // every row into a slow dictionary-mode object for the serializer.
-    for (const item of items) for (const [i] of effectiveOrder(query).entries()) if (orderKeyAlias(i) in item) item[orderKeyAlias(i)] = undefined;
+    const aliases = effectiveOrder(query).map((_, i) => orderKeyAlias(i)).filter((alias) => last && alias in last);
+    for (const item of items) for (const alias of aliases) item[alias] = undefined;
     await loadRelations(db, resource, caller, items, tree, query.select);
     if (query.select) trimToSelection(items, resource, query.select, '', tree);
     // Without a count: what this answer knows of, and one more when more follow (docs/query-language.md).

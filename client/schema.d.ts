@@ -5652,7 +5652,7 @@ export interface components {
             count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["CandidateInterviewSelectable"][] | string;
-            /** @description Case-insensitive match over title, location, note */
+            /** @description Matches words of note (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of title, location, case-insensitive. */
             search?: string;
             /**
              * @description Earliest startTime. ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
@@ -6183,7 +6183,7 @@ export interface components {
             count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["CandidateSourceSelectable"][] | string;
-            /** @description Case-insensitive match over name */
+            /** @description Matches any part of name, case-insensitive. */
             search?: string;
         };
         /** @description Filters on candidate-source fields */
@@ -7280,7 +7280,7 @@ export interface components {
             count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["CommentSelectable"][] | string;
-            /** @description Case-insensitive match over comment */
+            /** @description Matches words of comment (web search syntax: "a phrase", or, -word; best match first when no order is given). */
             search?: string;
         };
         /** @description Filters on comment fields */
@@ -7744,7 +7744,7 @@ export interface components {
             count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["ContactSelectable"][] | string;
-            /** @description Case-insensitive match over name, city, address, postcode */
+            /** @description Matches any part of name, city, address, postcode, case-insensitive. */
             search?: string;
         };
         /** @description Filters on contact fields */
@@ -8709,7 +8709,7 @@ export interface components {
             count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["EmployeeSelectable"][] | string;
-            /** @description Case-insensitive match over firstName, lastName */
+            /** @description Matches any part of firstName, lastName, case-insensitive. */
             search?: string;
             /**
              * @description Earliest startedWorkOn. ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
@@ -9680,7 +9680,7 @@ export interface components {
             count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["ImageAssetSelectable"][] | string;
-            /** @description Case-insensitive match over name */
+            /** @description Matches any part of name, case-insensitive. */
             search?: string;
         };
         /** @description Filters on image-asset fields */
@@ -10057,7 +10057,7 @@ export interface components {
             count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["InvoiceItemSelectable"][] | string;
-            /** @description Case-insensitive match over description */
+            /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given). */
             search?: string;
         };
         /** @description Filters on invoice-item fields */
@@ -10716,7 +10716,7 @@ export interface components {
             count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["InvoiceSelectable"][] | string;
-            /** @description Case-insensitive match over terms */
+            /** @description Matches words of terms (web search syntax: "a phrase", or, -word; best match first when no order is given). */
             search?: string;
             /**
              * @description Earliest invoiceDate. ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
@@ -11499,7 +11499,7 @@ export interface components {
             count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["OrganizationContactSelectable"][] | string;
-            /** @description Case-insensitive match over name, primaryEmail, primaryPhone */
+            /** @description Matches any part of name, primaryEmail, primaryPhone, case-insensitive. */
             search?: string;
             /** @description Tag ids */
             tags?: string[];
@@ -11996,7 +11996,7 @@ export interface components {
             count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["OrganizationProjectSelectable"][] | string;
-            /** @description Case-insensitive match over name, description */
+            /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
             search?: string;
             /**
              * @description Earliest startDate. ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
@@ -12749,7 +12749,7 @@ export interface components {
             count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["OrganizationSprintSelectable"][] | string;
-            /** @description Case-insensitive match over name, goal */
+            /** @description Matches words of goal (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
             search?: string;
             /**
              * @description Earliest startDate. ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
@@ -13354,7 +13354,7 @@ export interface components {
             count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["OrganizationTeamSelectable"][] | string;
-            /** @description Case-insensitive match over name */
+            /** @description Matches any part of name, case-insensitive. */
             search?: string;
             /** @description Tag ids */
             tags?: string[];
@@ -13728,7 +13728,7 @@ export interface components {
             count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["OrganizationSelectable"][] | string;
-            /** @description Case-insensitive match over name */
+            /** @description Matches any part of name, case-insensitive. */
             search?: string;
             /** @description Tag ids */
             tags?: string[];
@@ -14619,7 +14619,7 @@ export interface components {
             count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["SkillSelectable"][] | string;
-            /** @description Case-insensitive match over name, description */
+            /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
             search?: string;
         };
         /** @description Filters on skill fields */
@@ -14882,7 +14882,7 @@ export interface components {
             count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["TagSelectable"][] | string;
-            /** @description Case-insensitive match over name, description */
+            /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
             search?: string;
         };
         /** @description Filters on tag fields */
@@ -15379,7 +15379,7 @@ export interface components {
             count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["TaskSelectable"][] | string;
-            /** @description Case-insensitive match over title, description */
+            /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of title, case-insensitive. */
             search?: string;
             /**
              * @description Earliest dueDate. ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
@@ -16367,7 +16367,7 @@ export interface components {
             count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["TimeLogSelectable"][] | string;
-            /** @description Case-insensitive match over description */
+            /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given). */
             search?: string;
             /**
              * @description Earliest startedAt. ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
@@ -17248,7 +17248,7 @@ export interface components {
             count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["TimeOffRequestSelectable"][] | string;
-            /** @description Case-insensitive match over description */
+            /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given). */
             search?: string;
             /**
              * @description Earliest start. ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
@@ -19219,7 +19219,7 @@ export interface components {
             count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["UserSelectable"][] | string;
-            /** @description Case-insensitive match over email, firstName, lastName */
+            /** @description Matches any part of email, firstName, lastName, case-insensitive. */
             search?: string;
         };
         /** @description Filters on user fields */
@@ -19566,7 +19566,7 @@ export interface components {
             count?: "none";
             /** @description Only these fields are answered, and id; path.field narrows (and loads) a related record */
             select?: components["schemas"]["EventTypeSelectable"][] | string;
-            /** @description Case-insensitive match over title, description */
+            /** @description Matches any part of title, description, case-insensitive. */
             search?: string;
             /** @description Tag ids */
             tags?: string[];
@@ -21510,7 +21510,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over title, location, note. */
+                /** @description Matches words of note (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of title, location, case-insensitive. */
                 search?: string;
                 /** @description Earliest startTime (inclusive). */
                 startDate?: string;
@@ -21830,7 +21830,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over title, location, note. */
+                /** @description Matches words of note (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of title, location, case-insensitive. */
                 search?: string;
                 /** @description Earliest startTime (inclusive). */
                 startDate?: string;
@@ -21918,7 +21918,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over title, location, note. */
+                /** @description Matches words of note (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of title, location, case-insensitive. */
                 search?: string;
                 /** @description Earliest startTime (inclusive). */
                 startDate?: string;
@@ -22056,7 +22056,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name. */
+                /** @description Matches any part of name, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -22368,7 +22368,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name. */
+                /** @description Matches any part of name, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -22448,7 +22448,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name. */
+                /** @description Matches any part of name, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -22998,7 +22998,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over comment. */
+                /** @description Matches words of comment (web search syntax: "a phrase", or, -word; best match first when no order is given). */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -23312,7 +23312,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over comment. */
+                /** @description Matches words of comment (web search syntax: "a phrase", or, -word; best match first when no order is given). */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -23394,7 +23394,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over comment. */
+                /** @description Matches words of comment (web search syntax: "a phrase", or, -word; best match first when no order is given). */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -23532,7 +23532,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, city, address, postcode. */
+                /** @description Matches any part of name, city, address, postcode, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -23846,7 +23846,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, city, address, postcode. */
+                /** @description Matches any part of name, city, address, postcode, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -23930,7 +23930,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, city, address, postcode. */
+                /** @description Matches any part of name, city, address, postcode, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -24913,7 +24913,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over firstName, lastName. */
+                /** @description Matches any part of firstName, lastName, case-insensitive. */
                 search?: string;
                 /** @description Earliest startedWorkOn (inclusive). */
                 startDate?: string;
@@ -25279,7 +25279,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over firstName, lastName. */
+                /** @description Matches any part of firstName, lastName, case-insensitive. */
                 search?: string;
                 /** @description Earliest startedWorkOn (inclusive). */
                 startDate?: string;
@@ -25371,7 +25371,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over firstName, lastName. */
+                /** @description Matches any part of firstName, lastName, case-insensitive. */
                 search?: string;
                 /** @description Earliest startedWorkOn (inclusive). */
                 startDate?: string;
@@ -26043,7 +26043,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over title, description. */
+                /** @description Matches any part of title, description, case-insensitive. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
                 "tags[]"?: string[];
@@ -26363,7 +26363,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over title, description. */
+                /** @description Matches any part of title, description, case-insensitive. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
                 "tags[]"?: string[];
@@ -26451,7 +26451,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over title, description. */
+                /** @description Matches any part of title, description, case-insensitive. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
                 "tags[]"?: string[];
@@ -26915,7 +26915,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name. */
+                /** @description Matches any part of name, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -27438,7 +27438,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name. */
+                /** @description Matches any part of name, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -27520,7 +27520,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name. */
+                /** @description Matches any part of name, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -27775,7 +27775,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name. */
+                /** @description Matches any part of name, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -28298,7 +28298,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name. */
+                /** @description Matches any part of name, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -28380,7 +28380,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name. */
+                /** @description Matches any part of name, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -28749,7 +28749,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over terms. */
+                /** @description Matches words of terms (web search syntax: "a phrase", or, -word; best match first when no order is given). */
                 search?: string;
                 /** @description Earliest invoiceDate (inclusive). */
                 startDate?: string;
@@ -28887,7 +28887,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given). */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -29203,7 +29203,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given). */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -29287,7 +29287,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given). */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -29746,7 +29746,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over terms. */
+                /** @description Matches words of terms (web search syntax: "a phrase", or, -word; best match first when no order is given). */
                 search?: string;
                 /** @description Earliest invoiceDate (inclusive). */
                 startDate?: string;
@@ -29840,7 +29840,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over terms. */
+                /** @description Matches words of terms (web search syntax: "a phrase", or, -word; best match first when no order is given). */
                 search?: string;
                 /** @description Earliest invoiceDate (inclusive). */
                 startDate?: string;
@@ -29982,7 +29982,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name. */
+                /** @description Matches any part of name, case-insensitive. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
                 "tags[]"?: string[];
@@ -30114,7 +30114,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, primaryEmail, primaryPhone. */
+                /** @description Matches any part of name, primaryEmail, primaryPhone, case-insensitive. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
                 "tags[]"?: string[];
@@ -30432,7 +30432,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, primaryEmail, primaryPhone. */
+                /** @description Matches any part of name, primaryEmail, primaryPhone, case-insensitive. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
                 "tags[]"?: string[];
@@ -30518,7 +30518,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, primaryEmail, primaryPhone. */
+                /** @description Matches any part of name, primaryEmail, primaryPhone, case-insensitive. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
                 "tags[]"?: string[];
@@ -30660,7 +30660,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
                 startDate?: string;
@@ -30984,7 +30984,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
                 startDate?: string;
@@ -31076,7 +31076,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
                 startDate?: string;
@@ -31222,7 +31222,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
                 startDate?: string;
@@ -31546,7 +31546,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
                 startDate?: string;
@@ -31638,7 +31638,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
                 startDate?: string;
@@ -31782,7 +31782,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, goal. */
+                /** @description Matches words of goal (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
                 startDate?: string;
@@ -32102,7 +32102,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, goal. */
+                /** @description Matches words of goal (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
                 startDate?: string;
@@ -32190,7 +32190,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, goal. */
+                /** @description Matches words of goal (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
                 search?: string;
                 /** @description Earliest startDate (inclusive). */
                 startDate?: string;
@@ -32328,7 +32328,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name. */
+                /** @description Matches any part of name, case-insensitive. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
                 "tags[]"?: string[];
@@ -32642,7 +32642,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name. */
+                /** @description Matches any part of name, case-insensitive. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
                 "tags[]"?: string[];
@@ -32724,7 +32724,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name. */
+                /** @description Matches any part of name, case-insensitive. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
                 "tags[]"?: string[];
@@ -33046,7 +33046,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name. */
+                /** @description Matches any part of name, case-insensitive. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
                 "tags[]"?: string[];
@@ -33130,7 +33130,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name. */
+                /** @description Matches any part of name, case-insensitive. */
                 search?: string;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
                 "tags[]"?: string[];
@@ -35008,7 +35008,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -35320,7 +35320,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -35400,7 +35400,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -35534,7 +35534,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -35846,7 +35846,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -35926,7 +35926,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -36060,7 +36060,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -36372,7 +36372,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -36851,7 +36851,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -36985,7 +36985,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -37297,7 +37297,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -37776,7 +37776,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over name, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of name, case-insensitive. */
                 search?: string;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
@@ -37922,7 +37922,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over title, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of title, case-insensitive. */
                 search?: string;
                 /** @description Earliest dueDate (inclusive). */
                 startDate?: string;
@@ -38252,7 +38252,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over title, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of title, case-insensitive. */
                 search?: string;
                 /** @description Earliest dueDate (inclusive). */
                 startDate?: string;
@@ -38350,7 +38350,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over title, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of title, case-insensitive. */
                 search?: string;
                 /** @description Earliest dueDate (inclusive). */
                 startDate?: string;
@@ -38502,7 +38502,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over title, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of title, case-insensitive. */
                 search?: string;
                 /** @description Earliest dueDate (inclusive). */
                 startDate?: string;
@@ -38832,7 +38832,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over title, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of title, case-insensitive. */
                 search?: string;
                 /** @description Earliest dueDate (inclusive). */
                 startDate?: string;
@@ -38930,7 +38930,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over title, description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given), or any part of title, case-insensitive. */
                 search?: string;
                 /** @description Earliest dueDate (inclusive). */
                 startDate?: string;
@@ -39129,7 +39129,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given). */
                 search?: string;
                 /** @description Earliest startedAt (inclusive). */
                 startDate?: string;
@@ -39451,7 +39451,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given). */
                 search?: string;
                 /** @description Earliest startedAt (inclusive). */
                 startDate?: string;
@@ -39541,7 +39541,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given). */
                 search?: string;
                 /** @description Earliest startedAt (inclusive). */
                 startDate?: string;
@@ -39687,7 +39687,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given). */
                 search?: string;
                 /** @description Earliest start (inclusive). */
                 startDate?: string;
@@ -40009,7 +40009,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given). */
                 search?: string;
                 /** @description Earliest start (inclusive). */
                 startDate?: string;
@@ -40099,7 +40099,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given). */
                 search?: string;
                 /** @description Earliest start (inclusive). */
                 startDate?: string;
@@ -41335,7 +41335,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given). */
                 search?: string;
                 /** @description Earliest startedAt (inclusive). */
                 startDate?: string;
@@ -41657,7 +41657,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given). */
                 search?: string;
                 /** @description Earliest startedAt (inclusive). */
                 startDate?: string;
@@ -41747,7 +41747,7 @@ export interface operations {
                 cursor?: string;
                 /** @description none: no count (a deep page then costs what the first does); total is then a lower bound and X-Total-Exact says whether it is the real total. */
                 count?: "none";
-                /** @description Case-insensitive match over description. */
+                /** @description Matches words of description (web search syntax: "a phrase", or, -word; best match first when no order is given). */
                 search?: string;
                 /** @description Earliest startedAt (inclusive). */
                 startDate?: string;

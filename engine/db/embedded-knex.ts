@@ -4,7 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import knex, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
 import type { DatabaseOptions } from './database.js';
-import { embeddedPGlite } from './embedded.js';
+import { EMBEDDED_EXTENSIONS, embeddedPGlite } from './embedded.js';
 
 /** In memory, from an image, or on a data folder (which the caller has locked). */
 export function embeddedKnexConfig(options: DatabaseOptions, pglite?: PGlite): Knex.Config {
@@ -14,10 +14,10 @@ export function embeddedKnexConfig(options: DatabaseOptions, pglite?: PGlite): K
     connection: pglite
       ? { pglite }
       : options.image
-        ? { pglite: new PGlite({ loadDataDir: options.image }) }
+        ? { pglite: new PGlite({ loadDataDir: options.image, extensions: EMBEDDED_EXTENSIONS }) }
         : options.dataDir
           ? { pglite: embeddedPGlite(options.dataDir, options.embedded) }
-          : {},
+          : { pglite: new PGlite({ extensions: EMBEDDED_EXTENSIONS }) },
   } as Knex.Config;
 }
 
@@ -26,7 +26,7 @@ export function embeddedKnexConfig(options: DatabaseOptions, pglite?: PGlite): K
  * `openDatabase({ image })`: opening a copy of it takes a fraction of a fresh cluster's start.
  */
 export async function embeddedImage(prepare: (db: Knex) => Promise<unknown>): Promise<Blob> {
-  const pglite = new PGlite();
+  const pglite = new PGlite({ extensions: EMBEDDED_EXTENSIONS });
   const db = knex(embeddedKnexConfig({}, pglite));
   try {
     await prepare(db);

@@ -16,8 +16,16 @@
 import fs from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { DEFAULT_MIN_FREE_BYTES, type EmbeddedDurability, type EmbeddedOptions } from '../config/embedded.js';
 import { StorageFullError } from '../storage-full.js';
+
+/**
+ * The extensions every embedded database loads: pg_trgm backs substring search with trigram
+ * indexes (engine/resource/sql/search.ts), as on PostgreSQL. A database whose migrations created
+ * such an index needs the extension loaded to write to its table.
+ */
+export const EMBEDDED_EXTENSIONS = { pg_trgm };
 
 let syncCalls = 0;
 /** How many fsync calls the embedded databases of this process have made (tests read it). */
@@ -104,6 +112,7 @@ export function embeddedPGlite(dir: string, options: EmbeddedOptions = {}): PGli
     dataDir: dir,
     fs: durability === 'full' ? new SyncingNodeFS(dir) : new NodeFS(dir),
     startParams: startParams(durability),
+    extensions: EMBEDDED_EXTENSIONS,
   });
   guardStorage(pglite, dir, options.minFreeBytes ?? DEFAULT_MIN_FREE_BYTES);
   return pglite;

@@ -13,6 +13,7 @@ import {
   ref,
   relationsSchema,
   schemaName,
+  searchDescription,
   searchSchema,
   takeDescription,
   takeSchema,
@@ -132,7 +133,7 @@ function findInputSchema(resource: CompiledResource): Json {
       description: 'Only these fields are answered, and id; path.field narrows (and loads) a related record',
     },
   };
-  if (supported.has('search')) properties.search = { ...searchSchema(), description: `Case-insensitive match over ${resource.search.join(', ')}` };
+  if (supported.has('search')) properties.search = { ...searchSchema(), description: searchDescription(resource) };
   if (supported.has('startDate')) {
     properties.startDate = dateSchema(`Earliest ${resource.dateRange}`);
     properties.endDate = dateSchema(`Latest ${resource.dateRange}; a date-only value includes that whole day`);

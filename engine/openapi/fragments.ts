@@ -206,6 +206,16 @@ export const takeDescription = (resource: CompiledResource) =>
 /** The search parameter's (and search body property's) schema. */
 export const searchSchema = () => ({ type: 'string', maxLength: MAX_SEARCH_LENGTH });
 
+/** What the search parameter matches on a resource, by mode (engine/resource/sql/search.ts). */
+export function searchDescription(resource: CompiledResource): string {
+  const { fulltext, substring } = resource.searchModes;
+  const parts = [
+    ...(fulltext.length ? [`words of ${fulltext.join(', ')} (web search syntax: "a phrase", or, -word; best match first when no order is given)`] : []),
+    ...(substring.length ? [`any part of ${substring.join(', ')}, case-insensitive`] : []),
+  ];
+  return `Matches ${parts.join(', or ')}.`;
+}
+
 /** The take parameter's (and search body property's) schema. */
 export const takeSchema = (resource: CompiledResource) => ({ type: 'integer', minimum: 1, default: defaultTake(resource) });
 
@@ -252,7 +262,7 @@ export function listParameters(resource: CompiledResource): object[] {
     preferParameter(),
   ];
   if (supported.has('search')) {
-    parameters.push({ name: 'search', in: 'query', required: false, description: `Case-insensitive match over ${resource.search.join(', ')}.`, schema: searchSchema() });
+    parameters.push({ name: 'search', in: 'query', required: false, description: searchDescription(resource), schema: searchSchema() });
   }
   if (supported.has('startDate')) {
     parameters.push(

@@ -6,7 +6,7 @@ import type { OwnerRule } from '../caller.js';
 import { compileValidator } from '../validation.js';
 import { problem, type Check } from './check.js';
 import { compileFields } from './compile-fields.js';
-import { DEFAULT_MAX_TAKE, tenantWideUniqueColumns, type CompiledField, type CompiledResource, type CountPolicy, type Operation, type Registry } from './compiled.js';
+import { DEFAULT_MAX_TAKE, tenantWideUniqueColumns, type CompiledField, type CompiledResource, type CountPolicy, type Operation, type Registry, type SearchModes } from './compiled.js';
 import { compileFilter, DEFAULT_OPERATORS, possibleOperators } from './filters.js';
 import { collectRelationPaths, link } from './link.js';
 import { DefinitionError, type SourcedDefinition } from './load.js';
@@ -125,11 +125,15 @@ function compileOne(source: SourcedDefinition, known: ReadonlySet<string>, probl
   });
   const sortable = new Set(['id', 'createdAt', 'updatedAt']);
   (definition.sort ?? []).forEach((name, i) => fieldNamed(name, ['sort', i], 'sort field') && sortable.add(name));
-  (definition.search ?? []).forEach((name, i) => {
+  const searchModes: SearchModes = { fulltext: [], substring: [] };
+  (definition.search ?? []).forEach((entry, i) => {
+    const { field: name, mode } = typeof entry === 'string' ? { field: entry, mode: 'substring' as const } : entry;
     const field = fieldNamed(name, ['search', i], 'search field');
     if (field && field.definition.type !== 'string' && field.definition.type !== 'text') {
       problem(check, ['search', i], `search field "${name}" must be a string field`);
     }
+    if (searchModes.fulltext.includes(name) || searchModes.substring.includes(name)) return problem(check, ['search', i], `search field "${name}" is named twice`);
+    searchModes[mode].push(name);
   });
   if (definition.dateRange) {
     const field = fieldNamed(definition.dateRange, ['dateRange'], 'dateRange field');
@@ -193,7 +197,8 @@ function compileOne(source: SourcedDefinition, known: ReadonlySet<string>, probl
     relationPaths: new Set(),
     filters,
     sortable,
-    search: definition.search ?? [],
+    search: [...searchModes.fulltext, ...searchModes.substring],
+    searchModes,
     dateRange: definition.dateRange,
     maxTake: definition.maxTake ?? DEFAULT_MAX_TAKE,
     count: countPolicyOf(check, definition.maxTake ?? DEFAULT_MAX_TAKE),

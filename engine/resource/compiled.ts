@@ -42,6 +42,12 @@ export type CountPolicy = { kind: 'exact' } | { kind: 'capped'; limit: number } 
 
 export type Operation = 'read' | 'create' | 'update' | 'delete';
 
+/** A resource's search fields by mode: fulltext ones are one document, ranked; substring ones each an ilike. */
+export interface SearchModes {
+  fulltext: string[];
+  substring: string[];
+}
+
 export interface CompiledResource {
   name: string;
   definition: ResourceDefinition;
@@ -77,7 +83,10 @@ export interface CompiledResource {
   relationPaths: Set<string>;
   filters: Map<string, CompiledFilter>;
   sortable: Set<string>;
+  /** Every field the search parameter matches (fulltext ones first). */
   search: string[];
+  /** The same by mode (sql/search.ts): the fulltext fields form one document, each substring field is matched alone. */
+  searchModes: SearchModes;
   dateRange?: string;
   tagRelation?: CompiledRelation;
   maxTake: number;

@@ -23,9 +23,15 @@ interface Payload {
   k: unknown[];
 }
 
-/** The order a page is read in: the one asked for (createdAt DESC by default), the id last to break ties. */
-export function effectiveOrder(query: Pick<ListQuery, 'order'>): Array<[string, Direction]> {
-  const order = query.order.length ? [...query.order] : ([['createdAt', 'DESC']] as Array<[string, Direction]>);
+/** The order key of a ranked fulltext search: how well the record matches (sql/search.ts: rankSql), best first. */
+export const RANK_KEY = '@rank';
+
+/**
+ * The order a page is read in: the one asked for (createdAt DESC by default, the rank of a fulltext
+ * search), the id last to break ties.
+ */
+export function effectiveOrder(query: Pick<ListQuery, 'order' | 'rank'>): Array<[string, Direction]> {
+  const order = query.order.length ? [...query.order] : ([[query.rank ? RANK_KEY : 'createdAt', 'DESC']] as Array<[string, Direction]>);
   if (!order.some(([field]) => field === 'id')) order.push(['id', order[order.length - 1][1]]);
   return order;
 }

@@ -29,6 +29,8 @@ export interface ListQuery extends FilterGroup {
   count?: 'none';
   relations: string[];
   search?: string;
+  /** Ordered by how well the fulltext search matches (no order given): see effectiveOrder. */
+  rank?: boolean;
   startDate?: string;
   /** Exclusive when the client gave a date only: the whole day is included. */
   endDate?: { at: string; exclusive: boolean };
@@ -248,6 +250,8 @@ export function parseListQuery(resource: CompiledResource, input: Record<string,
     if (typeof search !== 'string' && search !== undefined) problems.push('search must be a string');
     else if (typeof search === 'string' && search.length > MAX_SEARCH_LENGTH) problems.push(`search must be shorter than or equal to ${MAX_SEARCH_LENGTH} characters`);
     else if (search?.trim()) query.search = search.trim();
+    // A fulltext search with no order asked for is ranked, best match first (cursor.ts: effectiveOrder).
+    if (query.search && resource.searchModes.fulltext.length && !query.order.length) query.rank = true;
   }
   if (supported.has('startDate')) {
     const start = input.startDate === undefined ? undefined : parseDate('startDate', input.startDate, problems);

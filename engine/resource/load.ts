@@ -82,8 +82,24 @@ function offsetOf(doc: Document, at: Array<string | number>, key: boolean): numb
   return 0;
 }
 
-/** Ajv reports every branch of a failed oneOf; keep the oneOf itself and drop the branch noise. */
-function relevant(errors: ErrorObject[]): ErrorObject[] {
+/**
+ * Ajv reports every branch of a failed oneOf; keep the oneOf itself and drop the branch noise. A
+ * failed anyOf of "a name or { … }" (filters, search entries) keeps the faults of the form the entry
+ * was written in: an object's own, or a name's.
+ */
+function relevant(errors: ErrorObject[], value: unknown): ErrorObject[] {
+  const anyOfPaths = errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath);
+  if (anyOfPaths.length) {
+    errors = errors.filter((e) => {
+      if (e.keyword === 'anyOf') return false;
+      const path = anyOfPaths.find((p) => e.instancePath === p || e.instancePath.startsWith(`${p}/`));
+      if (path === undefined) return true;
+      const entry = segments(path).reduce<any>((node, segment) => node?.[segment], value);
+      // An object: its own faults, not the name branch's "must be string". A name: the name branch's only.
+      if (entry !== null && typeof entry === 'object') return !(e.instancePath === path && e.keyword === 'type');
+      return e.instancePath === path && !(e.keyword === 'type' && e.params.type === 'object');
+    });
+  }
   const oneOfPaths = errors.filter((e) => e.keyword === 'oneOf').map((e) => e.instancePath);
   return errors.filter(
     (e) =>
@@ -118,7 +134,7 @@ export function schemaProblems(
   locate: SourcedDefinition['locate'],
   topLevel = 'must be a YAML mapping with at least name, scope, permissions and fields',
 ): string[] {
-  const problems = relevant(errors).map((e) => {
+  const problems = relevant(errors, value).map((e) => {
     const { at, key, fault } = describe(e, value, topLevel);
     return `${locate(at, { key })}: ${fault}`;
   });

@@ -119,7 +119,8 @@ export interface ResourceDefinition {
   /** Filterable fields: a name (its type's default operators) or { field, operators }. */
   filters?: Array<string | FilterDefinition>;
   sort?: string[];
-  search?: string[];
+  /** Searched fields: a name (substring) or { field, mode } (docs/query-language.md#search). */
+  search?: Array<string | SearchEntry>;
   dateRange?: string;
   /** The manyToMany relation tags[] filters on; by default the one named tags, if any. */
   tagFilter?: string;
@@ -143,3 +144,11 @@ export interface ResourceLimitDefinition {
   window: number;
   reason?: string;
 }
+
+/** A `search` entry with its mode: fulltext (words, a GIN index on the document) or substring (ilike, a trigram index). */
+export interface SearchEntry {
+  field: string;
+  mode: SearchMode;
+}
+
+export type SearchMode = 'fulltext' | 'substring';

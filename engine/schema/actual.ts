@@ -31,12 +31,16 @@ const CONSTRAINTS = `
    order by c.relname, con.conname`;
 
 const INDEXES = `
-  select t.relname as "table", i.relname as "name", x.indisunique as "unique",
+  select t.relname as "table", i.relname as "name", x.indisunique as "unique", am.amname as "method",
+         pg_get_indexdef(x.indexrelid) as "definition",
+         (select json_agg(o.opcname order by k.i) from unnest(x.indclass::oid[]) with ordinality k(c, i)
+            join pg_opclass o on o.oid = k.c) as "opclasses",
          (x.indpred is null and x.indexprs is null) as "plain", pg_get_expr(x.indpred, x.indrelid) as "predicate",
          (select json_agg(a.attname order by k.i) from unnest(x.indkey::int2[]) with ordinality k(n, i)
             join pg_attribute a on a.attrelid = x.indrelid and a.attnum = k.n) as "columns"
     from pg_index x
     join pg_class i on i.oid = x.indexrelid
+    join pg_am am on am.oid = i.relam
     join pg_class t on t.oid = x.indrelid
     join pg_namespace n on n.oid = t.relnamespace
    where n.nspname = current_schema() and t.relname = any(?)
@@ -46,6 +50,11 @@ const ON_DELETE: Record<string, string> = { a: 'NO ACTION', r: 'RESTRICT', c: 'C
 
 const rowsOf = (result: any): any[] => result.rows ?? result;
 const list = (value: unknown): string[] => (typeof value === 'string' ? JSON.parse(value) : (value as string[] | null) ?? []);
+
+/** Whether the database has pg_trgm installed (trigram indexes are expected only then). */
+export async function hasTrigram(db: Knex): Promise<boolean> {
+  return rowsOf(await db.raw(`select 1 from pg_extension where extname = 'pg_trgm'`)).length > 0;
+}
 
 /** The tables of `names` that exist, by name. */
 export async function readSchema(db: Knex, names: string[]): Promise<Map<string, ActualTable>> {
@@ -75,7 +84,16 @@ export async function readSchema(db: Knex, names: string[]): Promise<Map<string,
     tables.get(row.table)?.constraints.push(constraint);
   }
   for (const row of rowsOf(await db.raw(INDEXES, [names]))) {
-    const index: ActualIndex = { name: row.name, unique: row.unique, plain: row.plain, columns: list(row.columns), predicate: row.predicate ?? null };
+    const index: ActualIndex = {
+      name: row.name,
+      unique: row.unique,
+      method: row.method,
+      opclasses: list(row.opclasses),
+      definition: row.definition,
+      plain: row.plain,
+      columns: list(row.columns),
+      predicate: row.predicate ?? null,
+    };
     tables.get(row.table)?.indexes.push(index);
   }
   return tables;

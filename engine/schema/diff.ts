@@ -3,9 +3,10 @@
 // with the change that would fix it (generate.ts writes those changes as a migration).
 import type { Knex } from 'knex';
 import type { Registry } from '../resource/compiled.js';
-import { readSchema } from './actual.js';
+import { hasTrigram, readSchema } from './actual.js';
 import { describeType, expectedSchema, type ExpectedOptions } from './expected.js';
-import type { ActualColumn, ActualTable, ExpectedCheck, ExpectedColumn, ExpectedDefault, ExpectedForeignKey, ExpectedTable, ExpectedType } from './model.js';
+import { SEARCH_CONFIGURATION } from '../resource/sql/search.js';
+import type { ActualColumn, ActualIndex, ActualTable, ExpectedIndex, ExpectedCheck, ExpectedColumn, ExpectedDefault, ExpectedForeignKey, ExpectedTable, ExpectedType } from './model.js';
 
 export type Fix =
   | { kind: 'createTable'; table: ExpectedTable }
@@ -23,6 +24,10 @@ export type Fix =
   /** The unique index of a rule over the records of no organization (tenantWideUnique): `fields` are the rule's. */
   | { kind: 'addTenantWideUnique'; table: string; fields: string[] }
   | { kind: 'addIndex'; table: string; columns: string[] }
+  /** The GIN index of the fulltext search document of `columns` (fulltextIndex). */
+  | { kind: 'addFulltextIndex'; table: string; columns: string[] }
+  /** A GIN trigram index of a substring search field (trigramIndex). */
+  | { kind: 'addTrigramIndex'; table: string; column: string }
   | { kind: 'addCheck'; table: string; check: ExpectedCheck; replaces?: string };
 
 export interface Difference {
@@ -132,7 +137,40 @@ function checkMatches(check: ExpectedCheck, actual: ActualTable): 'ok' | 'missin
   return mentions(found.definition, check.field) && mentions(found.definition, check.atLeast) && found.definition.includes('>=') ? 'ok' : 'other';
 }
 
-function tableDifferences(table: ExpectedTable, actual: ActualTable | undefined): Difference[] {
+/**
+ * Whether an index of the database serves an expected one. A fulltext document is recognised by its
+ * configuration and the columns it names, in order, as pg_get_indexdef writes it.
+ */
+function serves(index: ActualIndex, expected: ExpectedIndex): boolean {
+  if (expected.kind === 'trigram') return index.method === 'gin' && index.columns[0] === expected.columns[0] && index.opclasses[0] === 'gin_trgm_ops';
+  if (expected.kind === 'fulltext') {
+    return index.method === 'gin' && index.definition.includes(`to_tsvector('${SEARCH_CONFIGURATION}'::regconfig`) && columnsNamed(index.definition).join() === expected.columns.join();
+  }
+  return index.method === 'btree' && index.plain && expected.columns.every((c, n) => index.columns[n] === c);
+}
+
+/** The columns an index definition's key names, in order: quoted or bare names, without literals, casts and functions. */
+function columnsNamed(definition: string): string[] {
+  const key = definition
+    .slice(definition.indexOf(' USING ') + 7)
+    .replace(/^\w+ /, '')
+    .replace(/'(?:[^']|'')*'/g, '')
+    .replace(/::[a-z]+(?: [a-z]+)*/g, '');
+  return [...key.matchAll(/"((?:[^"]|"")+)"|\b([a-z_][a-z0-9_$]*)\b(?!\s*\()/g)].map((m) => m[1]?.replaceAll('""', '"') ?? m[2]);
+}
+
+function indexDifference(table: ExpectedTable, index: ExpectedIndex): Difference {
+  if (index.kind === 'fulltext') {
+    return { table: table.name, message: `${table.name} has no fulltext search index on ${list(index.columns)}; ${index.why} needs one`, fix: { kind: 'addFulltextIndex', table: table.name, columns: index.columns } };
+  }
+  if (index.kind === 'trigram') {
+    return { table: table.name, message: `${table.name} has no trigram index on ${index.columns[0]}; ${index.why} needs one`, fix: { kind: 'addTrigramIndex', table: table.name, column: index.columns[0] } };
+  }
+  return { table: table.name, message: `${table.name} has no index starting with ${list(index.columns)}; ${index.why} needs one`, fix: { kind: 'addIndex', table: table.name, columns: index.columns } };
+}
+
+/** `trigram`: pg_trgm is installed, so substring search fields need their trigram indexes. */
+function tableDifferences(table: ExpectedTable, actual: ActualTable | undefined, trigram: boolean): Difference[] {
   if (!actual) {
     return [{ table: table.name, message: `table ${table.name} is missing; ${table.origin} needs it`, fix: { kind: 'createTable', table } }];
   }
@@ -187,9 +225,8 @@ function tableDifferences(table: ExpectedTable, actual: ActualTable | undefined)
     out.push({ table: table.name, message: `${table.name} has no unique constraint on ${list(unique.columns)}; ${unique.why} needs one`, fix: { kind: 'addUnique', table: table.name, columns: unique.columns } });
   }
   for (const index of table.indexes) {
-    const covered = actual.indexes.some((i) => i.plain && index.columns.every((c, n) => i.columns[n] === c));
-    if (covered) continue;
-    out.push({ table: table.name, message: `${table.name} has no index starting with ${list(index.columns)}; ${index.why} needs one`, fix: { kind: 'addIndex', table: table.name, columns: index.columns } });
+    if (index.kind === 'trigram' && !trigram) continue;
+    if (!actual.indexes.some((i) => serves(i, index))) out.push(indexDifference(table, index));
   }
   for (const check of table.checks) {
     const state = checkMatches(check, actual);
@@ -206,7 +243,8 @@ function tableDifferences(table: ExpectedTable, actual: ActualTable | undefined)
 /** Differences between the expected tables and the database, table by table in the given order. */
 export async function diffTables(db: Knex, tables: ExpectedTable[]): Promise<Difference[]> {
   const actual = await readSchema(db, tables.map((t) => t.name));
-  return tables.flatMap((table) => tableDifferences(table, actual.get(table.name)));
+  const trigram = await hasTrigram(db);
+  return tables.flatMap((table) => tableDifferences(table, actual.get(table.name), trigram));
 }
 
 /** Differences between what the registry's definitions need and the database. */

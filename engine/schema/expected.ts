@@ -57,6 +57,9 @@
 // order's index and skips what does not match, and a filter by a foreign key has that key's index.
 // Each index costs every insert (and every update of its columns) one B-tree insertion: the set is
 // what the lists need, nothing speculative.
+//   search: fulltext fields      → a GIN index on their document (fulltextIndex in the migration helpers)
+//   search: substring field f    → a GIN trigram index on f (trigramIndex), where pg_trgm is installed:
+//                                  without one, ilike '%text%' reads every row of the tenant
 //
 // Only what the definitions need is checked: other tables (sessions, codes of auth), extra indexes,
 // extra unique constraints and extra columns are the migrations' own business (except an extra
@@ -171,9 +174,12 @@ function recordTable(resource: CompiledResource, options: ExpectedOptions, targe
       indexes.push({ columns: [column.name], why: `the foreign key of ${column.why}` });
     }
   }
-  if (definition.owner && definition.owner !== 'id' && !indexes.some((i) => i.columns.length === 1 && i.columns[0] === definition.owner)) {
+  if (definition.owner && definition.owner !== 'id' && !indexes.some((i) => !i.kind && i.columns.length === 1 && i.columns[0] === definition.owner)) {
     indexes.push({ columns: [definition.owner], why: 'owner (the owner-scoped role lists only its own)' });
   }
+  const { fulltext, substring } = resource.searchModes;
+  if (fulltext.length) indexes.push({ columns: fulltext, kind: 'fulltext', why: `search (fulltext over ${fulltext.join(', ')})` });
+  for (const field of substring) indexes.push({ columns: [field], kind: 'trigram', why: `search (substring of ${field})` });
   return {
     name: resource.table,
     origin: `${resource.name} (${resource.file})`,
@@ -229,7 +235,7 @@ export function expectedSchema(registry: Registry, options: ExpectedOptions): Ex
     for (const relation of resource.relations.values()) {
       if (relation.kind === 'hasMany' && relation.via && relation.via !== 'tenantId' && relation.via !== 'organizationId') {
         const holder = byName.get(relation.target.table);
-        if (holder && !holder.indexes.some((i) => i.columns[0] === relation.via)) {
+        if (holder && !holder.indexes.some((i) => !i.kind && i.columns[0] === relation.via)) {
           holder.indexes.push({ columns: [relation.via], why: `relations.${relation.name} of ${resource.name} (hasMany via ${relation.via})` });
         }
       }

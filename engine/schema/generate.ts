@@ -4,6 +4,7 @@
 // only the database has is left alone. `down` undoes what `up` did, where that can be undone.
 import type { Difference, Fix } from './diff.js';
 import { tenantWideUniqueName } from '../db/migrations.js';
+import { fulltextIndexName, trigramIndexName } from '../db/search-indexes.js';
 import { tenantWideUniqueColumns } from '../resource/compiled.js';
 import { DEFAULT_STRING_LENGTH } from './expected.js';
 import type { ExpectedColumn, ExpectedDefault, ExpectedTable, ExpectedType } from './model.js';
@@ -82,7 +83,7 @@ function createTable(table: ExpectedTable, uses: Set<string>): string[] {
   }
   // Every index written out: the lists' indexes depend on the definition (its sort fields), not
   // only on the scope, so recordColumns cannot make them all.
-  for (const index of table.indexes) body.push(`t.index(${cols(index.columns)});`);
+  for (const index of table.indexes) if (!index.kind) body.push(`t.index(${cols(index.columns)});`);
   for (const unique of table.uniques) {
     if (unique.whereNull) uses.add('tenantWideUnique');
     body.push(unique.whereNull ? tenantWideUniqueStatement(table.name, unique.ruleFields ?? unique.columns) : `t.unique(${cols(unique.columns)});`);
@@ -91,7 +92,14 @@ function createTable(table: ExpectedTable, uses: Set<string>): string[] {
     uses.add('atLeastRule');
     body.push(`atLeastRule(t, ${q(table.name)}, ${q(check.field)}, ${q(check.atLeast)});`);
   }
-  return [`await knex.schema.createTable(${q(table.name)}, (t) => {`, ...body.map((l) => `  ${l}`), '});'];
+  const searchIndexes = table.indexes.flatMap((index) => (index.kind ? [searchIndexStatement(table.name, index.kind, index.columns, uses)] : []));
+  return [`await knex.schema.createTable(${q(table.name)}, (t) => {`, ...body.map((l) => `  ${l}`), '});', ...searchIndexes];
+}
+
+/** A search index, made with its helper (outside the table builder: both are raw statements). */
+function searchIndexStatement(table: string, kind: 'fulltext' | 'trigram', columns: string[], uses: Set<string>): string {
+  uses.add(`${kind}Index`);
+  return kind === 'fulltext' ? `await fulltextIndex(knex, ${q(table)}, ${cols(columns)});` : `await trigramIndex(knex, ${q(table)}, ${q(columns[0])});`;
 }
 
 const tenantWideUniqueStatement = (table: string, fields: string[]) => `tenantWideUnique(knex, t, ${q(table)}, ${cols(fields)});`;
@@ -186,6 +194,15 @@ function alterations(fix: Exclude<Fix, { kind: 'createTable' }>, changes: TableC
       changes.builder.push(`t.index(${cols(fix.columns)});`);
       changes.undoBuilder.push(`t.dropIndex(${cols(fix.columns)});`);
       return;
+    case 'addFulltextIndex':
+    case 'addTrigramIndex': {
+      const fulltext = fix.kind === 'addFulltextIndex';
+      const columns = fulltext ? fix.columns : [fix.column];
+      changes.before.push(searchIndexStatement(fix.table, fulltext ? 'fulltext' : 'trigram', columns, uses));
+      uses.add('dropSearchIndex');
+      changes.undoBefore.push(`await dropSearchIndex(knex, ${q(fulltext ? fulltextIndexName(fix.table) : trigramIndexName(fix.table, fix.column))});`);
+      return;
+    }
     case 'addCheck': {
       if (fix.replaces) changes.before.push(`await knex.raw('alter table ?? drop constraint ??', [${table}, ${q(fix.replaces)}]);`);
       // atLeastRule's check, written out: in alterTable knex would send its values as parameters,

@@ -46,8 +46,13 @@ export interface ExpectedColumn {
 }
 
 export interface ExpectedIndex {
-  /** Satisfied by any index (primary key and unique ones included) whose columns start with these. */
+  /**
+   * A B-tree: satisfied by any (primary key and unique ones included) whose columns start with
+   * these. fulltext: the GIN index of the search document of these columns; trigram: a GIN index
+   * of the one column with pg_trgm's operator class (expected only where pg_trgm is installed).
+   */
   columns: string[];
+  kind?: 'fulltext' | 'trigram';
   why: string;
 }
 
@@ -109,6 +114,12 @@ export interface ActualConstraint {
 export interface ActualIndex {
   name: string;
   unique: boolean;
+  /** The access method: btree, gin, … */
+  method: string;
+  /** The operator class of each key column (gin_trgm_ops, …). */
+  opclasses: string[];
+  /** As pg_get_indexdef writes it (an expression index's expression is only there). */
+  definition: string;
   /** Plain column indexes only; an expression or partial index does not count. */
   columns: string[];
   plain: boolean;

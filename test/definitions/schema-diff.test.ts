@@ -12,6 +12,7 @@ import * as assert from 'uvu/assert';
 import { FolderMigrationSource, migrate } from '../../engine/db/migrations.js';
 import { MIGRATIONS_DIR, PROJECT_ROOT, RESOURCES_DIR } from '../../app/paths.js';
 import { diffTables, type Difference } from '../../engine/schema/diff.js';
+import { hasTrigram } from '../../engine/schema/actual.js';
 import { expectedSchema } from '../../engine/schema/expected.js';
 import { generateMigration } from '../../engine/schema/generate.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -22,6 +23,8 @@ const HELPERS = pathToFileURL(path.join(PROJECT_ROOT, 'resources', 'migration-he
 
 let app: TestApp;
 let migrationsDir: string;
+/** pg_trgm is installed (the project's migrations install it where the database offers it). */
+let trigram = false;
 
 test.before(async () => {
   app = await createTestApp({ resourceDirs: [RESOURCES_DIR, FIXTURE_DIR] });
@@ -48,6 +51,9 @@ test.before(async () => {
     t.integer('seconds');
     t.integer('stray').notNullable();
   });
+  // A fulltext index of the note, but with another configuration than the search's: it serves no search.
+  await db.raw(`create index gauge_note_english on gauge using gin (to_tsvector('english', coalesce(note, '')))`);
+  trigram = await hasTrigram(db);
 });
 
 test.after(async () => {
@@ -59,7 +65,7 @@ const fixtureTables = () => expectedSchema(app.engine.registry, { tenantTable: '
 const differences = () => diffTables(app.db, fixtureTables());
 const messages = (list: Difference[]) => list.map((d) => d.message);
 
-const EXPECTED = [
+const EXPECTED_ALWAYS = [
   'table dial is missing; dial (test/fixtures/schema/dial.yaml) needs it',
   'gauge.organizationId is not null; organizationOptional: a create that names no organization makes a record of none: it must be nullable',
   'gauge.label is nullable; fields.label needs not null',
@@ -80,13 +86,18 @@ const EXPECTED = [
   'gauge has no index starting with (tenantId, label, id); sort: label (an ordered page of the tenant) needs one',
   'gauge has no index starting with (tenantId, startedAt, id); dateRange: startedAt (an ordered page of the tenant) needs one',
   'gauge has no index starting with (employeeId); the foreign key of fields.employeeId needs one',
+  'gauge has no fulltext search index on (note); search (fulltext over note) needs one',
+  'gauge has no trigram index on label; search (substring of label) needs one',
   'gauge has no check constraint gauge_stoppedat_at_least_startedat; rules[0] (stoppedAt at least startedAt) needs it',
   'table dial_gauge is missing; relations.gauges of dial (test/fixtures/schema/dial.yaml) needs it',
   'table tag_gauge is missing; relations.tags of gauge (test/fixtures/schema/gauge.yaml) needs it',
 ];
 
+/** The trigram index is expected only where pg_trgm is installed. */
+const expected = () => EXPECTED_ALWAYS.filter((m) => trigram || !m.includes('trigram'));
+
 test('every fault of a table is one sentence naming the table, the column, what it is and what the definition needs', async () => {
-  assert.equal(messages(await differences()), EXPECTED);
+  assert.equal(messages(await differences()), expected());
 });
 
 test('what the definitions do not need is not a difference: the project tables agree, extra columns and indexes are left alone', async () => {
@@ -94,7 +105,7 @@ test('what the definitions do not need is not a difference: the project tables a
     t.string('legacy', 10).notNullable().defaultTo('x');
     t.index(['reading']);
   });
-  assert.equal(messages(await differences()), EXPECTED);
+  assert.equal(messages(await differences()), expected());
   const project = expectedSchema(app.engine.registry, { tenantTable: 'tenant' }).filter((t) => !FIXTURE_TABLES.includes(t.name));
   assert.ok(project.length > 10, `${project.length} project tables`);
   assert.equal(messages(await diffTables(app.db, project)), []);
@@ -114,6 +125,11 @@ test('the generated migration, applied, leaves no difference; its down() undoes 
   assert.match(source, "t.index(['tenantId', 'createdAt', 'id']);\n    t.index(['tenantId', 'id']);");
   assert.match(source, '//   - gauge.code is missing; fields.code needs varchar(12)');
   assert.match(source, "t.setNullable('organizationId');");
+  assert.match(source, "await fulltextIndex(knex, 'gauge', ['note']);");
+  assert.match(source, "await dropSearchIndex(knex, 'gauge_search_fulltext');");
+  // A new table's search indexes follow it (raw statements, outside the table builder).
+  assert.match(source, "  });\n  await trigramIndex(knex, 'dial', 'name');");
+  if (trigram) assert.match(source, "await trigramIndex(knex, 'gauge', 'label');");
   assert.match(source, "tenantWideUnique(knex, t, 'gauge', ['organizationId', 'label']);");
 
   const applied = await migrate(app.db, [MIGRATIONS_DIR, migrationsDir]);
@@ -145,7 +161,7 @@ test('the generated migration, applied, leaves no difference; its down() undoes 
   await app.db.migrate.down({ migrationSource: new FolderMigrationSource([MIGRATIONS_DIR, migrationsDir]) });
   const after = messages(await differences());
   // Undone: everything but the generated columns (their old plain form had no data worth restoring).
-  assert.equal(after, EXPECTED.filter((m) => !/gauge\.(total|seconds)/.test(m)));
+  assert.equal(after, expected().filter((m) => !/gauge\.(total|seconds)/.test(m)));
 });
 
 test('a new table of a resource with organizationOptional: nullable organizationId and the index of its unique rules over rows of none', () => {
@@ -153,7 +169,7 @@ test('a new table of a resource with organizationOptional: nullable organization
   const source = generateMigration([{ table: 'gauge', message: 'table gauge is missing', fix: { kind: 'createTable', table: gauge } }], { title: 'gauge', helpers: HELPERS });
   assert.match(source, "recordColumns(knex, t, 'organization', { organizationOptional: true });");
   assert.match(source, "t.unique(['organizationId', 'label']);\n    tenantWideUnique(knex, t, 'gauge', ['organizationId', 'label']);");
-  assert.match(source, "import { atLeastRule, recordColumns, secondsBetweenColumn, tenantWideUnique } from");
+  assert.match(source, "import { atLeastRule, fulltextIndex, recordColumns, secondsBetweenColumn, tenantWideUnique, trigramIndex } from");
 });
 
 test.run();

@@ -7,8 +7,9 @@ import type { Caller } from '../../caller.js';
 import type { CompiledResource } from '../compiled.js';
 import type { FilterGroup, ListQuery } from '../list-query.js';
 import { scopeConditions } from '../model.js';
-import { effectiveOrder } from '../cursor.js';
+import { effectiveOrder, RANK_KEY } from '../cursor.js';
 import { conditionSql } from './conditions.js';
+import { rankSql, searchSql } from './search.js';
 import type { Statement } from './runner.js';
 import { col, id, SqlText } from './text.js';
 
@@ -67,8 +68,6 @@ function groupSql(sql: SqlText, resource: CompiledResource, caller: Caller, grou
   return sql;
 }
 
-const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
-
 /** ` where …`: everything of a list but paging and order, shared by its page and its count. */
 export function whereSql(sql: SqlText, resource: CompiledResource, caller: Caller, query: ListQuery): SqlText {
   const table = resource.table;
@@ -81,13 +80,7 @@ export function whereSql(sql: SqlText, resource: CompiledResource, caller: Calle
     query.or.forEach((group, g) => groupSql(sql.sql(g ? ' or (true' : '(true'), resource, caller, group, `o${g}_`).sql(')'));
     sql.sql(')');
   }
-  if (query.search) {
-    sql.sql(' and (');
-    sql.values.push(`%${escapeLike(query.search)}%`);
-    const at = `$${sql.values.length}`;
-    sql.sql(resource.search.map((field) => `${col(table, field)} ilike ${at}`).join(' or '));
-    sql.sql(')');
-  }
+  if (query.search) searchSql(sql, resource, query.search);
   if (resource.dateRange) {
     if (query.startDate) sql.sql(` and ${col(table, resource.dateRange)} >= `).value(query.startDate);
     if (query.endDate) sql.sql(` and ${col(table, resource.dateRange)} ${query.endDate.exclusive ? '<' : '<='} `).value(query.endDate.at);
@@ -107,8 +100,24 @@ export function whereSql(sql: SqlText, resource: CompiledResource, caller: Calle
  * pages never overlap or skip a record. PostgreSQL's default places empty values last going up,
  * first going down; the keyset below follows the same rule.
  */
-function orderSql(resource: CompiledResource, query: ListQuery): string {
-  return ` order by ${effectiveOrder(query).map(([field, direction]) => `${col(resource.table, field)} ${direction.toLowerCase()}`).join(', ')}`;
+function orderSql(resource: CompiledResource, query: ListQuery, term: OrderTerm): string {
+  return ` order by ${effectiveOrder(query).map(([field, direction]) => `${term(field)} ${direction.toLowerCase()}`).join(', ')}`;
+}
+
+/** An order field as SQL: its column, or the rank of a fulltext search. */
+type OrderTerm = (field: string) => string;
+
+/**
+ * The page's order terms. A ranked search's rank reads the search text at the statement's first
+ * placeholder (pushed here, before anything else is written): the select list, the keyset and the
+ * order then write the same expression, which PostgreSQL computes once per row.
+ */
+function orderTerms(sql: SqlText, resource: CompiledResource, query: ListQuery): OrderTerm {
+  const column = (field: string) => col(resource.table, field);
+  if (!query.rank || !query.search) return column;
+  sql.values.push(query.search);
+  const rank = rankSql(resource, `$${sql.values.length}`);
+  return (field) => (field === RANK_KEY ? rank : column(field));
 }
 
 /** Column alias of the i-th order value, read for the next cursor. */
@@ -124,11 +133,11 @@ const isTime = (resource: CompiledResource, field: string) => {
  * (the driver's Date would drop its microseconds), another only when the columns leave it out
  * (select[]); the driver gives every other type back exactly.
  */
-function orderKeys(resource: CompiledResource, query: ListQuery, columns: readonly string[]): string {
+function orderKeys(resource: CompiledResource, query: ListQuery, columns: readonly string[], term: OrderTerm): string {
   return effectiveOrder(query)
     .map(([field], i) => {
-      if (isTime(resource, field)) return `, ${col(resource.table, field)}::text as ${id(orderKeyAlias(i))}`;
-      return columns.includes(field) ? '' : `, ${col(resource.table, field)} as ${id(orderKeyAlias(i))}`;
+      if (isTime(resource, field)) return `, ${term(field)}::text as ${id(orderKeyAlias(i))}`;
+      return columns.includes(field) ? '' : `, ${term(field)} as ${id(orderKeyAlias(i))}`;
     })
     .join('');
 }
@@ -138,10 +147,10 @@ export function orderValuesOf(resource: CompiledResource, query: ListQuery, row:
   return effectiveOrder(query).map(([field], i) => (orderKeyAlias(i) in row ? row[orderKeyAlias(i)] : row[field]));
 }
 
-/** A field no record leaves empty: the id, the base columns but a nullable organizationId, a required field. */
+/** A field no record leaves empty: the id, a search's rank, the base columns but a nullable organizationId, a required field. */
 function neverEmpty(resource: CompiledResource, field: string): boolean {
   const compiled = resource.fields.get(field);
-  return field === 'id' || (!!compiled && ((compiled.base && !compiled.nullableBase) || compiled.definition.required === true));
+  return field === 'id' || field === RANK_KEY || (!!compiled && ((compiled.base && !compiled.nullableBase) || compiled.definition.required === true));
 }
 
 /**
@@ -152,25 +161,25 @@ function neverEmpty(resource: CompiledResource, field: string): boolean {
  * on it and after on the second, and so on to the id, with empty values where the order puts them;
  * a bound on the first field keeps that to a range of its index where the values allow one.
  */
-function keysetSql(sql: SqlText, resource: CompiledResource, query: ListQuery, after: unknown[]): SqlText {
+function keysetSql(sql: SqlText, resource: CompiledResource, query: ListQuery, after: unknown[], term: OrderTerm): SqlText {
   const order = effectiveOrder(query);
   const [[first, direction]] = order;
   const down = direction === 'DESC';
   if (order.every(([field, d]) => d === direction && neverEmpty(resource, field)) && after.every((value) => value !== null)) {
-    sql.sql(` and (${order.map(([field]) => col(resource.table, field)).join(', ')}) ${down ? '<' : '>'} (`);
+    sql.sql(` and (${order.map(([field]) => term(field)).join(', ')}) ${down ? '<' : '>'} (`);
     after.forEach((value, i) => sql.sql(i ? ', ' : '').value(value));
     return sql.sql(')');
   }
-  if (after[0] !== null && (down || neverEmpty(resource, first))) sql.sql(` and ${col(resource.table, first)} ${down ? '<=' : '>='} `).value(after[0]);
+  if (after[0] !== null && (down || neverEmpty(resource, first))) sql.sql(` and ${term(first)} ${down ? '<=' : '>='} `).value(after[0]);
   sql.sql(' and (');
   order.forEach(([field, direction], i) => {
     sql.sql(i ? ' or (' : '');
     for (let j = 0; j < i; j++) {
-      const column = col(resource.table, order[j][0]);
+      const column = term(order[j][0]);
       if (after[j] === null) sql.sql(`${column} is null and `);
       else sql.sql(`${column} = `).value(after[j]).sql(' and ');
     }
-    const column = col(resource.table, field);
+    const column = term(field);
     const value = after[i];
     // The id is never empty; another field may be.
     if (field === 'id') sql.sql(`${column} ${direction === 'ASC' ? '>' : '<'} `).value(value);
@@ -191,10 +200,12 @@ function keysetSql(sql: SqlText, resource: CompiledResource, query: ListQuery, a
  * (`query.after`), the keyset replaces the offset.
  */
 export function pageStatement(resource: CompiledResource, caller: Caller, query: ListQuery, columns: readonly string[] = resource.visibleColumns, oneMore = true): Statement {
-  const sql = new SqlText().sql(`select ${selectList(resource, resource.table, columns)}${orderKeys(resource, query, columns)} from ${id(resource.table)}`);
+  const sql = new SqlText();
+  const term = orderTerms(sql, resource, query);
+  sql.sql(`select ${selectList(resource, resource.table, columns)}${orderKeys(resource, query, columns, term)} from ${id(resource.table)}`);
   whereSql(sql, resource, caller, query);
-  if (query.after) keysetSql(sql, resource, query, query.after);
-  sql.sql(orderSql(resource, query)).sql(' limit ').value(oneMore ? query.take + 1 : query.take).sql(' offset ').value(query.skip);
+  if (query.after) keysetSql(sql, resource, query, query.after, term);
+  sql.sql(orderSql(resource, query, term)).sql(' limit ').value(oneMore ? query.take + 1 : query.take).sql(' offset ').value(query.skip);
   return sql.statement();
 }
 

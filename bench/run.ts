@@ -31,9 +31,10 @@ import { measureExport } from './export-memory.js';
 import { startChild, type Child } from './lib/children.js';
 import { namedConnection, settled } from './lib/pg-activity.js';
 import { processTree, rssOf, toMB } from './lib/processes.js';
+import { call } from './lib/http.js';
 import { measurePair, type LoadFigures, type LoadSettings } from './load.js';
 import { printResults, writeChart, type Results, type SizeResult } from './report.js';
-import { scenarios } from './scenarios.js';
+import { deepSkipPath, scenarios, type DeepPage } from './scenarios.js';
 import { connect, dropSchema, rotationIds, seededTenant, seedPeople, signIn, signUp } from './seed.js';
 import { distProblem, ENTRY } from '../scripts/dist.js';
 
@@ -132,6 +133,19 @@ interface Prepared {
   token: string;
   ids: string[];
   capture: Capture;
+  deep: DeepPage;
+}
+
+/**
+ * The cursor of the page halfway down the default list, as a client walking there would hold it:
+ * the nextCursor of the page that ends at that position.
+ */
+async function deepPage(base: string, token: string, employees: number): Promise<DeepPage> {
+  const position = Math.floor(employees / 2);
+  const reply = await call(base, 'GET', deepSkipPath(position - 1).replace('take=10', 'take=1'), undefined, token);
+  const cursor = reply.json().nextCursor;
+  if (reply.status !== 200 || typeof cursor !== 'string') throw new Error(`no cursor at position ${position}: ${reply.status} ${reply.text.slice(0, 300)}`);
+  return { position, cursor };
 }
 
 /**
@@ -172,8 +186,9 @@ async function prepare(schema: string, employees: number): Promise<Prepared> {
       }
       const token = await signIn(capturing.url, marker.email);
       const ids = await rotationIds(db, marker.organizationId);
-      const capture = await captureScenarios(proxy, capturing.url, scenarios(marker.organizationId, ids[0]), token, ids);
-      return { seeding, organizationId: marker.organizationId, token, ids, capture };
+      const deep = await deepPage(capturing.url, token, employees);
+      const capture = await captureScenarios(proxy, capturing.url, scenarios(marker.organizationId, ids[0], deep), token, ids);
+      return { seeding, organizationId: marker.organizationId, token, ids, capture, deep };
     } finally {
       await db.end();
     }
@@ -187,7 +202,7 @@ async function prepare(schema: string, employees: number): Promise<Prepared> {
 async function runSize(label: string, employees: number): Promise<SizeResult> {
   const schema = `bench_${label}`;
   console.log(`\n== ${label}: ${employees.toLocaleString('en')} employees in schema ${schema}`);
-  const { seeding, organizationId, token, ids, capture } = await prepare(schema, employees);
+  const { seeding, organizationId, token, ids, capture, deep } = await prepare(schema, employees);
   for (const replay of capture.replays) {
     if (process.env.BENCH_SHOW_SQL === '1') console.log(`SQL of ${replay.key} (${replay.method} ${replay.path}):\n${describeReplay(replay)}`);
   }
@@ -220,7 +235,7 @@ async function runSize(label: string, employees: number): Promise<SizeResult> {
     console.log(`raw:     ${rawPids.length} process(es), idle RSS ${memoryIdle.raw.map((p) => `${p.role} ${p.rssMB} MB`).join(', ')}`);
 
     const results: SizeResult['scenarios'] = [];
-    for (const scenario of scenarios(organizationId, ids[0]).filter((s) => !only || only.includes(s.key))) {
+    for (const scenario of scenarios(organizationId, ids[0], deep).filter((s) => !only || only.includes(s.key))) {
       const failure = capture.failures.get(scenario.key);
       if (failure) {
         console.log(`${scenario.label}: NOT MEASURED: ${failure}`);
@@ -230,7 +245,7 @@ async function runSize(label: string, employees: number): Promise<SizeResult> {
       const { service: onService, raw: onRaw } = await measurePair(service, raw, scenario, token, ids, settings, settle);
       const ratio = onRaw.requestsPerSecond ? Math.round((onService.requestsPerSecond / onRaw.requestsPerSecond) * 100) / 100 : 0;
       const replay = capture.replays.find((r) => r.key === scenario.key)!;
-      results.push({ key: scenario.key, label: scenario.label, kind: scenario.kind, service: onService, raw: onRaw, ratio, sql: replay.waves.flat().flatMap((u) => u.statements.map((s) => s.text)) });
+      results.push({ key: scenario.key, label: scenario.label, kind: scenario.kind, reported: scenario.reported, service: onService, raw: onRaw, ratio, sql: replay.waves.flat().flatMap((u) => u.statements.map((s) => s.text)) });
       const failures = (name: string, f: LoadFigures) =>
         f.requests === 0 ? `  ${name}: NO REQUEST COMPLETED in ${settings.durationSeconds} s` : f.non2xx || f.errors ? `  ${name} FAILURES: ${f.non2xx} non-2xx ${JSON.stringify(f.unexpected)}, ${f.errors} errors` : '';
       console.log(

@@ -1,5 +1,6 @@
-// The requests the bench measures: four reads and two writes of the employee and time-log API,
-// as a client of the organization's owner sends them.
+// The requests the bench measures: reads and two writes of the employee and time-log API, as a
+// client of the organization's owner sends them. The query-language reads (operators, search,
+// selection, a deep page by cursor and by skip) work on the seeded names and rates (seed.ts).
 
 export interface Scenario {
   key: string;
@@ -12,9 +13,21 @@ export interface Scenario {
   status: number;
   /** One object in the answer rather than a list. */
   single: boolean;
+  /** Measured for comparison only: no target applies (the deep page by skip, beside the one by cursor). */
+  reported?: boolean;
 }
 
-export function scenarios(organizationId: string, employeeId: string): Scenario[] {
+/** A page deep in the default list: its position, and the cursor the service gave for it. */
+export interface DeepPage {
+  position: number;
+  cursor: string;
+}
+
+/** The default list's page after `position`, by cursor and by skip (count=none: the page alone). */
+export const deepCursorPath = (cursor: string) => `/api/employee?take=10&count=none&cursor=${cursor}`;
+export const deepSkipPath = (position: number) => `/api/employee?take=10&count=none&skip=${position}`;
+
+export function scenarios(organizationId: string, employeeId: string, deep: DeepPage = { position: 0, cursor: '' }): Scenario[] {
   return [
     { key: 'get-by-id', label: 'GET /api/employee/{id}', kind: 'read', method: 'GET', path: '/api/employee/{id}', status: 200, single: true },
     {
@@ -37,6 +50,20 @@ export function scenarios(organizationId: string, employeeId: string): Scenario[
       status: 200,
       single: false,
     },
+    {
+      key: 'list-range-in',
+      label: 'GET list billRateValue between, payPeriod in',
+      kind: 'read',
+      method: 'GET',
+      path: '/api/employee?where[billRateValue][between]=40,60&where[payPeriod][in]=WEEKLY,MONTHLY&take=10',
+      status: 200,
+      single: false,
+    },
+    { key: 'list-ilike', label: 'GET list lastName ilike %afo%', kind: 'read', method: 'GET', path: '/api/employee?where[lastName][ilike]=%25afo%25&take=10', status: 200, single: false },
+    { key: 'search-names', label: 'GET list search=Okafor (names)', kind: 'read', method: 'GET', path: '/api/employee?search=Okafor&take=10', status: 200, single: false },
+    { key: 'list-select', label: 'GET list select[] firstName, lastName', kind: 'read', method: 'GET', path: '/api/employee?select[]=firstName&select[]=lastName&take=10', status: 200, single: false },
+    { key: 'deep-cursor', label: 'GET list deep page by cursor', kind: 'read', method: 'GET', path: deepCursorPath(deep.cursor), status: 200, single: false },
+    { key: 'deep-skip', label: 'GET list deep page by skip (reported)', kind: 'read', method: 'GET', path: deepSkipPath(deep.position), status: 200, single: false, reported: true },
     {
       key: 'create-time-log',
       label: 'POST /api/time-log (create)',

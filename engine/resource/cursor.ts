@@ -38,11 +38,19 @@ export function effectiveOrder(query: Pick<ListQuery, 'order' | 'rank'>): Array<
 
 const orderText = (order: Array<[string, Direction]>) => order.map(([field, direction]) => `${field}:${direction}`).join(',');
 
-const groupText = (group: FilterGroup) => ({ w: group.where, n: group.nested.map((n) => ({ r: n.relation.name, c: n.conditions })) });
+const groupText = (group: FilterGroup) => [group.where, group.nested.map((n) => [n.relation.name, n.conditions])];
+
+/** A request's filter text, once: a cursor page both opens a cursor and seals the next one. */
+const filterTexts = new WeakMap<ListQuery, string>();
 
 /** Everything but paging and order that decides which records a list holds, as one text. */
 function filterText(query: ListQuery): string {
-  return JSON.stringify({ ...groupText(query), or: query.or.map(groupText), s: query.search ?? null, sd: query.startDate ?? null, ed: query.endDate ?? null, t: query.tags ?? null });
+  let text = filterTexts.get(query);
+  if (text === undefined) {
+    text = JSON.stringify([groupText(query), query.or.map(groupText), query.search ?? null, query.startDate ?? null, query.endDate ?? null, query.tags ?? null]);
+    filterTexts.set(query, text);
+  }
+  return text;
 }
 
 const invalid = () => badRequest('cursor is not valid for this list: it was made for another resource, order or filter, or altered; start again without it');

@@ -175,6 +175,9 @@ function pageNumber(max: number): Arb<unknown> {
   );
 }
 
+/** Search texts in the web search syntax of fulltext fields, and the tsquery operators it must not pass through. */
+const WEB_SEARCH_TEXTS = ['"a phrase"', 'one or two', '-word', 'a & b | !c', 'pre:*', "'quoted'", '(group)', '""', 'or', '- -', '<->', 'x:A'];
+
 /** take, skip, order, where, relations, select, cursor, count, search, dates and tags, each mostly valid, plus names the resource does not take. */
 export function listParameters(w: World, resource: CompiledResource): Arb<Record<string, unknown>> {
   const supported = resource.listParameters;
@@ -201,7 +204,13 @@ export function listParameters(w: World, resource: CompiledResource): Arb<Record
     // A forged, cut or foreign-looking cursor: always a 400, never more.
     { weight: weight('cursor'), arbitrary: fc.oneof(v.text, fc.constantFrom('e30.AAAA', 'eyJ2IjoxfQ.', '.', 'a.b.c', 'x'.repeat(3000)), v.hostile).map((x) => ['cursor', x] as [string, unknown]) },
     { weight: 1, arbitrary: fc.constantFrom('none', 'exact', '', 'NONE').map((x) => ['count', x] as [string, unknown]) },
-    { weight: weight('search'), arbitrary: v.mostly(pick(w.texts, v.text)).map((x) => ['search', x] as [string, unknown]) },
+    {
+      weight: weight('search'),
+      // A stored text, or web search syntax and the tsquery operators a fulltext field must take as text.
+      arbitrary: v
+        .mostly(fc.oneof({ weight: 3, arbitrary: pick(w.texts, v.text) }, { weight: 1, arbitrary: fc.constantFrom(...WEB_SEARCH_TEXTS) }))
+        .map((x) => ['search', x] as [string, unknown]),
+    },
     { weight: weight('startDate'), arbitrary: date.map((x) => ['startDate', x] as [string, unknown]) },
     { weight: weight('endDate'), arbitrary: date.map((x) => ['endDate', x] as [string, unknown]) },
     { weight: weight('tags'), arbitrary: v.mostly(tagIds).map((x) => ['tags', x] as [string, unknown]) },

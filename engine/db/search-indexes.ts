@@ -41,9 +41,12 @@ async function installTrigram(knex: Knex): Promise<string | undefined> {
   return trigramSchema(knex);
 }
 
-/** The GIN index of a resource's fulltext search document (its fulltext fields, in definition order). */
+/**
+ * The GIN index of a resource's fulltext search document (its fulltext fields, in definition order).
+ * An index of that name already there is kept: one built beforehand with `create index concurrently`.
+ */
 export async function fulltextIndex(knex: Knex, table: string, columns: string[]): Promise<void> {
-  await knex.raw(`create index ?? on ?? using gin (${fulltextDocument(columns)})`, [fulltextIndexName(table), table]);
+  await knex.raw(`create index if not exists ?? on ?? using gin (${fulltextDocument(columns)})`, [fulltextIndexName(table), table]);
 }
 
 /**
@@ -53,7 +56,7 @@ export async function fulltextIndex(knex: Knex, table: string, columns: string[]
 export async function trigramIndex(knex: Knex, table: string, column: string): Promise<boolean> {
   const schema = await installTrigram(knex);
   if (!schema) return false;
-  await knex.raw(`create index ?? on ?? using gin (?? ??.gin_trgm_ops)`, [trigramIndexName(table, column), table, column, schema]);
+  await knex.raw(`create index if not exists ?? on ?? using gin (?? ??.gin_trgm_ops)`, [trigramIndexName(table, column), table, column, schema]);
   return true;
 }
 

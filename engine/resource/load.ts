@@ -88,17 +88,21 @@ function offsetOf(doc: Document, at: Array<string | number>, key: boolean): numb
  * was written in: an object's own, or a name's.
  */
 function relevant(errors: ErrorObject[], value: unknown): ErrorObject[] {
-  const anyOfPaths = errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath);
+  const anyOfErrors = errors.filter((e) => e.keyword === 'anyOf');
+  const anyOfPaths = anyOfErrors.map((e) => e.instancePath);
   if (anyOfPaths.length) {
-    errors = errors.filter((e) => {
+    const kept = errors.filter((e) => {
       if (e.keyword === 'anyOf') return false;
       const path = anyOfPaths.find((p) => e.instancePath === p || e.instancePath.startsWith(`${p}/`));
       if (path === undefined) return true;
       const entry = segments(path).reduce<any>((node, segment) => node?.[segment], value);
       // An object: its own faults, not the name branch's "must be string". A name: the name branch's only.
-      if (entry !== null && typeof entry === 'object') return !(e.instancePath === path && e.keyword === 'type');
+      if (entry !== null && typeof entry === 'object' && !Array.isArray(entry)) return !(e.instancePath === path && e.keyword === 'type');
       return e.instancePath === path && !(e.keyword === 'type' && e.params.type === 'object');
     });
+    // Never nothing: an entry none of whose faults is kept is told by the anyOf itself.
+    const told = (p: string) => kept.some((e) => e.instancePath === p || e.instancePath.startsWith(`${p}/`));
+    errors = [...kept, ...anyOfErrors.filter((e) => !told(e.instancePath))];
   }
   const oneOfPaths = errors.filter((e) => e.keyword === 'oneOf').map((e) => e.instancePath);
   return errors.filter(

@@ -6,6 +6,7 @@ import type { Registry } from '../resource/compiled.js';
 import { hasTrigram, readSchema } from './actual.js';
 import { describeType, expectedSchema, type ExpectedOptions } from './expected.js';
 import { SEARCH_CONFIGURATION } from '../resource/sql/search.js';
+import { fulltextIndexName } from '../db/search-indexes.js';
 import type { ActualColumn, ActualIndex, ActualTable, ExpectedIndex, ExpectedCheck, ExpectedColumn, ExpectedDefault, ExpectedForeignKey, ExpectedTable, ExpectedType } from './model.js';
 
 export type Fix =
@@ -25,7 +26,7 @@ export type Fix =
   | { kind: 'addTenantWideUnique'; table: string; fields: string[] }
   | { kind: 'addIndex'; table: string; columns: string[] }
   /** The GIN index of the fulltext search document of `columns` (fulltextIndex). */
-  | { kind: 'addFulltextIndex'; table: string; columns: string[] }
+  | { kind: 'addFulltextIndex'; table: string; columns: string[]; replaces?: string[] }
   /** A GIN trigram index of a substring search field (trigramIndex). */
   | { kind: 'addTrigramIndex'; table: string; column: string }
   | { kind: 'addCheck'; table: string; check: ExpectedCheck; replaces?: string };
@@ -159,9 +160,15 @@ function columnsNamed(definition: string): string[] {
   return [...key.matchAll(/"((?:[^"]|"")+)"|\b([a-z_][a-z0-9_$]*)\b(?!\s*\()/g)].map((m) => m[1]?.replaceAll('""', '"') ?? m[2]);
 }
 
-function indexDifference(table: ExpectedTable, index: ExpectedIndex): Difference {
+function indexDifference(table: ExpectedTable, index: ExpectedIndex, actual: ActualTable): Difference {
   if (index.kind === 'fulltext') {
-    return { table: table.name, message: `${table.name} has no fulltext search index on ${list(index.columns)}; ${index.why} needs one`, fix: { kind: 'addFulltextIndex', table: table.name, columns: index.columns } };
+    // The index of this name serves other columns (a fulltext field added or removed): it is replaced.
+    const named = actual.indexes.find((i) => i.name === fulltextIndexName(table.name));
+    const replaces = named ? columnsNamed(named.definition) : undefined;
+    const message = named
+      ? `${table.name}'s fulltext search index ${named.name} is on ${list(replaces!)}; ${index.why} needs it on ${list(index.columns)}`
+      : `${table.name} has no fulltext search index on ${list(index.columns)}; ${index.why} needs one`;
+    return { table: table.name, message, fix: { kind: 'addFulltextIndex', table: table.name, columns: index.columns, ...(replaces ? { replaces } : {}) } };
   }
   if (index.kind === 'trigram') {
     return { table: table.name, message: `${table.name} has no trigram index on ${index.columns[0]}; ${index.why} needs one`, fix: { kind: 'addTrigramIndex', table: table.name, column: index.columns[0] } };
@@ -226,7 +233,7 @@ function tableDifferences(table: ExpectedTable, actual: ActualTable | undefined,
   }
   for (const index of table.indexes) {
     if (index.kind === 'trigram' && !trigram) continue;
-    if (!actual.indexes.some((i) => serves(i, index))) out.push(indexDifference(table, index));
+    if (!actual.indexes.some((i) => serves(i, index))) out.push(indexDifference(table, index, actual));
   }
   for (const check of table.checks) {
     const state = checkMatches(check, actual);

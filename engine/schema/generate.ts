@@ -126,8 +126,12 @@ interface TableChanges {
   before: string[];
   /** Lines inside `alterTable(name, (t) => { ... })`. */
   builder: string[];
+  /** Statements after the builder (search indexes: on columns it may add). */
+  after: string[];
   undoBefore: string[];
   undoBuilder: string[];
+  /** Undone first (they were made last). */
+  undoAfter: string[];
 }
 
 function alterations(fix: Exclude<Fix, { kind: 'createTable' }>, changes: TableChanges, uses: Set<string>) {
@@ -198,9 +202,14 @@ function alterations(fix: Exclude<Fix, { kind: 'createTable' }>, changes: TableC
     case 'addTrigramIndex': {
       const fulltext = fix.kind === 'addFulltextIndex';
       const columns = fulltext ? fix.columns : [fix.column];
-      changes.before.push(searchIndexStatement(fix.table, fulltext ? 'fulltext' : 'trigram', columns, uses));
+      const name = fulltext ? fulltextIndexName(fix.table) : trigramIndexName(fix.table, fix.column);
       uses.add('dropSearchIndex');
-      changes.undoBefore.push(`await dropSearchIndex(knex, ${q(fulltext ? fulltextIndexName(fix.table) : trigramIndexName(fix.table, fix.column))});`);
+      // The fulltext index of other columns under the same name: replaced, and made again by down().
+      const previous = fix.kind === 'addFulltextIndex' ? fix.replaces : undefined;
+      if (previous) changes.after.push(`await dropSearchIndex(knex, ${q(name)});`);
+      changes.after.push(searchIndexStatement(fix.table, fulltext ? 'fulltext' : 'trigram', columns, uses));
+      changes.undoAfter.push(`await dropSearchIndex(knex, ${q(name)});`);
+      if (previous) changes.undoAfter.push(searchIndexStatement(fix.table, 'fulltext', previous, uses));
       return;
     }
     case 'addCheck': {
@@ -232,13 +241,14 @@ export function generateMigration(differences: Difference[], options: GenerateOp
   const byTable = new Map<string, TableChanges>();
   for (const { fix } of differences) {
     if (fix.kind === 'createTable') continue;
-    if (!byTable.has(fix.table)) byTable.set(fix.table, { before: [], builder: [], undoBefore: [], undoBuilder: [] });
+    if (!byTable.has(fix.table)) byTable.set(fix.table, { before: [], builder: [], after: [], undoBefore: [], undoBuilder: [], undoAfter: [] });
     alterations(fix, byTable.get(fix.table)!, uses);
   }
   for (const [table, changes] of byTable) {
     up.push(...changes.before);
     if (changes.builder.length) up.push(`await knex.schema.alterTable(${q(table)}, (t) => {`, ...indent(changes.builder), '});');
-    const undo: string[] = [];
+    up.push(...changes.after);
+    const undo: string[] = [...changes.undoAfter];
     if (changes.undoBuilder.length) undo.push(`await knex.schema.alterTable(${q(table)}, (t) => {`, ...indent(changes.undoBuilder.reverse()), '});');
     undo.push(...changes.undoBefore.reverse());
     down.unshift(...undo);

@@ -61,6 +61,7 @@ const BAD_CASES: Array<[file: string, problem: string]> = [
   ['search-missing-field.yaml', '7:10 search.0: search field "notes" is not a field of gadget'],
   ['search-named-twice.yaml', '7:17 search.1: search field "label" is named twice'],
   ['search-bad-mode.yaml', '7:32 search.0.mode: must be one of: fulltext, substring'],
+  ['search-entry-list.yaml', '7:10 search.0: must be string'],
   ['date-range-not-date.yaml', '8:12 dateRange: dateRange field "label" must be a date or timestamp field'],
   ['unknown-permission.yaml', '6:10 permissions.write: "GADGETS_EDIT" is not a permission listed in roles.yaml'],
   ['hidden-filter.yaml', '8:18 filters.1: filter "secret" is hidden and cannot be used'],
@@ -120,7 +121,7 @@ test('bad definition: every problem of a file is reported at once, and so is eve
     assert.instance(err, DefinitionError);
     const files = new Set((err as DefinitionError).problems.map((p) => p.split(':')[0]));
     // The five whose faults the format's schema catches; the rest need the other definitions.
-    assert.equal([...files].sort(), ['bad-field-type', 'field-property-typo', 'relation-two-kinds', 'search-bad-mode', 'unknown-top-level-key', 'yaml-syntax'].map((f) => shown(`${f}.yaml`)).sort());
+    assert.equal([...files].sort(), ['bad-field-type', 'field-property-typo', 'relation-two-kinds', 'search-bad-mode', 'search-entry-list', 'unknown-top-level-key', 'yaml-syntax'].map((f) => shown(`${f}.yaml`)).sort());
   }
 });
 

@@ -13,6 +13,7 @@ import { FolderMigrationSource, migrate } from '../../engine/db/migrations.js';
 import { MIGRATIONS_DIR, PROJECT_ROOT, RESOURCES_DIR } from '../../app/paths.js';
 import { diffTables, type Difference } from '../../engine/schema/diff.js';
 import { hasTrigram } from '../../engine/schema/actual.js';
+import { fulltextIndex } from '../../engine/db/search-indexes.js';
 import { expectedSchema } from '../../engine/schema/expected.js';
 import { generateMigration } from '../../engine/schema/generate.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -53,6 +54,8 @@ test.before(async () => {
   });
   // A fulltext index of the note, but with another configuration than the search's: it serves no search.
   await db.raw(`create index gauge_note_english on gauge using gin (to_tsvector('english', coalesce(note, '')))`);
+  // The search index under its own name, but of the note alone: the definition adds code (a column the table lacks too).
+  await fulltextIndex(db, 'gauge', ['note']);
   trigram = await hasTrigram(db);
 });
 
@@ -86,7 +89,7 @@ const EXPECTED_ALWAYS = [
   'gauge has no index starting with (tenantId, label, id); sort: label (an ordered page of the tenant) needs one',
   'gauge has no index starting with (tenantId, startedAt, id); dateRange: startedAt (an ordered page of the tenant) needs one',
   'gauge has no index starting with (employeeId); the foreign key of fields.employeeId needs one',
-  'gauge has no fulltext search index on (note); search (fulltext over note) needs one',
+  "gauge's fulltext search index gauge_search_fulltext is on (note); search (fulltext over note, code) needs it on (note, code)",
   'gauge has no trigram index on label; search (substring of label) needs one',
   'gauge has no check constraint gauge_stoppedat_at_least_startedat; rules[0] (stoppedAt at least startedAt) needs it',
   'table dial_gauge is missing; relations.gauges of dial (test/fixtures/schema/dial.yaml) needs it',
@@ -125,8 +128,11 @@ test('the generated migration, applied, leaves no difference; its down() undoes 
   assert.match(source, "t.index(['tenantId', 'createdAt', 'id']);\n    t.index(['tenantId', 'id']);");
   assert.match(source, '//   - gauge.code is missing; fields.code needs varchar(12)');
   assert.match(source, "t.setNullable('organizationId');");
-  assert.match(source, "await fulltextIndex(knex, 'gauge', ['note']);");
-  assert.match(source, "await dropSearchIndex(knex, 'gauge_search_fulltext');");
+  // Replaced after the builder that adds code; down() makes the note's index again.
+  const replaced = "await dropSearchIndex(knex, 'gauge_search_fulltext');\n  await fulltextIndex(knex, 'gauge', ['note', 'code']);";
+  assert.match(source, replaced);
+  assert.ok(source.indexOf("t.string('code', 12)") < source.indexOf(replaced), 'the column is added before its index');
+  assert.match(source, "await dropSearchIndex(knex, 'gauge_search_fulltext');\n  await fulltextIndex(knex, 'gauge', ['note']);");
   // A new table's search indexes follow it (raw statements, outside the table builder).
   assert.match(source, "  });\n  await trigramIndex(knex, 'dial', 'name');");
   if (trigram) assert.match(source, "await trigramIndex(knex, 'gauge', 'label');");

@@ -159,12 +159,12 @@ test('a fulltext search: the document against websearch_to_tsquery, or a substri
   const RANK = `ts_rank(to_tsvector('simple', coalesce("project"."code", '')), websearch_to_tsquery('simple', $1))`;
   const MATCH = `(to_tsvector('simple', coalesce("project"."code", '')) @@ websearch_to_tsquery('simple', $3) or "project"."name" ilike $4)`;
   assert.equal(pageStatement(ranked, admin, plan(ranked, { search: 'q3 report' })), {
-    text: `select ${COLUMNS}, ${RANK} as "@k0" from "project" where "project"."tenantId" = $2 and ${MATCH} order by ${RANK} desc, "project"."id" desc limit $5 offset $6`,
+    text: `select ${COLUMNS}, ${RANK}::float8::text as "@k0" from "project" where "project"."tenantId" = $2 and ${MATCH} order by ${RANK} desc, "project"."id" desc limit $5 offset $6`,
     values: ['q3 report', TENANT, 'q3 report', '%q3 report%', 11, 0],
   });
   // After a cursor: one row comparison on (rank, id), the rank written once more.
   const after = { ...plan(ranked, { search: 'q3 report' }), after: [0.5, RECORD_ID] };
-  assert.equal(pageStatement(ranked, admin, after).text, `select ${COLUMNS}, ${RANK} as "@k0" from "project" where "project"."tenantId" = $2 and ${MATCH} and (${RANK}, "project"."id") < ($5, $6) order by ${RANK} desc, "project"."id" desc limit $7 offset $8`);
+  assert.equal(pageStatement(ranked, admin, after).text, `select ${COLUMNS}, ${RANK}::float8::text as "@k0" from "project" where "project"."tenantId" = $2 and ${MATCH} and (${RANK}, "project"."id") < ($5, $6) order by ${RANK} desc, "project"."id" desc limit $7 offset $8`);
   // An order given: no rank, the fulltext condition alone.
   const ordered = pageStatement(ranked, admin, plan(ranked, { search: 'q3', order: { name: 'ASC' } }));
   assert.not.match(ordered.text, 'ts_rank');

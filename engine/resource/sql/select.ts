@@ -137,6 +137,8 @@ function orderKeys(resource: CompiledResource, query: ListQuery, columns: readon
   return effectiveOrder(query)
     .map(([field], i) => {
       if (isTime(resource, field)) return `, ${term(field)}::text as ${id(orderKeyAlias(i))}`;
+      // A rank (real) as the text of its exact double: whatever extra_float_digits says, it reads back as the same real.
+      if (field === RANK_KEY) return `, ${term(field)}::float8::text as ${id(orderKeyAlias(i))}`;
       return columns.includes(field) ? '' : `, ${term(field)} as ${id(orderKeyAlias(i))}`;
     })
     .join('');

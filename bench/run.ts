@@ -142,7 +142,7 @@ interface Prepared {
  */
 async function deepPage(base: string, token: string, employees: number): Promise<DeepPage> {
   const position = Math.floor(employees / 2);
-  const reply = await call(base, 'GET', deepSkipPath(position - 1).replace('take=10', 'take=1'), undefined, token);
+  const reply = await call(base, 'GET', deepSkipPath(position - 1, 1), undefined, token);
   const cursor = reply.json().nextCursor;
   if (reply.status !== 200 || typeof cursor !== 'string') throw new Error(`no cursor at position ${position}: ${reply.status} ${reply.text.slice(0, 300)}`);
   return { position, cursor };

@@ -25,7 +25,7 @@ export interface DeepPage {
 
 /** The default list's page after `position`, by cursor and by skip (count=none: the page alone). */
 export const deepCursorPath = (cursor: string) => `/api/employee?take=10&count=none&cursor=${cursor}`;
-export const deepSkipPath = (position: number) => `/api/employee?take=10&count=none&skip=${position}`;
+export const deepSkipPath = (position: number, take = 10) => `/api/employee?take=${take}&count=none&skip=${position}`;
 
 export function scenarios(organizationId: string, employeeId: string, deep: DeepPage = { position: 0, cursor: '' }): Scenario[] {
   return [

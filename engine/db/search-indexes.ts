@@ -5,13 +5,12 @@
 import type { Knex } from 'knex';
 import { fulltextDocument } from '../resource/sql/search.js';
 import { logEvent } from '../log/log.js';
+import { rowsOf } from './rows.js';
 
 /** Index names are cut to PostgreSQL's 63 characters, as knex's own are. */
 const cut = (name: string) => name.toLowerCase().slice(0, 63);
 export const fulltextIndexName = (table: string) => cut(`${table}_search_fulltext`);
 export const trigramIndexName = (table: string, column: string) => cut(`${table}_${column}_trigram`);
-
-const rowsOf = (result: any): any[] => result.rows ?? result;
 
 /** The schema pg_trgm is installed in, or undefined. */
 export async function trigramSchema(knex: Knex): Promise<string | undefined> {

@@ -2,6 +2,8 @@
 // for the tables asked about, in the connection's current schema.
 import type { Knex } from 'knex';
 import type { ActualConstraint, ActualIndex, ActualTable } from './model.js';
+import { rowsOf } from '../db/rows.js';
+import { trigramSchema } from '../db/search-indexes.js';
 
 const COLUMNS = `
   select c.relname as "table", a.attname as "name", format_type(a.atttypid, a.atttypmod) as "type",
@@ -48,12 +50,11 @@ const INDEXES = `
 
 const ON_DELETE: Record<string, string> = { a: 'NO ACTION', r: 'RESTRICT', c: 'CASCADE', n: 'SET NULL', d: 'SET DEFAULT' };
 
-const rowsOf = (result: any): any[] => result.rows ?? result;
 const list = (value: unknown): string[] => (typeof value === 'string' ? JSON.parse(value) : (value as string[] | null) ?? []);
 
 /** Whether the database has pg_trgm installed (trigram indexes are expected only then). */
 export async function hasTrigram(db: Knex): Promise<boolean> {
-  return rowsOf(await db.raw(`select 1 from pg_extension where extname = 'pg_trgm'`)).length > 0;
+  return (await trigramSchema(db)) !== undefined;
 }
 
 /** The tables of `names` that exist, by name. */

@@ -16,5 +16,4 @@ export class Statement {
   }
 }
 
-/** Rows of a raw select, on pg ({rows}) and on PGlite. */
-export const rowsOf = <T>(result: unknown): T[] => ((result as { rows?: T[] }).rows ?? (result as T[])) ?? [];
+export { rowsOf } from '../../engine/db/rows.js';

@@ -23,8 +23,16 @@ export function fulltextDocument(columns: readonly string[], ref?: string): stri
 /** The client's search text as a text search query, at the placeholder `at` ($n). */
 export const fulltextQuery = (at: string) => `websearch_to_tsquery('${SEARCH_CONFIGURATION}', ${at})`;
 
+/** A resource's fulltext document as its statements write it (qualified), made once per resource. */
+const documents = new WeakMap<CompiledResource, string>();
+function documentOf(resource: CompiledResource): string {
+  let document = documents.get(resource);
+  if (document === undefined) documents.set(resource, (document = fulltextDocument(resource.searchModes.fulltext, resource.table)));
+  return document;
+}
+
 /** How well a record's document matches the query at `at`: the rank a fulltext search is ordered by. */
-export const rankSql = (resource: CompiledResource, at: string) => `ts_rank(${fulltextDocument(resource.searchModes.fulltext, resource.table)}, ${fulltextQuery(at)})`;
+export const rankSql = (resource: CompiledResource, at: string) => `ts_rank(${documentOf(resource)}, ${fulltextQuery(at)})`;
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
@@ -35,7 +43,7 @@ export function searchSql(sql: SqlText, resource: CompiledResource, text: string
   const terms: string[] = [];
   if (fulltext.length) {
     sql.values.push(text);
-    terms.push(`${fulltextDocument(fulltext, table)} @@ ${fulltextQuery(`$${sql.values.length}`)}`);
+    terms.push(`${documentOf(resource)} @@ ${fulltextQuery(`$${sql.values.length}`)}`);
   }
   if (substring.length) {
     sql.values.push(`%${escapeLike(text)}%`);

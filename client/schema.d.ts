@@ -20103,6 +20103,28 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /** @description If-Match names no version the record is at: it changed since the client read it; nothing was written */
+        PreconditionFailed: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "statusCode": 412,
+                 *       "message": "The record has changed since the ETag you sent (If-Match): read it again and retry",
+                 *       "error": "Precondition Failed"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description The body is larger than the limit */
         PayloadTooLarge: {
             headers: {
@@ -20142,6 +20164,28 @@ export interface components {
                  *       "statusCode": 415,
                  *       "message": "Unsupported media type: send application/json",
                  *       "error": "Unsupported Media Type"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The resource takes changes only with If-Match (its definition says ifMatch: required) */
+        PreconditionRequired: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "statusCode": 428,
+                 *       "message": "This resource takes changes only with If-Match: send the ETag of the record you are changing",
+                 *       "error": "Precondition Required"
                  *     }
                  */
                 "application/json": components["schemas"]["ErrorResponse"];
@@ -21386,6 +21430,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -21399,6 +21445,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -21414,6 +21462,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CandidateList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -21447,6 +21510,8 @@ export interface operations {
             /** @description The created candidate */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -21522,6 +21587,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -21535,6 +21602,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -21550,6 +21619,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CandidateInterviewList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -21583,6 +21667,8 @@ export interface operations {
             /** @description The created candidate-interview */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -21617,6 +21703,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -21631,6 +21719,8 @@ export interface operations {
             /** @description The candidate-interview */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -21642,6 +21732,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CandidateInterview"] | components["schemas"]["CandidateInterviewSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -21659,6 +21764,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -21677,6 +21784,8 @@ export interface operations {
             /** @description The replaced candidate-interview */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -21694,6 +21803,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -21708,6 +21818,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -21736,6 +21848,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -21748,6 +21861,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -21766,6 +21881,8 @@ export interface operations {
             /** @description The updated candidate-interview */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -21783,6 +21900,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -21930,6 +22048,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -21943,6 +22063,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -21958,6 +22080,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CandidateInterviewList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -22064,6 +22201,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -22077,6 +22216,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -22092,6 +22233,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CandidateSourceList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -22125,6 +22281,8 @@ export interface operations {
             /** @description The created candidate-source */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -22159,6 +22317,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -22173,6 +22333,8 @@ export interface operations {
             /** @description The candidate-source */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -22184,6 +22346,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CandidateSource"] | components["schemas"]["CandidateSourceSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -22201,6 +22378,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -22219,6 +22398,8 @@ export interface operations {
             /** @description The replaced candidate-source */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -22236,6 +22417,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -22250,6 +22432,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -22278,6 +22462,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -22290,6 +22475,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -22308,6 +22495,8 @@ export interface operations {
             /** @description The updated candidate-source */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -22325,6 +22514,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -22456,6 +22646,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -22469,6 +22661,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -22484,6 +22678,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CandidateSourceList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -22557,6 +22766,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -22571,6 +22782,8 @@ export interface operations {
             /** @description The candidate */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -22582,6 +22795,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Candidate"] | components["schemas"]["CandidateSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -22599,6 +22827,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -22617,6 +22847,8 @@ export interface operations {
             /** @description The replaced candidate */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -22634,6 +22866,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -22648,6 +22881,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -22676,6 +22911,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -22688,6 +22924,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -22706,6 +22944,8 @@ export interface operations {
             /** @description The updated candidate */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -22723,6 +22963,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -22870,6 +23111,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -22883,6 +23126,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -22898,6 +23143,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CandidateList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -23006,6 +23266,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -23019,6 +23281,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -23034,6 +23298,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CommentList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -23067,6 +23346,8 @@ export interface operations {
             /** @description The created comment */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -23101,6 +23382,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -23115,6 +23398,8 @@ export interface operations {
             /** @description The comment */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -23126,6 +23411,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Comment"] | components["schemas"]["CommentSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -23143,6 +23443,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -23161,6 +23463,8 @@ export interface operations {
             /** @description The replaced comment */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -23178,6 +23482,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -23192,6 +23497,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -23220,6 +23527,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -23232,6 +23540,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -23250,6 +23560,8 @@ export interface operations {
             /** @description The updated comment */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -23267,6 +23579,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -23402,6 +23715,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -23415,6 +23730,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -23430,6 +23747,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CommentList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -23540,6 +23872,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -23553,6 +23887,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -23568,6 +23904,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ContactList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -23599,6 +23950,8 @@ export interface operations {
             /** @description The created contact */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -23633,6 +23986,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -23647,6 +24002,8 @@ export interface operations {
             /** @description The contact */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -23658,6 +24015,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Contact"] | components["schemas"]["ContactSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -23675,6 +24047,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -23693,6 +24067,8 @@ export interface operations {
             /** @description The replaced contact */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -23710,6 +24086,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -23724,6 +24101,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -23752,6 +24131,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -23764,6 +24144,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -23782,6 +24164,8 @@ export interface operations {
             /** @description The updated contact */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -23799,6 +24183,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -23938,6 +24323,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -23951,6 +24338,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -23966,6 +24355,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ContactList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -24078,6 +24482,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -24091,6 +24497,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -24106,6 +24514,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["DailyPlanList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -24139,6 +24562,8 @@ export interface operations {
             /** @description The created daily-plan */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -24173,6 +24598,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -24187,6 +24614,8 @@ export interface operations {
             /** @description The daily-plan */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -24198,6 +24627,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["DailyPlan"] | components["schemas"]["DailyPlanSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -24215,6 +24659,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -24233,6 +24679,8 @@ export interface operations {
             /** @description The replaced daily-plan */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -24250,6 +24698,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -24264,6 +24713,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -24292,6 +24743,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -24304,6 +24756,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -24322,6 +24776,8 @@ export interface operations {
             /** @description The updated daily-plan */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -24339,6 +24795,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -24482,6 +24939,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -24495,6 +24954,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -24510,6 +24971,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["DailyPlanList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -24927,6 +25403,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -24940,6 +25418,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -24955,6 +25435,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["EmployeeList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -24988,6 +25483,8 @@ export interface operations {
             /** @description The created employee */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -25022,6 +25519,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -25036,6 +25535,8 @@ export interface operations {
             /** @description The employee */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -25047,6 +25548,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Employee"] | components["schemas"]["EmployeeSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -25064,6 +25580,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -25082,6 +25600,8 @@ export interface operations {
             /** @description The replaced employee */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -25099,6 +25619,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -25113,6 +25634,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -25141,6 +25664,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -25153,6 +25677,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -25171,6 +25697,8 @@ export interface operations {
             /** @description The updated employee */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -25188,6 +25716,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -25385,6 +25914,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -25398,6 +25929,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -25413,6 +25946,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["EmployeeList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -25519,6 +26067,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -25532,6 +26082,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -25547,6 +26099,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["EntitySubscriptionList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -25580,6 +26147,8 @@ export interface operations {
             /** @description The created entity-subscription */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -25614,6 +26183,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -25628,6 +26199,8 @@ export interface operations {
             /** @description The entity-subscription */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -25639,6 +26212,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["EntitySubscription"] | components["schemas"]["EntitySubscriptionSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -25656,6 +26244,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -25674,6 +26264,8 @@ export interface operations {
             /** @description The replaced entity-subscription */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -25691,6 +26283,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -25705,6 +26298,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -25733,6 +26328,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -25745,6 +26341,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -25763,6 +26361,8 @@ export interface operations {
             /** @description The updated entity-subscription */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -25780,6 +26380,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -25911,6 +26512,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -25924,6 +26527,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -25939,6 +26544,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["EntitySubscriptionList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -26053,6 +26673,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -26066,6 +26688,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -26081,6 +26705,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["EventTypeList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -26114,6 +26753,8 @@ export interface operations {
             /** @description The created event-type */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -26148,6 +26789,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -26162,6 +26805,8 @@ export interface operations {
             /** @description The event-type */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -26173,6 +26818,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["EventType"] | components["schemas"]["EventTypeSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -26190,6 +26850,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -26208,6 +26870,8 @@ export interface operations {
             /** @description The replaced event-type */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -26225,6 +26889,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -26239,6 +26904,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -26267,6 +26934,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -26279,6 +26947,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -26297,6 +26967,8 @@ export interface operations {
             /** @description The updated event-type */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -26314,6 +26986,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -26461,6 +27134,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -26474,6 +27149,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -26489,6 +27166,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["EventTypeList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -26923,6 +27615,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -26936,6 +27630,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -26951,6 +27647,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ImageAssetList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -26984,6 +27695,8 @@ export interface operations {
             /** @description The created image-asset */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -27018,6 +27731,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -27032,6 +27747,8 @@ export interface operations {
             /** @description The image-asset */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -27043,6 +27760,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ImageAsset"] | components["schemas"]["ImageAssetSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -27060,6 +27792,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -27078,6 +27812,8 @@ export interface operations {
             /** @description The replaced image-asset */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -27095,6 +27831,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -27109,6 +27846,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -27137,6 +27876,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -27149,6 +27889,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -27167,6 +27909,8 @@ export interface operations {
             /** @description The updated image-asset */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -27184,6 +27928,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -27528,6 +28273,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -27541,6 +28288,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -27556,6 +28305,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ImageAssetList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -27783,6 +28547,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -27796,6 +28562,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -27811,6 +28579,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ImageAssetList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -27844,6 +28627,8 @@ export interface operations {
             /** @description The created image-asset */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -27878,6 +28663,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -27892,6 +28679,8 @@ export interface operations {
             /** @description The image-asset */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -27903,6 +28692,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ImageAsset"] | components["schemas"]["ImageAssetSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -27920,6 +28724,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -27938,6 +28744,8 @@ export interface operations {
             /** @description The replaced image-asset */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -27955,6 +28763,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -27969,6 +28778,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -27997,6 +28808,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -28009,6 +28821,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -28027,6 +28841,8 @@ export interface operations {
             /** @description The updated image-asset */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -28044,6 +28860,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -28388,6 +29205,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -28401,6 +29220,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -28416,6 +29237,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ImageAssetList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -28763,6 +29599,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -28776,6 +29614,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -28791,6 +29631,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["InvoiceList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -28824,6 +29679,8 @@ export interface operations {
             /** @description The created invoice */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -28895,6 +29752,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -28908,6 +29767,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -28923,6 +29784,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["InvoiceItemList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -28956,6 +29832,8 @@ export interface operations {
             /** @description The created invoice-item */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -28990,6 +29868,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -29004,6 +29884,8 @@ export interface operations {
             /** @description The invoice-item */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -29015,6 +29897,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["InvoiceItem"] | components["schemas"]["InvoiceItemSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -29032,6 +29929,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -29050,6 +29949,8 @@ export interface operations {
             /** @description The replaced invoice-item */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -29067,6 +29968,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -29081,6 +29983,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -29109,6 +30013,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -29121,6 +30026,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -29139,6 +30046,8 @@ export interface operations {
             /** @description The updated invoice-item */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -29156,6 +30065,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -29295,6 +30205,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -29308,6 +30220,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -29323,6 +30237,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["InvoiceItemList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -29396,6 +30325,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -29410,6 +30341,8 @@ export interface operations {
             /** @description The invoice */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -29421,6 +30354,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Invoice"] | components["schemas"]["InvoiceSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -29438,6 +30386,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -29456,6 +30406,8 @@ export interface operations {
             /** @description The replaced invoice */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -29473,6 +30425,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -29487,6 +30440,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -29515,6 +30470,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -29527,6 +30483,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -29545,6 +30503,8 @@ export interface operations {
             /** @description The updated invoice */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -29562,6 +30522,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -29854,6 +30815,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -29867,6 +30830,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -29882,6 +30847,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["InvoiceList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -29992,6 +30972,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -30005,6 +30987,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -30020,6 +31004,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["OrganizationList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -30051,6 +31050,8 @@ export interface operations {
             /** @description The created organization */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -30124,6 +31125,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -30137,6 +31140,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -30152,6 +31157,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["OrganizationContactList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -30185,6 +31205,8 @@ export interface operations {
             /** @description The created organization-contact */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -30219,6 +31241,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -30233,6 +31257,8 @@ export interface operations {
             /** @description The organization-contact */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -30244,6 +31270,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["OrganizationContact"] | components["schemas"]["OrganizationContactSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -30261,6 +31302,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -30279,6 +31322,8 @@ export interface operations {
             /** @description The replaced organization-contact */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -30296,6 +31341,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -30310,6 +31356,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -30338,6 +31386,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -30350,6 +31399,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -30368,6 +31419,8 @@ export interface operations {
             /** @description The updated organization-contact */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -30385,6 +31438,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -30528,6 +31582,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -30541,6 +31597,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -30556,6 +31614,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["OrganizationContactList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -30674,6 +31747,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -30687,6 +31762,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -30702,6 +31779,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["OrganizationProjectList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -30735,6 +31827,8 @@ export interface operations {
             /** @description The created organization-project */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -30769,6 +31863,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -30783,6 +31879,8 @@ export interface operations {
             /** @description The organization-project */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -30794,6 +31892,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["OrganizationProject"] | components["schemas"]["OrganizationProjectSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -30811,6 +31924,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -30829,6 +31944,8 @@ export interface operations {
             /** @description The replaced organization-project */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -30846,6 +31963,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -30860,6 +31978,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -30888,6 +32008,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -30900,6 +32021,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -30918,6 +32041,8 @@ export interface operations {
             /** @description The updated organization-project */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -30935,6 +32060,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -31090,6 +32216,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -31103,6 +32231,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -31118,6 +32248,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["OrganizationProjectList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -31236,6 +32381,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -31249,6 +32396,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -31264,6 +32413,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["OrganizationProjectList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -31297,6 +32461,8 @@ export interface operations {
             /** @description The created organization-project */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -31331,6 +32497,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -31345,6 +32513,8 @@ export interface operations {
             /** @description The organization-project */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -31356,6 +32526,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["OrganizationProject"] | components["schemas"]["OrganizationProjectSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -31373,6 +32558,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -31391,6 +32578,8 @@ export interface operations {
             /** @description The replaced organization-project */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -31408,6 +32597,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -31422,6 +32612,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -31450,6 +32642,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -31462,6 +32655,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -31480,6 +32675,8 @@ export interface operations {
             /** @description The updated organization-project */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -31497,6 +32694,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -31652,6 +32850,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -31665,6 +32865,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -31680,6 +32882,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["OrganizationProjectList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -31794,6 +33011,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -31807,6 +33026,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -31822,6 +33043,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["OrganizationSprintList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -31855,6 +33091,8 @@ export interface operations {
             /** @description The created organization-sprint */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -31889,6 +33127,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -31903,6 +33143,8 @@ export interface operations {
             /** @description The organization-sprint */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -31914,6 +33156,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["OrganizationSprint"] | components["schemas"]["OrganizationSprintSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -31931,6 +33188,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -31949,6 +33208,8 @@ export interface operations {
             /** @description The replaced organization-sprint */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -31966,6 +33227,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -31980,6 +33242,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -32008,6 +33272,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -32020,6 +33285,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -32038,6 +33305,8 @@ export interface operations {
             /** @description The updated organization-sprint */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -32055,6 +33324,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -32202,6 +33472,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -32215,6 +33487,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -32230,6 +33504,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["OrganizationSprintList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -32338,6 +33627,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -32351,6 +33642,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -32366,6 +33659,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["OrganizationTeamList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -32399,6 +33707,8 @@ export interface operations {
             /** @description The created organization-team */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -32433,6 +33743,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -32447,6 +33759,8 @@ export interface operations {
             /** @description The organization-team */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -32458,6 +33772,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["OrganizationTeam"] | components["schemas"]["OrganizationTeamSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -32475,6 +33804,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -32493,6 +33824,8 @@ export interface operations {
             /** @description The replaced organization-team */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -32510,6 +33843,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -32524,6 +33858,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -32552,6 +33888,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -32564,6 +33901,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -32582,6 +33921,8 @@ export interface operations {
             /** @description The updated organization-team */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -32599,6 +33940,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -32734,6 +34076,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -32747,6 +34091,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -32762,6 +34108,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["OrganizationTeamList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -32835,6 +34196,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -32849,6 +34212,8 @@ export interface operations {
             /** @description The organization */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -32860,6 +34225,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Organization"] | components["schemas"]["OrganizationSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -32877,6 +34257,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -32895,6 +34277,8 @@ export interface operations {
             /** @description The replaced organization */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -32912,6 +34296,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -32926,6 +34311,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -32954,6 +34341,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -32966,6 +34354,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -32984,6 +34374,8 @@ export interface operations {
             /** @description The updated organization */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -33001,6 +34393,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -33140,6 +34533,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -33153,6 +34548,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -33168,6 +34565,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["OrganizationList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -33964,6 +35376,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -33977,6 +35391,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -33992,6 +35408,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ScreeningTaskList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -34025,6 +35456,8 @@ export interface operations {
             /** @description The created screening-task */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -34059,6 +35492,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -34073,6 +35508,8 @@ export interface operations {
             /** @description The screening-task */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -34084,6 +35521,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ScreeningTask"] | components["schemas"]["ScreeningTaskSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -34101,6 +35553,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -34119,6 +35573,8 @@ export interface operations {
             /** @description The replaced screening-task */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -34136,6 +35592,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -34150,6 +35607,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -34178,6 +35637,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -34190,6 +35650,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -34208,6 +35670,8 @@ export interface operations {
             /** @description The updated screening-task */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -34225,6 +35689,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -34356,6 +35821,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -34369,6 +35836,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -34384,6 +35853,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ScreeningTaskList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -34490,6 +35974,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -34503,6 +35989,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -34518,6 +36006,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ScreeningTaskList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -34551,6 +36054,8 @@ export interface operations {
             /** @description The created screening-task */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -34585,6 +36090,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -34599,6 +36106,8 @@ export interface operations {
             /** @description The screening-task */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -34610,6 +36119,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ScreeningTask"] | components["schemas"]["ScreeningTaskSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -34627,6 +36151,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -34645,6 +36171,8 @@ export interface operations {
             /** @description The replaced screening-task */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -34662,6 +36190,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -34676,6 +36205,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -34704,6 +36235,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -34716,6 +36248,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -34734,6 +36268,8 @@ export interface operations {
             /** @description The updated screening-task */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -34751,6 +36287,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -34882,6 +36419,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -34895,6 +36434,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -34910,6 +36451,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ScreeningTaskList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -35016,6 +36572,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -35029,6 +36587,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -35044,6 +36604,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["SkillList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -35077,6 +36652,8 @@ export interface operations {
             /** @description The created skill */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -35111,6 +36688,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -35125,6 +36704,8 @@ export interface operations {
             /** @description The skill */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -35136,6 +36717,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Skill"] | components["schemas"]["SkillSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -35153,6 +36749,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -35171,6 +36769,8 @@ export interface operations {
             /** @description The replaced skill */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -35188,6 +36788,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -35202,6 +36803,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -35230,6 +36833,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -35242,6 +36846,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -35260,6 +36866,8 @@ export interface operations {
             /** @description The updated skill */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -35277,6 +36885,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -35408,6 +37017,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -35421,6 +37032,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -35436,6 +37049,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["SkillList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -35542,6 +37170,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -35555,6 +37185,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -35570,6 +37202,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["SkillList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -35603,6 +37250,8 @@ export interface operations {
             /** @description The created skill */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -35637,6 +37286,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -35651,6 +37302,8 @@ export interface operations {
             /** @description The skill */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -35662,6 +37315,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Skill"] | components["schemas"]["SkillSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -35679,6 +37347,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -35697,6 +37367,8 @@ export interface operations {
             /** @description The replaced skill */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -35714,6 +37386,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -35728,6 +37401,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -35756,6 +37431,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -35768,6 +37444,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -35786,6 +37464,8 @@ export interface operations {
             /** @description The updated skill */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -35803,6 +37483,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -35934,6 +37615,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -35947,6 +37630,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -35962,6 +37647,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["SkillList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -36068,6 +37768,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -36081,6 +37783,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -36096,6 +37800,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TagList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -36129,6 +37848,8 @@ export interface operations {
             /** @description The created tag */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -36163,6 +37884,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -36177,6 +37900,8 @@ export interface operations {
             /** @description The tag */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -36188,6 +37913,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Tag"] | components["schemas"]["TagSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -36205,6 +37945,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -36223,6 +37965,8 @@ export interface operations {
             /** @description The replaced tag */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -36240,6 +37984,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -36254,6 +37999,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -36282,6 +38029,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -36294,6 +38042,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -36312,6 +38062,8 @@ export interface operations {
             /** @description The updated tag */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -36329,6 +38081,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -36859,6 +38612,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -36872,6 +38627,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -36887,6 +38644,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TagList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -36993,6 +38765,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -37006,6 +38780,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -37021,6 +38797,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TagList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -37054,6 +38845,8 @@ export interface operations {
             /** @description The created tag */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -37088,6 +38881,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -37102,6 +38897,8 @@ export interface operations {
             /** @description The tag */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -37113,6 +38910,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Tag"] | components["schemas"]["TagSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -37130,6 +38942,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -37148,6 +38962,8 @@ export interface operations {
             /** @description The replaced tag */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -37165,6 +38981,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -37179,6 +38996,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -37207,6 +39026,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -37219,6 +39039,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -37237,6 +39059,8 @@ export interface operations {
             /** @description The updated tag */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -37254,6 +39078,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -37784,6 +39609,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -37797,6 +39624,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -37812,6 +39641,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TagList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -37936,6 +39780,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -37949,6 +39795,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -37964,6 +39812,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TaskList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -37997,6 +39860,8 @@ export interface operations {
             /** @description The created task */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -38031,6 +39896,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -38045,6 +39912,8 @@ export interface operations {
             /** @description The task */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -38056,6 +39925,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Task"] | components["schemas"]["TaskSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -38073,6 +39957,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -38091,6 +39977,8 @@ export interface operations {
             /** @description The replaced task */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -38108,6 +39996,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -38122,6 +40011,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -38150,6 +40041,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -38162,6 +40054,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -38180,6 +40074,8 @@ export interface operations {
             /** @description The updated task */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -38197,6 +40093,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -38364,6 +40261,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -38377,6 +40276,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -38392,6 +40293,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TaskList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -38516,6 +40432,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -38529,6 +40447,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -38544,6 +40464,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TaskList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -38577,6 +40512,8 @@ export interface operations {
             /** @description The created task */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -38611,6 +40548,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -38625,6 +40564,8 @@ export interface operations {
             /** @description The task */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -38636,6 +40577,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Task"] | components["schemas"]["TaskSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -38653,6 +40609,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -38671,6 +40629,8 @@ export interface operations {
             /** @description The replaced task */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -38688,6 +40648,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -38702,6 +40663,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -38730,6 +40693,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -38742,6 +40706,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -38760,6 +40726,8 @@ export interface operations {
             /** @description The updated task */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -38777,6 +40745,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -38944,6 +40913,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -38957,6 +40928,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -38972,6 +40945,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TaskList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -39143,6 +41131,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -39156,6 +41146,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -39171,6 +41163,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TimeLogList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -39204,6 +41211,8 @@ export interface operations {
             /** @description The created time-log */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -39238,6 +41247,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -39252,6 +41263,8 @@ export interface operations {
             /** @description The time-log */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -39263,6 +41276,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TimeLog"] | components["schemas"]["TimeLogSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -39280,6 +41308,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -39298,6 +41328,8 @@ export interface operations {
             /** @description The replaced time-log */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -39315,6 +41347,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -39329,6 +41362,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -39357,6 +41392,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -39369,6 +41405,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -39387,6 +41425,8 @@ export interface operations {
             /** @description The updated time-log */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -39404,6 +41444,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -39555,6 +41596,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -39568,6 +41611,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -39583,6 +41628,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TimeLogList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -39699,6 +41759,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -39712,6 +41774,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -39727,6 +41791,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TimeOffRequestList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -39760,6 +41839,8 @@ export interface operations {
             /** @description The created time-off-request */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -39794,6 +41875,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -39808,6 +41891,8 @@ export interface operations {
             /** @description The time-off-request */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -39819,6 +41904,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TimeOffRequest"] | components["schemas"]["TimeOffRequestSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -39836,6 +41936,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -39854,6 +41956,8 @@ export interface operations {
             /** @description The replaced time-off-request */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -39871,6 +41975,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -39885,6 +41990,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -39913,6 +42020,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -39925,6 +42033,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -39943,6 +42053,8 @@ export interface operations {
             /** @description The updated time-off-request */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -39960,6 +42072,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -40111,6 +42224,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -40124,6 +42239,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -40139,6 +42256,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TimeOffRequestList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -40251,6 +42383,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -40264,6 +42398,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -40279,6 +42415,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TimeSlotList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -40312,6 +42463,8 @@ export interface operations {
             /** @description The created time-slot */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -40346,6 +42499,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -40360,6 +42515,8 @@ export interface operations {
             /** @description The time-slot */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -40371,6 +42528,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TimeSlot"] | components["schemas"]["TimeSlotSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -40388,6 +42560,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -40406,6 +42580,8 @@ export interface operations {
             /** @description The replaced time-slot */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -40423,6 +42599,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -40437,6 +42614,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -40465,6 +42644,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -40477,6 +42657,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -40495,6 +42677,8 @@ export interface operations {
             /** @description The updated time-slot */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -40512,6 +42696,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -40655,6 +42840,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -40668,6 +42855,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -40683,6 +42872,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TimeSlotList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -40797,6 +43001,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -40810,6 +43016,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -40825,6 +43033,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TimesheetList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -40858,6 +43081,8 @@ export interface operations {
             /** @description The created timesheet */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -40892,6 +43117,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -40906,6 +43133,8 @@ export interface operations {
             /** @description The timesheet */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -40917,6 +43146,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Timesheet"] | components["schemas"]["TimesheetSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -40934,6 +43178,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -40952,6 +43198,8 @@ export interface operations {
             /** @description The replaced timesheet */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -40969,6 +43217,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -40983,6 +43232,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -41011,6 +43262,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -41023,6 +43275,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -41041,6 +43295,8 @@ export interface operations {
             /** @description The updated timesheet */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -41058,6 +43314,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -41205,6 +43462,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -41218,6 +43477,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -41233,6 +43494,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TimesheetList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -41349,6 +43625,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -41362,6 +43640,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -41377,6 +43657,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TimeLogList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -41410,6 +43705,8 @@ export interface operations {
             /** @description The created time-log */
             201: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -41444,6 +43741,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -41458,6 +43757,8 @@ export interface operations {
             /** @description The time-log */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -41469,6 +43770,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TimeLog"] | components["schemas"]["TimeLogSelected"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -41486,6 +43802,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -41504,6 +43822,8 @@ export interface operations {
             /** @description The replaced time-log */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -41521,6 +43841,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -41535,6 +43856,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -41563,6 +43886,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -41575,6 +43899,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -41593,6 +43919,8 @@ export interface operations {
             /** @description The updated time-log */
             200: {
                 headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -41610,6 +43938,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -41761,6 +44090,8 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
+                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -41774,6 +44105,8 @@ export interface operations {
                 headers: {
                     /** @description false: more records match than the resource's count threshold, and total is the cap (`count: { capped: N }`) or PostgreSQL's estimate (`count: { estimated: N }`); with count=none, false means total is a lower bound; true: total counts every match */
                     "X-Total-Exact"?: boolean;
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
                     /** @description While more items follow: <the same list with cursor=nextCursor>; rel="next" */
                     Link?: string;
                     /** @description count=none when a Prefer: count=none header was honoured */
@@ -41789,6 +44122,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TimeLogList"];
                 };
+            };
+            /** @description Not modified: the tag sent in If-None-Match is current; no body */
+            304: {
+                headers: {
+                    /** @description Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

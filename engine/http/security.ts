@@ -7,14 +7,16 @@ import cors from '@koa/cors';
 import type { Context, Middleware, Next } from 'koa';
 import helmet from 'koa-helmet';
 import { TOTAL_EXACT_HEADER } from '../resource/route-names.js';
+import { ETAG_HEADER } from './conditional.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 
 /** Answers are JSON or files, never pages: a browser that renders one anyway may load nothing and sits in no frame. */
 const API_CONTENT_SECURITY_POLICY = { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } };
 
-/** Headers a browser page of an allowed origin may read: ids, totals, limits, deprecation and download names. */
+/** Headers a browser page of an allowed origin may read: ids, tags, totals, limits, deprecation and download names. */
 const EXPOSED_HEADERS = [
   REQUEST_ID_HEADER,
+  ETAG_HEADER,
   TOTAL_EXACT_HEADER,
   'X-RateLimit-Limit',
   'X-RateLimit-Remaining',
@@ -29,7 +31,7 @@ const EXPOSED_HEADERS = [
   'WWW-Authenticate',
 ];
 /** Request headers a page may send; the definitions add the headers they read (Organization-Id). */
-const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Tenant-Id', REQUEST_ID_HEADER, 'Accept', 'Accept-Language', 'Prefer'];
+const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Tenant-Id', REQUEST_ID_HEADER, 'Accept', 'Accept-Language', 'Prefer', 'If-Match', 'If-None-Match'];
 /** How long a browser may reuse a preflight's answer (seconds). */
 const PREFLIGHT_MAX_AGE = 600;
 

@@ -152,6 +152,47 @@ function countParameter(): object {
 }
 
 /** Prefer: count=none, as count=none (RFC 7240). */
+/** If-None-Match on a read: the tags the client holds; 304 when one is current. */
+export function ifNoneMatchParameter(): object {
+  return {
+    name: 'If-None-Match',
+    in: 'header',
+    required: false,
+    description: 'ETags of copies the client holds (or *): when one is the current answer\'s, 304 with no body (weak comparison)',
+    schema: { type: 'string', example: '"5d41402abc4b2a76b9719d911017c592"' },
+  };
+}
+
+/** If-Match on an update or delete: the versions the write may change. */
+export function ifMatchParameter(required: boolean): object {
+  return {
+    name: 'If-Match',
+    in: 'header',
+    required,
+    description:
+      'ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. ' +
+      (required ? 'This resource takes no change without it (428).' : 'Without it the write is unconditional.'),
+    schema: { type: 'string', example: '"5d41402abc4b2a76b9719d911017c592"' },
+  };
+}
+
+/** The ETag header of an answer: a record's strong tag, or a list page's weak one. */
+export function etagHeader(weak = false): Record<string, object> {
+  return {
+    ETag: {
+      description: weak
+        ? 'Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged'
+        : "Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version",
+      schema: { type: 'string', pattern: weak ? '^W/"[^"]*"$' : '^"[^"]*"$' },
+    },
+  };
+}
+
+/** 304: the client's copy (If-None-Match) is current; no body. */
+export function notModifiedResponse(weak = false): object {
+  return { description: 'Not modified: the tag sent in If-None-Match is current; no body', headers: etagHeader(weak) };
+}
+
 export function preferParameter(): object {
   return { name: 'Prefer', in: 'header', required: false, description: 'count=none: the same as the count=none parameter', schema: { type: 'string', example: 'count=none' } };
 }
@@ -291,6 +332,8 @@ export const ERROR_RESPONSES: Record<number, { name: string; description: string
   403: { name: 'Forbidden', description: "The caller's role lacks the permission, or a tenantId names another tenant", example: 'Forbidden resource' },
   404: { name: 'NotFound', description: "No record with that id in the caller's tenant", example: 'The requested record was not found' },
   409: { name: 'Conflict', description: 'A unique rule is broken', example: 'A record with the same name already exists' },
+  412: { name: 'PreconditionFailed', description: 'If-Match names no version the record is at: it changed since the client read it; nothing was written', example: 'The record has changed since the ETag you sent (If-Match): read it again and retry' },
+  428: { name: 'PreconditionRequired', description: 'The resource takes changes only with If-Match (its definition says ifMatch: required)', example: 'This resource takes changes only with If-Match: send the ETag of the record you are changing' },
   413: { name: 'PayloadTooLarge', description: 'The body is larger than the limit', example: 'Request body is larger than the limit' },
   415: { name: 'UnsupportedMediaType', description: 'The body is not of a type the operation takes (application/json unless it says otherwise), or its charset is not UTF-8', example: 'Unsupported media type: send application/json' },
   500: { name: 'InternalServerError', description: 'A bug: never carries SQL or a stack', example: 'Internal server error' },

@@ -7,7 +7,11 @@ import { COUNT_PATH, PAGINATION_PATH, TOTAL_EXACT_HEADER } from '../resource/rou
 import {
   answeredRecord,
   errorResponses,
+  etagHeader,
   idParameter,
+  ifMatchParameter,
+  ifNoneMatchParameter,
+  notModifiedResponse,
   jsonBody,
   jsonResponse,
   listParameters,
@@ -68,10 +72,10 @@ const totalExactHeader = {
   },
 };
 
-/** What a list answer may carry beside the total's flag. */
+/** What a list answer may carry beside the total's flag; a GET list (`linked`) also its tag and next link. */
 const listHeaders = (linked: boolean) => ({
   ...totalExactHeader,
-  ...(linked ? { Link: { description: 'While more items follow: <the same list with cursor=nextCursor>; rel="next"', schema: { type: 'string' } } } : {}),
+  ...(linked ? { ...etagHeader(true), Link: { description: 'While more items follow: <the same list with cursor=nextCursor>; rel="next"', schema: { type: 'string' } } } : {}),
   'Preference-Applied': { description: 'count=none when a Prefer: count=none header was honoured', schema: { type: 'string', enum: ['count=none'] } },
 });
 
@@ -91,8 +95,14 @@ function countResponse(name: string): object {
   return { ...jsonResponse(`How many ${name} records match`, schema), headers: totalExactHeader };
 }
 
+/** A JSON answer with the record's strong ETag. */
+const taggedResponse = (description: string, schema: object) => ({ ...jsonResponse(description, schema), headers: etagHeader() });
+
 export function resourcePaths(resource: CompiledResource, notes: OperationNotes = {}): OpenApiPaths {
   const paths: OpenApiPaths = {};
+  const ifMatch = ifMatchParameter(resource.requireIfMatch);
+  // 428 only where the definition requires If-Match.
+  const conditionalErrors = resource.requireIfMatch ? [412, 428] : [412];
   const record = ref(schemaName(resource, 'record'));
   const list = ref(schemaName(resource, 'list'));
   const [canonical] = resource.paths;
@@ -108,20 +118,20 @@ export function resourcePaths(resource: CompiledResource, notes: OperationNotes 
     const n = resource.name;
     paths[base] = {
       get: operation(resource, names, 'list', `List ${n} records (one page and the total)`, 'read', {
-        parameters: listParameters(resource),
-        responses: { '200': listResponse(n, list), ...errorResponses(400, 401, 403, 500, 503) },
+        parameters: [...listParameters(resource), ifNoneMatchParameter()],
+        responses: { '200': listResponse(n, list), '304': notModifiedResponse(true), ...errorResponses(400, 401, 403, 500, 503) },
       }),
       post: operation(resource, names, 'create', `Create ${article(n)} ${n}`, 'create', {
         parameters: organizationHeaderParameters(resource),
         requestBody: jsonBody(ref(schemaName(resource, 'create'))),
-        responses: { '201': jsonResponse(`The created ${n}`, record), ...errorResponses(400, 401, 403, 409, 413, 415, 500, 503) },
+        responses: { '201': taggedResponse(`The created ${n}`, record), ...errorResponses(400, 401, 403, 409, 413, 415, 500, 503) },
       }),
     };
     paths[`${base}/${PAGINATION_PATH}`] = {
       get: operation(resource, names, 'paginate', `List ${n} records (the list under Ever Gauzy's other spelling)`, 'read', {
         description: `${permissionNote(resource, 'read')} The same parameters and answer as GET /api/${path}.${names.aliasNote}`,
-        parameters: listParameters(resource),
-        responses: { '200': listResponse(n, list), ...errorResponses(400, 401, 403, 500, 503) },
+        parameters: [...listParameters(resource), ifNoneMatchParameter()],
+        responses: { '200': listResponse(n, list), '304': notModifiedResponse(true), ...errorResponses(400, 401, 403, 500, 503) },
       }),
     };
     paths[`${base}/${COUNT_PATH}`] = {
@@ -142,24 +152,24 @@ export function resourcePaths(resource: CompiledResource, notes: OperationNotes 
     };
     paths[`${base}/{id}`] = {
       get: operation(resource, names, 'get', `Read one ${n}`, 'read', {
-        parameters: [idParameter(), relationsParameter(resource), selectParameter(resource)],
-        responses: { '200': jsonResponse(`The ${n}`, answeredRecord(resource)), ...errorResponses(400, 401, 403, 404, 500, 503) },
+        parameters: [idParameter(), relationsParameter(resource), selectParameter(resource), ifNoneMatchParameter()],
+        responses: { '200': taggedResponse(`The ${n}`, answeredRecord(resource)), '304': notModifiedResponse(), ...errorResponses(400, 401, 403, 404, 500, 503) },
       }),
       put: operation(resource, names, 'replace', `Replace ${article(n)} ${n} (absent optional fields are reset; the organization, owner and caller-filled fields are kept)`, 'update', {
-        parameters: [idParameter()],
+        parameters: [idParameter(), ifMatch],
         requestBody: jsonBody(ref(schemaName(resource, 'replace'))),
-        responses: { '200': jsonResponse(`The replaced ${n}`, record), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 500, 503) },
+        responses: { '200': taggedResponse(`The replaced ${n}`, record), ...errorResponses(400, 401, 403, 404, 409, ...conditionalErrors, 413, 415, 500, 503) },
       }),
       patch: operation(resource, names, 'update', `Change some fields of ${article(n)} ${n}`, 'update', {
-        parameters: [idParameter()],
+        parameters: [idParameter(), ifMatch],
         // An absent body is an empty patch: nothing changes.
         requestBody: jsonBody(ref(schemaName(resource, 'patch')), undefined, { required: false }),
-        responses: { '200': jsonResponse(`The updated ${n}`, record), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 500, 503) },
+        responses: { '200': taggedResponse(`The updated ${n}`, record), ...errorResponses(400, 401, 403, 404, 409, ...conditionalErrors, 413, 415, 500, 503) },
       }),
       delete: operation(resource, names, 'delete', `Delete ${article(n)} ${n}`, 'delete', {
-        parameters: [idParameter()],
+        parameters: [idParameter(), ifMatch],
         // 400 also when other records still reference it.
-        responses: { '204': { description: 'Deleted' }, ...errorResponses(400, 401, 403, 404, 500, 503) },
+        responses: { '204': { description: 'Deleted' }, ...errorResponses(400, 401, 403, 404, ...conditionalErrors, 500, 503) },
       }),
     };
   }

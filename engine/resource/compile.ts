@@ -202,6 +202,7 @@ function compileOne(source: SourcedDefinition, known: ReadonlySet<string>, probl
     dateRange: definition.dateRange,
     maxTake: definition.maxTake ?? DEFAULT_MAX_TAKE,
     count: countPolicyOf(check, definition.maxTake ?? DEFAULT_MAX_TAKE),
+    requireIfMatch: definition.ifMatch === 'required',
     owner: definition.owner,
     permissions: permissionsOf(check, known),
     ruleMessages,

@@ -92,6 +92,8 @@ export interface CompiledResource {
   maxTake: number;
   /** How a list's total is counted (count.ts): the definition's `count:`, exact by default. */
   count: CountPolicy;
+  /** Updates and deletes need If-Match (428 without it): the definition's `ifMatch: required`. */
+  requireIfMatch: boolean;
   owner?: string;
   /** The application's owner rule, on a resource with an owner field (model.ts: scopeConditions applies it). */
   ownerRule?: OwnerRule;

@@ -3,6 +3,7 @@
 // the generated behaviour (event types) declares the same routes with notes of its own.
 import type { Context, Middleware } from 'koa';
 import { badRequest } from '../errors.js';
+import { answerPage, answerRecord, heldTags, ifMatchVersions, tagWritten, type HeldTags } from '../http/conditional.js';
 import { callerOf, parseQueryString, readParameters, searchInput } from '../http/context.js';
 import { openApiPath } from '../openapi/declared-paths.js';
 import { resourcePaths, type OperationNotes } from '../openapi/resource-paths.js';
@@ -13,34 +14,46 @@ import { parseListQuery, parseRelations, parseSelect, type ListQuery } from './l
 import type { Selection } from './selection.js';
 import type { ListResult, ResourceService } from './service.js';
 import { COUNT_PATH, PAGINATION_PATH, TOTAL_EXACT_HEADER } from './route-names.js';
+import { versionOf } from './versions.js';
 
 
 /** Prefer: count=none (RFC 7240 form) asks, like count=none, for no count. */
 const PREFERS_NO_COUNT = /(?:^|[,;]\s*)count\s*=\s*"?none"?\s*(?:$|[,;])/i;
 
+const prefersNoCount = (ctx: Context) => PREFERS_NO_COUNT.test(ctx.get('Prefer'));
+
 function listQueryOf(ctx: Context, resource: CompiledResource, input: Record<string, unknown>, tenantId: string): ListQuery {
   const query = parseListQuery(resource, input, tenantId);
-  if (PREFERS_NO_COUNT.test(ctx.get('Prefer'))) {
-    query.count = 'none';
-    ctx.set('Preference-Applied', 'count=none');
-  }
+  if (prefersNoCount(ctx)) query.count = 'none';
   return query;
 }
 
 /**
- * {items, total} and, when more items follow, nextCursor; a GET list also links the next page
- * (its own query with the cursor instead of skip or the cursor before).
+ * {items, total} and, when more items follow, nextCursor; a GET list (`held`: what its
+ * If-None-Match holds) is also tagged, a 304 when the client holds this page (then no header
+ * but the tag), and links the next page (its own query with the cursor instead of skip or the
+ * cursor before).
  */
-function answerList(ctx: Context, { items, total, exact, nextCursor }: ListResult, link: boolean) {
+function answerList(ctx: Context, { items, total, exact, nextCursor }: ListResult, get: false | { held: HeldTags }) {
+  const page = nextCursor ? { items, total, nextCursor } : { items, total };
+  if (!get) ctx.body = page;
+  else if (answerPage(ctx, get.held, page)) return;
   ctx.set(TOTAL_EXACT_HEADER, String(exact));
-  ctx.body = nextCursor ? { items, total, nextCursor } : { items, total };
-  if (nextCursor && link) {
+  if (prefersNoCount(ctx)) ctx.set('Preference-Applied', 'count=none');
+  if (nextCursor && get) {
     const next = new URLSearchParams(ctx.querystring);
     next.delete('skip');
     next.delete('cursor');
     next.append('cursor', nextCursor);
     ctx.set('Link', `<${ctx.path}?${next.toString().replaceAll('%5B', '[').replaceAll('%5D', ']')}>; rel="next"`);
   }
+}
+
+/** A write's answer, tagged: shaped when it carries the children it wrote (a writable hasMany) beside the record as stored. */
+function answerWritten(ctx: Context, resource: CompiledResource, record: Record<string, any>) {
+  const shaped = resource.writableRelations.some((r) => r.kind === 'hasMany' && record[r.name] !== undefined);
+  tagWritten(ctx, versionOf(record)!, shaped, record);
+  ctx.body = record;
 }
 
 /** GET by id's parameters: relations[] and select[], as a list takes them. */
@@ -70,7 +83,8 @@ function crudHandlers(service: ResourceService): Record<CrudOperation, Middlewar
   return {
     async list(ctx) {
       const caller = callerOf(ctx);
-      answerList(ctx, await service.list(caller, listQueryOf(ctx, resource, parseQueryString(ctx.querystring), caller.tenantId)), true);
+      const held = heldTags(ctx);
+      answerList(ctx, await service.list(caller, listQueryOf(ctx, resource, parseQueryString(ctx.querystring), caller.tenantId)), { held });
     },
     async count(ctx) {
       const caller = callerOf(ctx);
@@ -85,24 +99,28 @@ function crudHandlers(service: ResourceService): Record<CrudOperation, Middlewar
     async read(ctx) {
       const caller = callerOf(ctx);
       const { relations, select } = readOptions(resource, ctx);
-      ctx.body = await service.read(caller, ctx.params.id, relations, select);
+      const held = heldTags(ctx);
+      const record = await service.read(caller, ctx.params.id, relations, select);
+      answerRecord(ctx, held, record, versionOf(record)!, relations.length > 0 || select !== undefined);
     },
     async create(ctx) {
       const caller = callerOf(ctx);
-      ctx.body = await service.create(caller, ctx.request.body, writeContext(ctx, resource));
+      answerWritten(ctx, resource, await service.create(caller, ctx.request.body, writeContext(ctx, resource)));
       ctx.status = 201;
     },
     async replace(ctx) {
       const caller = callerOf(ctx);
-      ctx.body = await service.replace(caller, ctx.params.id, ctx.request.body);
+      const versions = ifMatchVersions(ctx, resource.requireIfMatch);
+      answerWritten(ctx, resource, await service.replace(caller, ctx.params.id, ctx.request.body, versions));
     },
     async modify(ctx) {
       const caller = callerOf(ctx);
-      ctx.body = await service.modify(caller, ctx.params.id, ctx.request.body);
+      const versions = ifMatchVersions(ctx, resource.requireIfMatch);
+      answerWritten(ctx, resource, await service.modify(caller, ctx.params.id, ctx.request.body, versions));
     },
     async remove(ctx) {
       const caller = callerOf(ctx);
-      await service.remove(caller, ctx.params.id);
+      await service.remove(caller, ctx.params.id, ifMatchVersions(ctx, resource.requireIfMatch));
       ctx.status = 204;
     },
   };

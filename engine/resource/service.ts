@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import type { Caller } from '../caller.js';
 import { keyColumns, nativeError } from '../db/errors.js';
 import { badRequest, conflict, notFound } from '../errors.js';
+import { preconditionFailed } from '../http/conditional.js';
 import type { CompiledRelation, CompiledResource } from './compiled.js';
 import { UUID_PATTERN } from './fields.js';
 import type { ListQuery } from './list-query.js';
@@ -13,7 +14,9 @@ import { run } from './sql/runner.js';
 import { matchesStatement, orderKeyAlias, orderValuesOf, pageStatement, readStatement } from './sql/select.js';
 import { effectiveOrder, type ListCursors } from './cursor.js';
 import { countMatches, type CountResult } from './count.js';
-import { deleteStatement, insertStatement, updateStatement } from './sql/write.js';
+import { deleteStatement, insertStatement, updateStatement, versionStatement } from './sql/write.js';
+import { VERSION_KEY } from './sql/version.js';
+import { keepVersion } from './versions.js';
 import { prepareChildren, prepareWrite, type PreparedWrite, type WriteContext } from './write-body.js';
 
 export interface ListResult {
@@ -114,6 +117,7 @@ export class ResourceService {
     const tree = relationTree(relations);
     const [found] = await run(db, readStatement(resource, caller, checkId(id), columnsAt(resource, select, '', tree)));
     if (!found) throw notFound();
+    keepVersion(found);
     await loadRelations(db, resource, caller, [found], tree, select);
     if (select) trimToSelection([found], resource, select, '', tree);
     return found;
@@ -124,27 +128,39 @@ export class ResourceService {
     return this.write(caller, prepared, (trx) => this.insertRow(trx, caller, prepared));
   }
 
-  async replace(caller: Caller, id: string, body: unknown) {
-    return this.update(caller, id, body, 'replace');
+  /**
+   * The update and delete operations take If-Match's `versions` (http/conditional.ts): given, the
+   * record changes only at one of them, else 412 (404 when there is no such record).
+   */
+  async replace(caller: Caller, id: string, body: unknown, versions?: readonly string[]) {
+    return this.update(caller, id, body, 'replace', versions);
   }
 
-  async modify(caller: Caller, id: string, body: unknown) {
-    return this.update(caller, id, body, 'patch');
+  async modify(caller: Caller, id: string, body: unknown, versions?: readonly string[]) {
+    return this.update(caller, id, body, 'patch', versions);
   }
 
-  async remove(caller: Caller, id: string): Promise<void> {
-    const deleted = await run(this.db, deleteStatement(this.resource, caller, checkId(id)));
-    if (!deleted.length) throw notFound();
+  async remove(caller: Caller, id: string, versions?: readonly string[]): Promise<void> {
+    const recordId = checkId(id);
+    const deleted = await run(this.db, deleteStatement(this.resource, caller, recordId, versions));
+    if (!deleted.length) throw await this.missed(this.db, caller, recordId, versions);
   }
 
-  private async update(caller: Caller, id: string, body: unknown, mode: 'replace' | 'patch') {
+  private async update(caller: Caller, id: string, body: unknown, mode: 'replace' | 'patch', versions?: readonly string[]) {
     const recordId = checkId(id);
     const prepared = await prepareWrite(this.db, this.resource, caller, mode, body, { recordId });
     return this.write(caller, prepared, async (db) => {
-      const [row] = await run(db, updateStatement(this.resource, caller, recordId, prepared.row));
-      if (!row) throw notFound();
+      const [row] = await run(db, updateStatement(this.resource, caller, recordId, prepared.row, versions));
+      if (!row) throw await this.missed(db, caller, recordId, versions);
       return row;
     });
+  }
+
+  /** Why a write by id changed nothing: the record is not there (404), or not at a version If-Match named (412). */
+  private async missed(db: Knex, caller: Caller, recordId: string, versions: readonly string[] | undefined) {
+    if (!versions) return notFound();
+    const [found] = await run(db, readStatement(this.resource, caller, recordId, ['id']));
+    return found ? preconditionFailed() : notFound();
   }
 
   /**
@@ -216,11 +232,13 @@ export class ResourceService {
    */
   private async write(caller: Caller, prepared: PreparedWrite, writeRow: (db: Knex) => Promise<Record<string, any>>) {
     try {
-      if (!prepared.links.length && !prepared.children.length) return await writeRow(this.db);
+      if (!prepared.links.length && !prepared.children.length) return keepVersion(await writeRow(this.db));
       return await this.db.transaction(async (trx) => {
         const row = await writeRow(trx);
         await this.writeRelated(trx, caller, prepared, row);
-        return row;
+        // The version the row's statement returned predates the links and children written since.
+        [{ [VERSION_KEY]: row[VERSION_KEY] }] = await run(trx, versionStatement(this.resource, row.id));
+        return keepVersion(row);
       });
     } catch (err) {
       definedViolation([this.resource, ...prepared.children.map((c) => c.relation.target)], err);

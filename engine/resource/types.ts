@@ -127,6 +127,8 @@ export interface ResourceDefinition {
   maxTake?: number;
   /** How a list's total is counted (docs/query-language.md#counting); absent: exact. */
   count?: CountDefinition;
+  /** required: updates and deletes must send If-Match (docs/api-conventions.md#conditional-requests); optional by default. */
+  ifMatch?: 'optional' | 'required';
   rules?: RuleDefinition[];
   /** Rate limits of this resource's own endpoints (docs/rate-limits.md). */
   limits?: ResourceLimitDefinition[];

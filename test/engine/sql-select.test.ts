@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { HttpError } from '../../engine/errors.js';
 import { DefinitionError } from '../../engine/resource/load.js';
 import { keysetStatement, matchesStatement, pageStatement, readStatement, someIdsStatement } from '../../engine/resource/sql/select.js';
-import { callerOf, compile, DEFINITIONS, EMPLOYEE, plan, resource, TENANT } from '../helpers/sql-plans.js';
+import { callerOf, compile, DEFINITIONS, EMPLOYEE, plan, resource, TENANT, NOTE_VERSION } from '../helpers/sql-plans.js';
 
 const note = resource('work-note');
 const project = resource('project');
@@ -138,7 +138,7 @@ test('the count shares the page filter, without order and paging; one record by 
     values: [TENANT, EMPLOYEE, 30],
   });
   assert.equal(readStatement(note, employee, RECORD_ID), {
-    text: `select ${NOTE_COLUMNS} from "work_note" where "work_note"."id" = $1 and "work_note"."tenantId" = $2 and "work_note"."authorId" = $3`,
+    text: `select ${NOTE_COLUMNS}, ${NOTE_VERSION} as "@version" from "work_note" where "work_note"."id" = $1 and "work_note"."tenantId" = $2 and "work_note"."authorId" = $3`,
     values: [RECORD_ID, TENANT, EMPLOYEE],
   });
 });

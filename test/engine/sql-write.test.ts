@@ -5,8 +5,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { col, id, SqlText } from '../../engine/resource/sql/text.js';
-import { deleteStatement, existingCountsStatement, insertStatement, updateStatement } from '../../engine/resource/sql/write.js';
-import { callerOf, EMPLOYEE, resource, TENANT } from '../helpers/sql-plans.js';
+import { deleteStatement, existingCountsStatement, insertStatement, updateStatement, versionStatement } from '../../engine/resource/sql/write.js';
+import { callerOf, EMPLOYEE, NOTE_VERSION, resource, TENANT } from '../helpers/sql-plans.js';
 
 const note = resource('work-note');
 const project = resource('project');
@@ -15,7 +15,7 @@ const employee = callerOf({ ownerScoped: true });
 
 const RETURNING =
   ' returning "work_note"."id", "work_note"."tenantId", "work_note"."createdAt", "work_note"."updatedAt", ' +
-  '"work_note"."authorId", "work_note"."projectId", "work_note"."minutes", "work_note"."writtenOn"';
+  `"work_note"."authorId", "work_note"."projectId", "work_note"."minutes", "work_note"."writtenOn", ${NOTE_VERSION} as "@version"`;
 const RECORD_ID = '7e1a0000-0000-4000-8000-0000000000ff';
 const PROJECT_ID = '7e1a0000-0000-4000-8000-0000000000b1';
 
@@ -41,7 +41,7 @@ test('an insert: the columns of the row as given, undefined ones left out, the v
 test('an insert never returns a hidden column', () => {
   const statement = insertStatement(project, { tenantId: TENANT, name: 'Apollo', secret: 's' });
   assert.equal(statement, {
-    text: 'insert into "project" ("tenantId", "name", "secret") values ($1, $2, $3) returning "project"."id", "project"."tenantId", "project"."createdAt", "project"."updatedAt", "project"."name", "project"."code"',
+    text: 'insert into "project" ("tenantId", "name", "secret") values ($1, $2, $3) returning "project"."id", "project"."tenantId", "project"."createdAt", "project"."updatedAt", "project"."name", "project"."code", md5("project".xmin::text) as "@version"',
     values: [TENANT, 'Apollo', 's'],
   });
 });
@@ -57,6 +57,21 @@ test('an update: the given columns, updatedAt by the database, then the id and t
     text: `update "work_note" set "updatedAt" = CURRENT_TIMESTAMP where "work_note"."id" = $1 and "work_note"."tenantId" = $2${RETURNING}`,
     values: [RECORD_ID, TENANT],
   });
+});
+
+test("If-Match's versions: a condition of the update's or the delete's own statement, bound as one array", () => {
+  const versions = ['0123456789abcdef0123456789abcdef'];
+  assert.equal(updateStatement(note, admin, RECORD_ID, { minutes: 1 }, versions), {
+    text:
+      'update "work_note" set "minutes" = $1, "updatedAt" = CURRENT_TIMESTAMP' +
+      ` where "work_note"."id" = $2 and "work_note"."tenantId" = $3 and ${NOTE_VERSION} = any($4)${RETURNING}`,
+    values: [1, RECORD_ID, TENANT, versions],
+  });
+  assert.equal(deleteStatement(note, admin, RECORD_ID, []), {
+    text: `delete from "work_note" where "work_note"."id" = $1 and "work_note"."tenantId" = $2 and ${NOTE_VERSION} = any($3) returning "work_note"."id"`,
+    values: [RECORD_ID, TENANT, []],
+  });
+  assert.equal(versionStatement(note, RECORD_ID), { text: `select ${NOTE_VERSION} as "@version" from "work_note" where "work_note"."id" = $1`, values: [RECORD_ID] });
 });
 
 test('the owner-scoped role without an employee can update and delete nothing', () => {

@@ -133,11 +133,15 @@ export class Fixtures {
     return out.map(([k, v]) => `${encode(k)}=${encodeURIComponent(v)}`).join('&');
   }
 
-  /** Every header parameter the operation declares, with the value it names (the caller's tenant, its organization). */
+  /**
+   * Every header parameter the operation declares, with the value it names (the caller's tenant,
+   * its organization); If-Match as *, the one value every version of a record meets.
+   */
   private async headers(op: Operation, operation: Json): Promise<Array<[string, string]>> {
     const out: Array<[string, string]> = [];
     for (const p of this.parameters(op, operation)) {
-      if (p.in === 'header') out.push([p.name, p.example !== undefined ? String(p.example) : await this.valueFor(op, p.name, resolve(this.doc, p.schema) ?? {})]);
+      if (p.in === 'header' && p.name === 'If-Match') out.push([p.name, '*']);
+      else if (p.in === 'header') out.push([p.name, p.example !== undefined ? String(p.example) : await this.valueFor(op, p.name, resolve(this.doc, p.schema) ?? {})]);
     }
     return out;
   }

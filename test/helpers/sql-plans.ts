@@ -46,7 +46,7 @@ fields:
   writtenOn: { type: date }
 relations:
   project: { belongsTo: project, via: projectId }
-  labels: { manyToMany: label, through: { table: label_work_note, from: workNoteId, to: labelId } }
+  labels: { manyToMany: label, through: { table: label_work_note, from: workNoteId, to: labelId }, writable: true }
 filters: [minutes, projectId]
 sort: [minutes]
 dateRange: writtenOn
@@ -120,3 +120,8 @@ export function recordingDatabase(answer: (statement: Statement) => Array<Record
   const client = { acquireConnection: async () => connection, releaseConnection: async () => {}, emit: () => {} };
   return { db: { client } as unknown as Knex, statements };
 }
+
+/** A work note's version: its row's xmin and its writable labels' link rows (engine/resource/sql/version.ts). */
+export const NOTE_VERSION =
+  `md5("work_note".xmin::text || '|' || coalesce((select string_agg("v_labels"."labelId"::text || ':' || "v_labels".xmin::text, ',' order by "v_labels"."labelId", "v_labels".xmin::text)` +
+  ` from "label_work_note" as "v_labels" where "v_labels"."workNoteId" = "work_note"."id"), ''))`;

@@ -133,8 +133,8 @@ test('list parameters: defaults and max take described, search/dates/tags only w
   const take = employee.find((p: any) => p.name === 'take');
   assert.is(take.schema.default, 10);
   assert.match(take.description, /at most 50/);
-  assert.equal(names('/api/employee'), ['take', 'skip', 'order', 'where', 'relations[]', 'select[]', 'cursor', 'count', 'Prefer', 'search', 'startDate', 'endDate', 'tags[]', 'Tenant-Id', 'tenantId']);
-  assert.equal(names('/api/skill'), ['take', 'skip', 'order', 'where', 'relations[]', 'select[]', 'cursor', 'count', 'Prefer', 'search', 'Tenant-Id', 'tenantId']);
+  assert.equal(names('/api/employee'), ['take', 'skip', 'order', 'where', 'relations[]', 'select[]', 'cursor', 'count', 'Prefer', 'search', 'startDate', 'endDate', 'tags[]', 'If-None-Match', 'Tenant-Id', 'tenantId']);
+  assert.equal(names('/api/skill'), ['take', 'skip', 'order', 'where', 'relations[]', 'select[]', 'cursor', 'count', 'Prefer', 'search', 'If-None-Match', 'Tenant-Id', 'tenantId']);
   const where = employee.find((p: any) => p.name === 'where');
   assert.is(where.style, 'deepObject');
   assert.equal(where.schema, { $ref: '#/components/schemas/EmployeeWhere' });

@@ -132,7 +132,8 @@ test('the document declares both spellings on every resource path and alias', ()
       assert.ok(pagination && count, path);
       assert.equal(pagination.parameters, list.parameters, path);
       assert.equal(pagination.responses['200'], list.responses['200'], path);
-      assert.equal(count.parameters, list.parameters, path);
+      // The count answers no tag: it takes the list's parameters but If-None-Match.
+      assert.equal(count.parameters, list.parameters.filter((p: any) => p.name !== 'If-None-Match'), path);
       const schema = count.responses['200'].content['application/json'].schema;
       assert.equal(schema.required, ['total']);
       assert.is(schema.properties.total.type, 'integer');

@@ -138,7 +138,7 @@ test('CORS: an allowed origin may read answers and the headers clients need; any
   assert.is(header(allowed, 'Access-Control-Allow-Origin'), ALLOWED);
   assert.is(header(allowed, 'Access-Control-Allow-Credentials'), undefined, 'bearer tokens, no cookies: credentials are never allowed');
   const exposed = (header(allowed, 'Access-Control-Expose-Headers') ?? '').split(',');
-  for (const name of ['X-Request-Id', 'X-Total-Exact', 'X-RateLimit-Remaining', 'Retry-After', 'Deprecation']) assert.ok(exposed.includes(name), name);
+  for (const name of ['X-Request-Id', 'ETag', 'X-Total-Exact', 'X-RateLimit-Remaining', 'Retry-After', 'Deprecation']) assert.ok(exposed.includes(name), name);
   assert.match(header(allowed, 'Vary') ?? '', /Origin/);
 
   // An error still tells an allowed page what went wrong.
@@ -166,7 +166,7 @@ test('CORS preflight: answered for an allowed origin without a token; refused or
   assert.is(header(preflight, 'Access-Control-Allow-Origin'), ALLOWED);
   assert.is(header(preflight, 'Access-Control-Allow-Methods'), 'GET,HEAD,PUT,POST,DELETE,PATCH');
   const allowedHeaders = (header(preflight, 'Access-Control-Allow-Headers') ?? '').toLowerCase().split(',');
-  for (const name of ['authorization', 'content-type', 'tenant-id', 'organization-id', 'x-request-id']) assert.ok(allowedHeaders.includes(name), name);
+  for (const name of ['authorization', 'content-type', 'tenant-id', 'organization-id', 'x-request-id', 'if-match', 'if-none-match']) assert.ok(allowedHeaders.includes(name), name);
   assert.is(header(preflight, 'Access-Control-Max-Age'), '600');
 
   const other = await t.http.options('/api/employee').set('Origin', 'https://evil.example.com').set('Access-Control-Request-Method', 'DELETE');

@@ -12,6 +12,7 @@ import { conditionSql } from './conditions.js';
 import { rankSql, searchSql } from './search.js';
 import type { Statement } from './runner.js';
 import { col, id, SqlText } from './text.js';
+import { versionColumn } from './version.js';
 
 /** `select "t"."a", "t"."b" …` of a resource's visible columns, made once per resource and reference. */
 const selectLists = new WeakMap<CompiledResource, Map<string, string>>();
@@ -217,9 +218,9 @@ export function matchesStatement(resource: CompiledResource, caller: Caller, que
   return whereSql(sql, resource, caller, query).statement();
 }
 
-/** One record by id, inside the caller's scope. */
+/** One record by id, inside the caller's scope, and its version (version.ts). */
 export function readStatement(resource: CompiledResource, caller: Caller, recordId: string, columns: readonly string[] = resource.visibleColumns): Statement {
-  const sql = new SqlText().sql(`select ${selectList(resource, resource.table, columns)} from ${id(resource.table)} where ${col(resource.table, 'id')} = `).value(recordId).sql(' and ');
+  const sql = new SqlText().sql(`select ${selectList(resource, resource.table, columns)}${versionColumn(resource)} from ${id(resource.table)} where ${col(resource.table, 'id')} = `).value(recordId).sql(' and ');
   return scopeSql(sql, resource, caller).statement();
 }
 

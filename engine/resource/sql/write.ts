@@ -5,8 +5,19 @@ import type { CompiledResource } from '../compiled.js';
 import type { Statement } from './runner.js';
 import { scopeSql, selectList } from './select.js';
 import { col, id, SqlText } from './text.js';
+import { VERSION_KEY, versionColumn, versionSql } from './version.js';
 
-const returning = (resource: CompiledResource) => ` returning ${selectList(resource)}`;
+/** The written record's visible columns and its new version (version.ts). */
+const returning = (resource: CompiledResource) => ` returning ${selectList(resource)}${versionColumn(resource)}`;
+
+/**
+ * ` and <version> = any(…)`: If-Match's versions, checked by the write's own statement, so of two
+ * writers holding one version exactly one changes the row (the second, waiting on the row's lock,
+ * finds it at a version it does not name). Nothing is added without them.
+ */
+function versionCondition(sql: SqlText, resource: CompiledResource, versions: readonly string[] | undefined): SqlText {
+  return versions ? sql.sql(` and ${versionSql(resource)} = any(`).value(versions).sql(')') : sql;
+}
 
 /** One new row (its tenantId included). */
 export function insertStatement(resource: CompiledResource, row: Record<string, unknown>): Statement {
@@ -19,20 +30,29 @@ export function insertStatement(resource: CompiledResource, row: Record<string, 
   return sql.sql(`)${returning(resource)}`).statement();
 }
 
-/** The record with this id in the caller's scope gets `row`'s columns and a new updatedAt; no row back when there is none. */
-export function updateStatement(resource: CompiledResource, caller: Caller, recordId: string, row: Record<string, unknown>): Statement {
+/**
+ * The record with this id in the caller's scope (at one of `versions`, when given) gets `row`'s
+ * columns and a new updatedAt; no row back when there is none.
+ */
+export function updateStatement(resource: CompiledResource, caller: Caller, recordId: string, row: Record<string, unknown>, versions?: readonly string[]): Statement {
   const table = resource.table;
   const sql = new SqlText().sql(`update ${id(table)} set `);
   for (const c of Object.keys(row)) if (row[c] !== undefined) sql.sql(`${id(c)} = `).value(row[c]).sql(', ');
   sql.sql(`${id('updatedAt')} = CURRENT_TIMESTAMP where ${col(table, 'id')} = `).value(recordId).sql(' and ');
-  return scopeSql(sql, resource, caller).sql(returning(resource)).statement();
+  return versionCondition(scopeSql(sql, resource, caller), resource, versions).sql(returning(resource)).statement();
 }
 
-/** Deletes the record with this id in the caller's scope; its id back when there was one. */
-export function deleteStatement(resource: CompiledResource, caller: Caller, recordId: string): Statement {
+/** Deletes the record with this id in the caller's scope (at one of `versions`, when given); its id back when there was one. */
+export function deleteStatement(resource: CompiledResource, caller: Caller, recordId: string, versions?: readonly string[]): Statement {
   const table = resource.table;
   const sql = new SqlText().sql(`delete from ${id(table)} where ${col(table, 'id')} = `).value(recordId).sql(' and ');
-  return scopeSql(sql, resource, caller).sql(` returning ${col(table, 'id')}`).statement();
+  return versionCondition(scopeSql(sql, resource, caller), resource, versions).sql(` returning ${col(table, 'id')}`).statement();
+}
+
+/** The version of the record with this id, read after its relations were written in the same transaction. */
+export function versionStatement(resource: CompiledResource, recordId: string): Statement {
+  const table = resource.table;
+  return new SqlText().sql(`select ${versionSql(resource)} as ${id(VERSION_KEY)} from ${id(table)} where ${col(table, 'id')} = `).value(recordId).statement();
 }
 
 /** How many of `ids` (distinct) each target has in the caller's scope: one row, a column c0, c1, … per check. */

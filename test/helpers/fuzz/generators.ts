@@ -623,7 +623,17 @@ function headersFor(w: World, op: Operation): Arb<Array<[string, string]>> {
   const forwarded = rare(fc.constantFrom('1.2.3.4', '::1', '1.2.3.4, 10.0.0.1', 'unknown', '999.999.999.999', '[::1]:80', 'x'.repeat(500)));
   const encoding = rare(fc.constantFrom('gzip', 'deflate', 'br', 'identity', 'bogus', 'gzip, gzip'), 30);
   const requestId = rare(fc.oneof(fc.constantFrom('abc-123', 'a'.repeat(129), 'a b', '../x', ''), v.text.filter(headerSafe)));
-  return fc.record({ authorization, tenant, organization, accept, forwarded, encoding, requestId }).map((h) => {
+  // Entity tags where the operation declares If-Match or If-None-Match: any version, made-up ones, weak, malformed, too many.
+  const declared = (name: string) => op.parameters.some((p) => p.in === 'header' && p.name === name);
+  const tags = rare(
+    fc.oneof(
+      fc.constantFrom('*', '"0123456789abcdef0123456789abcdef"', '"0123456789abcdef0123456789abcdef.AAAAAAAAAAAAAAAA"', 'W/"abc"', '"a", W/"b"', '""', ',', 'W/', ' * ', Array(70).fill('"x"').join(',')),
+      v.text.filter(headerSafe),
+    ),
+    4,
+  );
+  const conditions = fc.record({ ifMatch: declared('If-Match') ? tags : fc.constant(undefined), ifNoneMatch: declared('If-None-Match') ? tags : fc.constant(undefined) });
+  return fc.record({ authorization, tenant, organization, accept, forwarded, encoding, requestId, conditions }).map((h) => {
     const headers: Array<[string, string]> = [];
     if (h.authorization !== undefined) headers.push(['Authorization', h.authorization]);
     if (h.tenant !== undefined) headers.push(['Tenant-Id', h.tenant]);
@@ -632,6 +642,8 @@ function headersFor(w: World, op: Operation): Arb<Array<[string, string]>> {
     if (h.forwarded !== undefined) headers.push(['X-Forwarded-For', h.forwarded]);
     if (h.encoding !== undefined) headers.push(['Content-Encoding', h.encoding]);
     if (h.requestId !== undefined) headers.push(['X-Request-Id', h.requestId]);
+    if (h.conditions.ifMatch !== undefined) headers.push(['If-Match', h.conditions.ifMatch]);
+    if (h.conditions.ifNoneMatch !== undefined) headers.push(['If-None-Match', h.conditions.ifNoneMatch]);
     return headers;
   });
 }

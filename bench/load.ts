@@ -1,6 +1,7 @@
 // One measured load of one scenario on one server: autocannon in this process, a warm-up whose
 // figures are dropped, then the measured run while the RSS of every process of the server is
 // sampled.
+import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
 import { cpuSecondsOf, RssSampler } from './lib/processes.js';
 import { pathFor, type Scenario } from './scenarios.js';
@@ -34,6 +35,15 @@ function options(url: string, scenario: Scenario, token: string, ids: string[], 
   const headers: Record<string, string> = { authorization: `Bearer ${token}` };
   if (scenario.body !== undefined) headers['content-type'] = 'application/json';
   const rotates = scenario.path.includes('{id}');
+  const unique = scenario.uniqueHeader;
+  const setupRequest =
+    rotates || unique
+      ? (request: any) => ({
+          ...request,
+          ...(rotates ? { path: pathFor(scenario, ids[next++ % ids.length]) } : {}),
+          ...(unique ? { headers: { ...request.headers, [unique]: randomUUID() } } : {}),
+        })
+      : undefined;
   return {
     url,
     connections,
@@ -45,7 +55,7 @@ function options(url: string, scenario: Scenario, token: string, ids: string[], 
         path: pathFor(scenario, ids[0]),
         headers,
         ...(scenario.body === undefined ? {} : { body: JSON.stringify(scenario.body) }),
-        ...(rotates ? { setupRequest: (request: any) => ({ ...request, path: pathFor(scenario, ids[next++ % ids.length]) }) } : {}),
+        ...(setupRequest ? { setupRequest } : {}),
       },
     ],
   };
@@ -120,22 +130,34 @@ export interface Server {
   pid: number;
 }
 
+/** What one side of a comparison runs: a scenario on a server. */
+export interface Side {
+  server: Server;
+  scenario: Scenario;
+}
+
 /**
- * One scenario on both servers. Each is warmed up (figures dropped), then measured in two halves
- * in the order service, raw, raw, service: a load on the machine that grows or fades during the
+ * Two sides compared: each is warmed up (figures dropped), then measured in two halves in the
+ * order first, second, second, first: a load on the machine that grows or fades during the
  * measurement weighs on both alike. `settle` (see lib/pg-activity.ts) runs before each stretch.
  */
-export async function measurePair(service: Server, raw: Server, scenario: Scenario, token: string, ids: string[], settings: LoadSettings, settle: () => Promise<unknown>): Promise<{ service: LoadFigures; raw: LoadFigures }> {
-  for (const server of [service, raw]) {
+export async function measureSides(first: Side, second: Side, token: string, ids: string[], settings: LoadSettings, settle: () => Promise<unknown>): Promise<[LoadFigures, LoadFigures]> {
+  for (const { server, scenario } of [first, second]) {
     if (settings.warmupSeconds <= 0) continue;
     await settle();
     await autocannon(options(server.url, scenario, token, ids, settings.connections, settings.warmupSeconds));
   }
   const half = settings.durationSeconds / 2;
-  const halves = new Map<Server, Array<LoadFigures & { seconds: number }>>([[service, []], [raw, []]]);
-  for (const server of [service, raw, raw, service]) {
+  const halves = new Map<Side, Array<LoadFigures & { seconds: number }>>([[first, []], [second, []]]);
+  for (const side of [first, second, second, first]) {
     await settle();
-    halves.get(server)!.push(await slice(server.url, server.pid, scenario, token, ids, settings, half));
+    halves.get(side)!.push(await slice(side.server.url, side.server.pid, side.scenario, token, ids, settings, half));
   }
-  return { service: combine(halves.get(service)!), raw: combine(halves.get(raw)!) };
+  return [combine(halves.get(first)!), combine(halves.get(second)!)];
+}
+
+/** One scenario on the service and on the raw server (measureSides). */
+export async function measurePair(service: Server, raw: Server, scenario: Scenario, token: string, ids: string[], settings: LoadSettings, settle: () => Promise<unknown>): Promise<{ service: LoadFigures; raw: LoadFigures }> {
+  const [onService, onRaw] = await measureSides({ server: service, scenario }, { server: raw, scenario }, token, ids, settings, settle);
+  return { service: onService, raw: onRaw };
 }

@@ -32,7 +32,7 @@ import { startChild, type Child } from './lib/children.js';
 import { namedConnection, settled } from './lib/pg-activity.js';
 import { processTree, rssOf, toMB } from './lib/processes.js';
 import { call } from './lib/http.js';
-import { measurePair, type LoadFigures, type LoadSettings } from './load.js';
+import { measurePair, measureSides, type LoadFigures, type LoadSettings } from './load.js';
 import { printResults, writeChart, type Results, type SizeResult } from './report.js';
 import { deepSkipPath, scenarios, type DeepPage } from './scenarios.js';
 import { connect, dropSchema, rotationIds, seededTenant, seedPeople, signIn, signUp } from './seed.js';
@@ -235,7 +235,17 @@ async function runSize(label: string, employees: number): Promise<SizeResult> {
     console.log(`raw:     ${rawPids.length} process(es), idle RSS ${memoryIdle.raw.map((p) => `${p.role} ${p.rssMB} MB`).join(', ')}`);
 
     const results: SizeResult['scenarios'] = [];
-    for (const scenario of scenarios(organizationId, ids[0], deep).filter((s) => !only || only.includes(s.key))) {
+    const all = scenarios(organizationId, ids[0], deep);
+    for (const scenario of all.filter((s) => !only || only.includes(s.key))) {
+      if (scenario.against) {
+        // A feature's cost: the same service answering the request without the feature is the yardstick.
+        const baseline = all.find((s) => s.key === scenario.against)!;
+        const [withFeature, without] = await measureSides({ server: service, scenario }, { server: service, scenario: baseline }, token, ids, settings, settle);
+        const ratio = without.requestsPerSecond ? Math.round((withFeature.requestsPerSecond / without.requestsPerSecond) * 100) / 100 : 0;
+        results.push({ key: scenario.key, label: scenario.label, kind: scenario.kind, against: baseline.key, service: withFeature, raw: without, ratio });
+        console.log(`${scenario.label.padEnd(46)} service ${String(withFeature.requestsPerSecond).padStart(6)} req/s p99 ${withFeature.p99Ms} ms | without ${String(without.requestsPerSecond).padStart(6)} req/s p99 ${without.p99Ms} ms | ratio ${ratio.toFixed(2)}`);
+        continue;
+      }
       const failure = capture.failures.get(scenario.key);
       if (failure) {
         console.log(`${scenario.label}: NOT MEASURED: ${failure}`);

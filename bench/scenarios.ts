@@ -15,6 +15,13 @@ export interface Scenario {
   single: boolean;
   /** Measured for comparison only: no target applies (the deep page by skip, beside the one by cursor). */
   reported?: boolean;
+  /** A header sent with a new random value on every request (Idempotency-Key: each create its own key). */
+  uniqueHeader?: string;
+  /**
+   * The cost of a feature: measured against the service answering this other scenario (the same
+   * request without the feature), not against the raw server; target FEATURE_COST_TARGET.
+   */
+  against?: string;
 }
 
 /** A page deep in the default list: its position, and the cursor the service gave for it. */
@@ -28,6 +35,16 @@ export const deepCursorPath = (cursor: string) => `/api/employee?take=10&count=n
 export const deepSkipPath = (position: number, take = 10) => `/api/employee?take=${take}&count=none&skip=${position}`;
 
 export function scenarios(organizationId: string, employeeId: string, deep: DeepPage = { position: 0, cursor: '' }): Scenario[] {
+  const createTimeLog: Scenario = {
+    key: 'create-time-log',
+    label: 'POST /api/time-log (create)',
+    kind: 'write',
+    method: 'POST',
+    path: '/api/time-log',
+    body: { organizationId, employeeId, startedAt: '2026-01-05T09:00:00.000Z', stoppedAt: '2026-01-05T10:30:00.000Z', logType: 'MANUAL', description: 'Bench entry' },
+    status: 201,
+    single: true,
+  };
   return [
     { key: 'get-by-id', label: 'GET /api/employee/{id}', kind: 'read', method: 'GET', path: '/api/employee/{id}', status: 200, single: true },
     {
@@ -64,16 +81,9 @@ export function scenarios(organizationId: string, employeeId: string, deep: Deep
     { key: 'list-select', label: 'GET list select[] firstName, lastName', kind: 'read', method: 'GET', path: '/api/employee?select[]=firstName&select[]=lastName&take=10', status: 200, single: false },
     { key: 'deep-cursor', label: 'GET list deep page by cursor', kind: 'read', method: 'GET', path: deepCursorPath(deep.cursor), status: 200, single: false },
     { key: 'deep-skip', label: 'GET list deep page by skip (reported)', kind: 'read', method: 'GET', path: deepSkipPath(deep.position), status: 200, single: false, reported: true },
-    {
-      key: 'create-time-log',
-      label: 'POST /api/time-log (create)',
-      kind: 'write',
-      method: 'POST',
-      path: '/api/time-log',
-      body: { organizationId, employeeId, startedAt: '2026-01-05T09:00:00.000Z', stoppedAt: '2026-01-05T10:30:00.000Z', logType: 'MANUAL', description: 'Bench entry' },
-      status: 201,
-      single: true,
-    },
+    createTimeLog,
+    // The same create with a new Idempotency-Key each time, against the create without one.
+    { ...createTimeLog, key: 'create-idempotent', label: 'POST /api/time-log with Idempotency-Key', uniqueHeader: 'Idempotency-Key', against: createTimeLog.key },
     { key: 'patch', label: 'PATCH /api/employee/{id}', kind: 'write', method: 'PATCH', path: '/api/employee/{id}', body: { lastName: 'Patched' }, status: 200, single: true },
   ];
 }

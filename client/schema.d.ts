@@ -20081,9 +20081,11 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description A unique rule is broken */
+        /** @description A unique rule is broken, or a request with the same Idempotency-Key is still running (retry after Retry-After) */
         Conflict: {
             headers: {
+                /** @description When a request with the same Idempotency-Key is still running: seconds to wait before retrying */
+                "Retry-After"?: number;
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -20164,6 +20166,28 @@ export interface components {
                  *       "statusCode": 415,
                  *       "message": "Unsupported media type: send application/json",
                  *       "error": "Unsupported Media Type"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The Idempotency-Key sent was used with another request (method, path or body); nothing was run */
+        UnprocessableEntity: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "statusCode": 422,
+                 *       "message": "This Idempotency-Key was used with another request (method, path or body): send a new key for a new request",
+                 *       "error": "Unprocessable Entity"
                  *     }
                  */
                 "application/json": components["schemas"]["ErrorResponse"];
@@ -21495,6 +21519,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -21512,6 +21538,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -21530,6 +21558,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -21652,6 +21681,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -21669,6 +21700,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -21687,6 +21720,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -22266,6 +22300,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -22283,6 +22319,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -22301,6 +22339,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -23331,6 +23370,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -23348,6 +23389,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -23366,6 +23409,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -23935,6 +23979,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -23952,6 +23998,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -23970,6 +24018,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -24547,6 +24596,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -24564,6 +24615,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -24582,6 +24635,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -25468,6 +25522,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -25485,6 +25541,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -25503,6 +25561,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -26132,6 +26191,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -26149,6 +26210,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -26167,6 +26230,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -26738,6 +26802,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -26755,6 +26821,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -26773,6 +26841,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -27680,6 +27749,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -27697,6 +27768,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -27715,6 +27788,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -28612,6 +28686,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -28629,6 +28705,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -28647,6 +28725,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -29664,6 +29743,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -29681,6 +29762,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -29699,6 +29782,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -29817,6 +29901,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -29834,6 +29920,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -29852,6 +29940,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -31035,6 +31124,8 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -31052,6 +31143,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -31070,6 +31163,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -31190,6 +31284,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -31207,6 +31303,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -31225,6 +31323,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -31812,6 +31911,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -31829,6 +31930,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -31847,6 +31950,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -32446,6 +32550,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -32463,6 +32569,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -32481,6 +32589,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -33076,6 +33185,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -33093,6 +33204,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -33111,6 +33224,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -33692,6 +33806,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -33709,6 +33825,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -33727,6 +33845,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -35441,6 +35560,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -35458,6 +35579,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -35476,6 +35599,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -36039,6 +36163,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -36056,6 +36182,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -36074,6 +36202,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -36637,6 +36766,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -36654,6 +36785,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -36672,6 +36805,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -37235,6 +37369,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -37252,6 +37388,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -37270,6 +37408,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -37833,6 +37972,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -37850,6 +37991,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -37868,6 +38011,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -38830,6 +38974,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -38847,6 +38993,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -38865,6 +39013,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -39845,6 +39994,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -39862,6 +40013,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -39880,6 +40033,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -40497,6 +40651,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -40514,6 +40670,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -40532,6 +40690,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -41196,6 +41355,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -41213,6 +41374,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -41231,6 +41394,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -41824,6 +41988,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -41841,6 +42007,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -41859,6 +42027,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -42448,6 +42617,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -42465,6 +42636,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -42483,6 +42656,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -43066,6 +43240,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -43083,6 +43259,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -43101,6 +43279,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -43690,6 +43869,8 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
@@ -43707,6 +43888,8 @@ export interface operations {
                 headers: {
                     /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
                     ETag?: string;
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -43725,6 +43908,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

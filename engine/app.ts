@@ -33,6 +33,7 @@ import { RouteTable } from './routing/route-table.js';
 import { allowedMethods } from './routing/allowed-methods.js';
 import { routesByPrefix } from './routing/by-prefix.js';
 import { ListCursors } from './resource/cursor.js';
+import { createIdempotency } from './idempotency/guard.js';
 import { ResourceService } from './resource/service.js';
 import type { Knex } from 'knex';
 
@@ -111,7 +112,9 @@ export function createApp(options: AppOptions): App {
   // Case-sensitive like the paths the authentication middleware lets through without a token:
   // /API/employee must not reach a route by another spelling.
   const router = new Router({ sensitive: true });
-  const table = new RouteTable(router);
+  // Idempotency keys in the database, or Redis when configured (shared by every process and instance).
+  const idempotency = createIdempotency(config, db, options.log ?? logEvent);
+  const table = new RouteTable(router, idempotency.guard);
   const serving: ServingState = { draining: false };
   table.add(...healthRoutes(db, config.healthTimeoutMs, serving));
   // Modules first: their fixed paths (/api/tags/getByName) must win over a generated /:id.
@@ -183,6 +186,8 @@ export function createApp(options: AppOptions): App {
     drain: () => {
       serving.draining = true;
     },
-    close: async () => rateLimiting.store?.close(),
+    close: async () => {
+      await Promise.all([rateLimiting.store?.close(), idempotency.close()]);
+    },
   };
 }

@@ -27,6 +27,11 @@ export interface Route {
    * and answers 415 for a type it does not take.
    */
   body?: 'json' | 'own';
+  /**
+   * Honours Idempotency-Key (engine/idempotency/guard.ts): a retry with the key of a request that
+   * succeeded replays its answer instead of running again. For a route that creates, with a caller.
+   */
+  idempotent?: boolean;
   /** The permission the caller's role must grant, checked before the handler runs (403). */
   permission?: string;
   /**

@@ -126,6 +126,15 @@ export interface Config {
     /** The longest a request waits for its counts from Redis or a cluster's primary before going on uncounted. */
     storeTimeoutMs: number;
   };
+  idempotency: {
+    /** Seconds a request's answer is kept for retries with its Idempotency-Key (IDEMPOTENCY_KEY_TTL_SECONDS, 24 h). */
+    ttlSeconds: number;
+    /**
+     * Milliseconds after which a request that claimed a key and never answered (its process died)
+     * no longer holds it: three times DATABASE_TIMEOUT_MS, at least a minute.
+     */
+    runningMs: number;
+  };
   /**
    * Prometheus metrics (METRICS_PORT, METRICS_HOST, METRICS_TOKEN): served on a port of their own,
    * never on the API's; undefined when METRICS_PORT is unset (nothing listens, nothing is counted).
@@ -277,6 +286,10 @@ export function loadConfig(env: Env = process.env): Config {
       maxKeys: integer(env, 'RATE_LIMIT_MAX_KEYS', 250_000, 1000),
       prefix: keyPrefix(env),
       storeTimeoutMs: integer(env, 'RATE_LIMIT_STORE_TIMEOUT_MS', 500, 10, 60_000),
+    },
+    idempotency: {
+      ttlSeconds: integer(env, 'IDEMPOTENCY_KEY_TTL_SECONDS', 86_400, 60, 30 * 86_400),
+      runningMs: Math.max(60_000, 3 * integer(env, 'DATABASE_TIMEOUT_MS', 10_000, 100, 3_600_000)),
     },
     metrics: metricsSettings(env, port),
   };

@@ -7,6 +7,7 @@ import cors from '@koa/cors';
 import type { Context, Middleware, Next } from 'koa';
 import helmet from 'koa-helmet';
 import { TOTAL_EXACT_HEADER } from '../resource/route-names.js';
+import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from '../idempotency/request.js';
 import { ETAG_HEADER } from './conditional.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 
@@ -27,11 +28,12 @@ const EXPOSED_HEADERS = [
   'Deprecation',
   'Link',
   'Preference-Applied',
+  REPLAYED_HEADER,
   'Content-Disposition',
   'WWW-Authenticate',
 ];
 /** Request headers a page may send; the definitions add the headers they read (Organization-Id). */
-const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Tenant-Id', REQUEST_ID_HEADER, 'Accept', 'Accept-Language', 'Prefer', 'If-Match', 'If-None-Match'];
+const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Tenant-Id', REQUEST_ID_HEADER, 'Accept', 'Accept-Language', 'Prefer', 'If-Match', 'If-None-Match', IDEMPOTENCY_KEY_HEADER];
 /** How long a browser may reuse a preflight's answer (seconds). */
 const PREFLIGHT_MAX_AGE = 600;
 

@@ -190,6 +190,7 @@ export function errorResponse(status: number): Json {
     content: { 'application/json': { schema: ref(ERROR_SCHEMA), example: { statusCode: status, message: example, error: STATUS_CODES[status] ?? 'Error' } } },
   };
   if (status === 401) response.headers = { 'WWW-Authenticate': { description: 'Bearer', schema: { type: 'string' } } };
+  if (status === 409) response.headers = { 'Retry-After': { description: 'When a request with the same Idempotency-Key is still running: seconds to wait before retrying', schema: { type: 'integer', minimum: 1 } } };
   return response;
 }
 

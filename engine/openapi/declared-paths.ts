@@ -1,10 +1,11 @@
 // The document's paths, read off the route declarations (engine/route.ts): each documented route
 // gives its operation, with `security` from its access and, when it validates a body with a
-// schema and documents none itself, that schema as its request body.
+// schema and documents none itself, that schema as its request body; an idempotent route, its key.
 import type { OpenApiPaths } from '../module.js';
 import type { Route } from '../route.js';
 import { BEARER_SCHEME } from './components.js';
 import { jsonBody } from './fragments.js';
+import { idempotentOperation } from './idempotency-fragments.js';
 import { toOpenApiSchema } from './schema-conversion.js';
 
 /** The order operations take in a path item, whatever order their routes were declared in. */
@@ -23,10 +24,11 @@ function securityOf(route: Route): unknown[] | undefined {
 function operationOf(route: Route, where: string): Record<string, unknown> {
   const docs = route.docs as Record<string, unknown>;
   if ('security' in docs) throw new Error(`OpenAPI: ${where} documents security itself; its declaration's access says it`);
-  const operation = { ...docs };
+  let operation = { ...docs };
   const security = securityOf(route);
   if (security) operation.security = security;
   if (route.schemas?.body && !operation.requestBody) operation.requestBody = jsonBody(toOpenApiSchema(route.schemas.body));
+  if (route.idempotent) operation = idempotentOperation(operation);
   return operation;
 }
 

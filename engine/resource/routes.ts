@@ -157,6 +157,8 @@ export function crudRoutes(service: ResourceService, notes?: OperationNotes): Ro
       return {
         method,
         path: routePath,
+        // A create retried after a timeout must not create twice.
+        ...(operation === 'create' ? { idempotent: true } : {}),
         permission: resource.permissions[permission],
         handler: handlers[operation],
         docs: documented[openApiPath(routePath)][method.toLowerCase()] as OperationDoc,

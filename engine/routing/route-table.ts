@@ -15,9 +15,13 @@ const OUTSIDE_API = /^\/(?!api(\/|$))/;
 
 const isPublic = (route: Route) => route.access === 'public' || route.access === 'optional';
 
-/** The handler with the declaration's checks before it: the permission, then the body. */
-function guarded(route: Route): Middleware {
-  const { permission, handler } = route;
+/** Wraps the handler of a route declared idempotent (engine/idempotency/guard.ts). */
+export type IdempotentWrapper = (handler: Middleware) => Middleware;
+
+/** The handler with the declaration's checks before it: the permission, then the body, then its idempotency key. */
+function guarded(route: Route, idempotent?: IdempotentWrapper): Middleware {
+  const { permission } = route;
+  const handler = route.idempotent && idempotent ? idempotent(route.handler) : route.handler;
   const validate = route.schemas?.body && compileValidator(route.schemas.body);
   if (!permission && !validate) return handler;
   return (ctx: Context, next: Next) => {
@@ -35,7 +39,11 @@ export class RouteTable {
   /** The distinct logPath masks of the routes under each routing prefix (/api/public), for a path none of them matches. */
   private readonly masksByPrefix = new Map<string, Array<(path: string) => string>>();
 
-  constructor(private readonly router: Router) {}
+  /** `idempotent`: what wraps the routes declared idempotent; without it they run as any other. */
+  constructor(
+    private readonly router: Router,
+    private readonly idempotent?: IdempotentWrapper,
+  ) {}
 
   add(...routes: Route[]) {
     for (const route of routes) {
@@ -55,7 +63,7 @@ export class RouteTable {
         }
         continue;
       }
-      const layer = this.router.register(route.path, [route.method], guarded(route)) as Layer;
+      const layer = this.router.register(route.path, [route.method], guarded(route, this.idempotent)) as Layer;
       this.byLayer.set(layer, route);
     }
   }

@@ -2,6 +2,7 @@
 // examples and defaults, and where it has none, a value its schema describes (the world's ids and
 // texts for ids and names); the create, replace and patch bodies of a resource are the sample
 // bodies of the fuzz world (sample-records.ts). A new route is covered with no test code.
+import { randomUUID } from 'node:crypto';
 import { png } from './images.js';
 import { PASSWORD, uniqueEmail } from './accounts.js';
 import type { Operation } from './fuzz/operations.js';
@@ -135,12 +136,14 @@ export class Fixtures {
 
   /**
    * Every header parameter the operation declares, with the value it names (the caller's tenant,
-   * its organization); If-Match as *, the one value every version of a record meets.
+   * its organization); If-Match as *, the one value every version of a record meets; a new
+   * Idempotency-Key each time (one key sent with two requests is a 422).
    */
   private async headers(op: Operation, operation: Json): Promise<Array<[string, string]>> {
     const out: Array<[string, string]> = [];
     for (const p of this.parameters(op, operation)) {
       if (p.in === 'header' && p.name === 'If-Match') out.push([p.name, '*']);
+      else if (p.in === 'header' && p.name === 'Idempotency-Key') out.push([p.name, randomUUID()]);
       else if (p.in === 'header') out.push([p.name, p.example !== undefined ? String(p.example) : await this.valueFor(op, p.name, resolve(this.doc, p.schema) ?? {})]);
     }
     return out;

@@ -633,7 +633,11 @@ function headersFor(w: World, op: Operation): Arb<Array<[string, string]>> {
     4,
   );
   const conditions = fc.record({ ifMatch: declared('If-Match') ? tags : fc.constant(undefined), ifNoneMatch: declared('If-None-Match') ? tags : fc.constant(undefined) });
-  return fc.record({ authorization, tenant, organization, accept, forwarded, encoding, requestId, conditions }).map((h) => {
+  // Idempotency keys where declared: shared ones (replays, other bodies: 422), fresh ones, malformed ones.
+  const idempotencyKey = declared('Idempotency-Key')
+    ? rare(fc.oneof(fc.constantFrom('fuzz-key-1', 'fuzz-key-2', 'x'.repeat(255), 'x'.repeat(256), 'a b', '', '"quoted"'), fc.uuid(), v.text.filter(headerSafe)), 4)
+    : fc.constant(undefined);
+  return fc.record({ authorization, tenant, organization, accept, forwarded, encoding, requestId, conditions, idempotencyKey }).map((h) => {
     const headers: Array<[string, string]> = [];
     if (h.authorization !== undefined) headers.push(['Authorization', h.authorization]);
     if (h.tenant !== undefined) headers.push(['Tenant-Id', h.tenant]);
@@ -644,6 +648,7 @@ function headersFor(w: World, op: Operation): Arb<Array<[string, string]>> {
     if (h.requestId !== undefined) headers.push(['X-Request-Id', h.requestId]);
     if (h.conditions.ifMatch !== undefined) headers.push(['If-Match', h.conditions.ifMatch]);
     if (h.conditions.ifNoneMatch !== undefined) headers.push(['If-None-Match', h.conditions.ifNoneMatch]);
+    if (h.idempotencyKey !== undefined) headers.push(['Idempotency-Key', h.idempotencyKey]);
     return headers;
   });
 }

@@ -4,6 +4,7 @@
 // Everything is compiled here, once: definitions, validators, routes and the OpenAPI document.
 // What is the application's (definitions, modules, roles, limits, how callers authenticate) is
 // handed in: the engine names none of it.
+import { createHmac } from 'node:crypto';
 import Router from '@koa/router';
 import Koa, { type Context } from 'koa';
 import { Model } from 'objection';
@@ -104,6 +105,9 @@ export function createApp(options: AppOptions): App {
   const registry = compileDefinitions(sources, { permissions: roles.permissions, owner: roles.owner, baseModel: BoundModel });
   // Signed with the token secret (and the previous one after a rotation): every instance reads every other's cursors.
   const cursors = new ListCursors([config.jwt.secret, config.jwt.previousSecret]);
+  // Record versions (ETags) are salted with a key of the same secret: a tag reveals nothing of the database.
+  const versionSalt = createHmac('sha256', config.jwt.secret).update('record versions').digest('hex').slice(0, 32);
+  for (const resource of registry.values()) resource.versionSalt = versionSalt;
   const services = new Map([...registry.values()].map((r) => [r.name, new ResourceService(db, r, cursors)]));
   const engine: Engine = { config, db, registry, services, roles, mailer: options.mailer ?? createMailer(config) };
   const authenticator = options.authenticator(engine);
@@ -182,7 +186,9 @@ export function createApp(options: AppOptions): App {
     rateLimiting,
     metrics,
     isPublic: (path) => table.matchOf(routes.match, '', path).public,
-    ready: async () => rateLimiting.store?.ready(STORE_READY_TIMEOUT_MS),
+    ready: async () => {
+      await Promise.all([rateLimiting.store?.ready(STORE_READY_TIMEOUT_MS), idempotency.ready(STORE_READY_TIMEOUT_MS)]);
+    },
     drain: () => {
       serving.draining = true;
     },

@@ -30,8 +30,10 @@ export interface Route {
   /**
    * Honours Idempotency-Key (engine/idempotency/guard.ts): a retry with the key of a request that
    * succeeded replays its answer instead of running again. For a route that creates, with a caller.
+   * `headers`: request headers that change what it does (Organization-Id), part of the request's
+   * fingerprint with its method, URL and body.
    */
-  idempotent?: boolean;
+  idempotent?: boolean | { headers: string[] };
   /** The permission the caller's role must grant, checked before the handler runs (403). */
   permission?: string;
   /**

@@ -88,10 +88,10 @@ export function answerRecord(ctx: Context, held: HeldTags, record: unknown, vers
   return answerTagged(ctx, held, recordTag(version, text), record, text);
 }
 
-/** A page of a list: a weak tag over the answer, or 304 (true). */
-export function answerPage(ctx: Context, held: HeldTags, page: unknown): boolean {
+/** A page of a list: a weak tag over the answer and whether its total is exact (a header beside it), or 304 (true). */
+export function answerPage(ctx: Context, held: HeldTags, page: unknown, exact: boolean): boolean {
   const text = JSON.stringify(page);
-  return answerTagged(ctx, held, `W/"${digest(text)}"`, page, text);
+  return answerTagged(ctx, held, `W/"${digest(exact ? text : `${text}~`)}"`, page, text);
 }
 
 /** The tag of a written record's answer (a write is never answered 304). */
@@ -110,11 +110,12 @@ export const preconditionRequired = () => new HttpError(428, 'This resource take
  * `required`: the resource takes no write without the header (428).
  */
 export function ifMatchVersions(ctx: Context, required: boolean): string[] | undefined {
-  const header = ctx.get('If-Match');
-  if (!header) {
+  const header = ctx.request.headers['if-match'];
+  if (header === undefined) {
     if (required) throw preconditionRequired();
     return undefined;
   }
+  // Sent empty (a template variable left blank, say) it names no tag: a 400, never a blind write.
   const tags = entityTags('If-Match', header);
   if (tags === '*') return undefined;
   return tags.filter((t) => !t.weak).map((t) => t.opaque.split('.')[0]).filter((version) => VERSION_PATTERN.test(version));

@@ -2,6 +2,7 @@
 // idempotency_key (table.ts). Claiming is one insert that only an expired or abandoned row lets
 // through, so of two requests racing with one key, on any process or instance, one claims it.
 // Expired rows are swept by the processes that use the table, at most every SWEEP_MS each.
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { run } from '../resource/sql/runner.js';
 import type { KeyOwner } from './request.js';
@@ -9,21 +10,27 @@ import type { Claim, IdempotencyStore, StoredAnswer, StoreTimes } from './store.
 import { IDEMPOTENCY_TABLE } from './table.js';
 
 const SWEEP_MS = 10 * 60_000;
+/** Rows one sweep statement deletes, and statements per sweep: short statements, never one huge delete. */
+const SWEEP_BATCH = 1000;
+const SWEEP_BATCHES = 50;
 
 const T = `"${IDEMPOTENCY_TABLE}"`;
 const ENTRY = `"tenantId" = $1 and "userId" = $2 and "key" = $3`;
 
 const CLAIM =
-  `insert into ${T} ("tenantId", "userId", "key", "fingerprint", "state", "claimedAt", "expiresAt") ` +
-  `values ($1, $2, $3, $4, 'running', now(), now() + $5::float8 * interval '1 millisecond') ` +
-  `on conflict ("tenantId", "userId", "key") do update set "fingerprint" = excluded."fingerprint", "state" = 'running', "answer" = null, ` +
+  `insert into ${T} ("tenantId", "userId", "key", "fingerprint", "state", "token", "claimedAt", "expiresAt") ` +
+  `values ($1, $2, $3, $4, 'running', $7, now(), now() + $5::float8 * interval '1 millisecond') ` +
+  `on conflict ("tenantId", "userId", "key") do update set "fingerprint" = excluded."fingerprint", "state" = 'running', "token" = excluded."token", "answer" = null, ` +
   `"claimedAt" = excluded."claimedAt", "expiresAt" = excluded."expiresAt" ` +
   `where ${T}."expiresAt" <= now() or (${T}."state" = 'running' and ${T}."claimedAt" <= now() - $6::float8 * interval '1 millisecond') ` +
   'returning 1 as "claimed"';
 const FIND = `select "fingerprint", "state", "answer" from ${T} where ${ENTRY}`;
-const COMPLETE = `update ${T} set "state" = 'done', "answer" = $5::jsonb where ${ENTRY} and "fingerprint" = $4 and "state" = 'running'`;
-const RELEASE = `delete from ${T} where ${ENTRY} and "fingerprint" = $4 and "state" = 'running'`;
-const SWEEP = `with swept as (delete from ${T} where "expiresAt" < now() returning 1) select count(*)::int as "n" from swept`;
+const COMPLETE = `update ${T} set "state" = 'done', "answer" = $5::jsonb where ${ENTRY} and "token" = $4 and "state" = 'running'`;
+const RELEASE = `delete from ${T} where ${ENTRY} and "token" = $4 and "state" = 'running'`;
+// A batch at a time, rows another sweeper holds left to it.
+const SWEEP =
+  `with swept as (delete from ${T} where ctid = any(array(select ctid from ${T} where "expiresAt" < now() limit ${SWEEP_BATCH} for update skip locked)) returning 1) ` +
+  'select count(*)::int as "n" from swept';
 
 export interface DatabaseStore extends IdempotencyStore {
   /** Deletes every expired entry now; how many there were. */
@@ -31,14 +38,24 @@ export interface DatabaseStore extends IdempotencyStore {
 }
 
 export function databaseStore(db: Knex, times: StoreTimes, onSweepError: (err: unknown) => void): DatabaseStore {
-  let nextSweep = Date.now() + SWEEP_MS;
+  // Each process sweeps at its own moments (a random share of the interval), not all at once.
+  const nextSweepAt = () => Date.now() + SWEEP_MS * (0.5 + Math.random());
+  let nextSweep = nextSweepAt();
   const entry = (owner: KeyOwner, key: string) => [owner.tenantId, owner.userId, key];
 
-  const sweep = async (): Promise<number> => (await run(db, { text: SWEEP, values: [] }))[0].n;
+  async function sweep(): Promise<number> {
+    let total = 0;
+    for (let i = 0; i < SWEEP_BATCHES; i++) {
+      const [{ n }] = await run(db, { text: SWEEP, values: [] });
+      total += n;
+      if (n < SWEEP_BATCH) break;
+    }
+    return total;
+  }
 
   function sweepNowAndThen() {
     if (Date.now() < nextSweep) return;
-    nextSweep = Date.now() + SWEEP_MS;
+    nextSweep = nextSweepAt();
     sweep().catch(onSweepError);
   }
 
@@ -46,9 +63,10 @@ export function databaseStore(db: Knex, times: StoreTimes, onSweepError: (err: u
     async claim(owner, key, fingerprint): Promise<Claim> {
       sweepNowAndThen();
       // A row can vanish between the two statements (released, swept): then claim again.
+      const token = randomUUID();
       for (;;) {
-        const claimed = await run(db, { text: CLAIM, values: [...entry(owner, key), fingerprint, times.ttlMs, times.runningMs] });
-        if (claimed.length) return { kind: 'claimed' };
+        const claimed = await run(db, { text: CLAIM, values: [...entry(owner, key), fingerprint, times.ttlMs, times.runningMs, token] });
+        if (claimed.length) return { kind: 'claimed', token };
         const [found] = await run(db, { text: FIND, values: entry(owner, key) });
         if (!found) continue;
         if (found.fingerprint !== fingerprint) return { kind: 'mismatch' };
@@ -57,13 +75,14 @@ export function databaseStore(db: Knex, times: StoreTimes, onSweepError: (err: u
         return { kind: 'done', answer: answer as StoredAnswer };
       }
     },
-    async complete(owner, key, fingerprint, answer) {
-      await run(db, { text: COMPLETE, values: [...entry(owner, key), fingerprint, JSON.stringify(answer)] });
+    async complete(owner, key, token, answer) {
+      await run(db, { text: COMPLETE, values: [...entry(owner, key), token, JSON.stringify(answer)] });
     },
-    async release(owner, key, fingerprint) {
-      await run(db, { text: RELEASE, values: [...entry(owner, key), fingerprint] });
+    async release(owner, key, token) {
+      await run(db, { text: RELEASE, values: [...entry(owner, key), token] });
     },
     sweep,
+    async ready() {},
     async close() {},
   };
 }

@@ -24,10 +24,17 @@ const REDIS_TIMEOUT_MS = 2000;
 export interface Idempotency {
   /** Where entries live, as the docs and the log say it. */
   kind: 'database' | 'redis';
-  /** The handler of an idempotent route, wrapped. */
-  guard(handler: Middleware): Middleware;
+  /**
+   * The handler of an idempotent route, wrapped; `headers` are the request headers that change
+   * what it does (Organization-Id), part of a request's fingerprint with its method, URL and body.
+   */
+  guard(handler: Middleware, headers: readonly string[]): Middleware;
+  ready(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
+
+/** The least time between two log lines about the store failing (an outage is not a line per request). */
+const FAILURE_LOG_MS = 10_000;
 
 export const keyReusedWithOtherRequest = () =>
   new HttpError(422, `This ${IDEMPOTENCY_KEY_HEADER} was used with another request (method, path or body): send a new key for a new request`);
@@ -59,21 +66,31 @@ function keptAnswer(ctx: Context): StoredAnswer {
   return { status: ctx.status, headers, body };
 }
 
+const describe = (err: unknown) => String((err as Error)?.message ?? err);
+
 export function createIdempotency(config: Config, db: Knex, log: LogEvent): Idempotency {
-  const times = { ttlMs: config.idempotency.ttlSeconds * 1000, runningMs: config.idempotency.runningMs };
+  const { runningMs } = config.idempotency;
+  // An entry lives at least as long as a claim may run: a running request never loses its key to expiry.
+  const times = { ttlMs: Math.max(config.idempotency.ttlSeconds * 1000, runningMs), runningMs };
+  let loggedAt = 0;
+  const storeFailed = (err: unknown) => {
+    if (Date.now() - loggedAt < FAILURE_LOG_MS) return;
+    loggedAt = Date.now();
+    log('warn', 'idempotency keys: Redis does not answer; requests with a key are answered 503', { error: describe(err) });
+  };
   const store: IdempotencyStore = config.redisUrl
-    ? redisStore(config.redisUrl, config.rateLimits.prefix, times, REDIS_TIMEOUT_MS)
-    : databaseStore(db, times, (err) => log('warn', 'idempotency keys: sweeping expired keys failed', { error: String((err as Error)?.message ?? err) }));
+    ? redisStore(config.redisUrl, config.rateLimits.prefix, times, REDIS_TIMEOUT_MS, storeFailed)
+    : databaseStore(db, times, (err) => log('warn', 'idempotency keys: sweeping expired keys failed', { error: describe(err) }));
 
   return {
     kind: config.redisUrl ? 'redis' : 'database',
-    guard: (handler) =>
+    guard: (handler, headers) =>
       async function idempotent(ctx: Context, next: Next) {
         const key = idempotencyKeyOf(ctx.get(IDEMPOTENCY_KEY_HEADER));
         if (key === undefined) return handler(ctx, next);
         const caller = callerOf(ctx);
         const owner: KeyOwner = { tenantId: caller.tenantId, userId: caller.userId };
-        const fingerprint = fingerprintOf(ctx.method, ctx.url, ctx.request.body);
+        const fingerprint = fingerprintOf(ctx.method, ctx.url, ctx.request.body, headers.map((name) => ctx.get(name)));
         const claim = await store.claim(owner, key, fingerprint);
         if (claim.kind === 'mismatch') throw keyReusedWithOtherRequest();
         if (claim.kind === 'running') throw keyStillRunning();
@@ -84,15 +101,24 @@ export function createIdempotency(config: Config, db: Knex, log: LogEvent): Idem
           succeeded = ctx.status >= 200 && ctx.status < 300;
         } finally {
           // Failed, it wrote nothing (every write is all or nothing): the key is free for a retry.
-          if (!succeeded) await store.release(owner, key, fingerprint).catch(() => {});
+          if (!succeeded) await store.release(owner, key, claim.token).catch(() => {});
         }
-        try {
-          await store.complete(owner, key, fingerprint, keptAnswer(ctx));
-        } catch (err) {
-          // The write is done and answered; the entry stays claimed until it counts as abandoned.
-          log('warn', 'idempotency keys: an answer could not be kept', { error: String((err as Error)?.message ?? err) });
+        if (!succeeded) return;
+        const answer = keptAnswer(ctx);
+        // Once more after a failure: a kept answer is what stops a later retry from writing twice.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await store.complete(owner, key, claim.token, answer);
+            return;
+          } catch (err) {
+            if (attempt === 2) {
+              log('warn', 'idempotency keys: an answer could not be kept; the key stays claimed until it counts as abandoned', { error: describe(err) });
+              return;
+            }
+          }
         }
       },
+    ready: (timeoutMs) => store.ready(timeoutMs),
     close: () => store.close(),
   };
 }

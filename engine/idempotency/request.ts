@@ -30,9 +30,9 @@ function canonical(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** The request's fingerprint: method, path (with its query) and body. */
-export function fingerprintOf(method: string, url: string, body: unknown): string {
-  return createHash('sha256').update(`${method} ${url}\n${canonical(body)}`).digest('base64url');
+/** The request's fingerprint: method, path (with its query), the values of the headers that change what it does, and body. */
+export function fingerprintOf(method: string, url: string, body: unknown, headers: readonly string[] = []): string {
+  return createHash('sha256').update(`${method} ${url}\n${canonical(headers)}\n${canonical(body)}`).digest('base64url');
 }
 
 /** Whose key it is. */

@@ -12,8 +12,8 @@ export interface StoredAnswer {
 }
 
 export type Claim =
-  /** The key is this request's: run it, then complete() or release(). */
-  | { kind: 'claimed' }
+  /** The key is this request's: run it, then complete() or release() with `token` (its claim's own). */
+  | { kind: 'claimed'; token: string }
   /** A request with this key and fingerprint finished: replay its answer. */
   | { kind: 'done'; answer: StoredAnswer }
   /** A request with this key is still running. */
@@ -28,15 +28,20 @@ export interface IdempotencyStore {
    * claimed anew.
    */
   claim(owner: KeyOwner, key: string, fingerprint: string): Promise<Claim>;
-  /** Keeps the claimed request's answer until the entry expires. */
-  complete(owner: KeyOwner, key: string, fingerprint: string, answer: StoredAnswer): Promise<void>;
+  /**
+   * Keeps the claimed request's answer until the entry expires. `token` is the claim's: a request
+   * whose claim was taken over (it ran past the running time) changes nothing of the new claim.
+   */
+  complete(owner: KeyOwner, key: string, token: string, answer: StoredAnswer): Promise<void>;
   /** Gives the key back (the request failed and wrote nothing): a retry runs again. */
-  release(owner: KeyOwner, key: string, fingerprint: string): Promise<void>;
+  release(owner: KeyOwner, key: string, token: string): Promise<void>;
+  /** Resolves once the store can be used, or after `timeoutMs`. */
+  ready(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
 export interface StoreTimes {
-  /** How long a completed answer is kept (IDEMPOTENCY_KEY_TTL_SECONDS). */
+  /** How long a completed answer is kept (IDEMPOTENCY_KEY_TTL_SECONDS, at least runningMs). */
   ttlMs: number;
   /** After how long an entry still running is taken to be abandoned. */
   runningMs: number;

@@ -6,11 +6,13 @@ export const IDEMPOTENCY_TABLE = 'idempotency_key';
 
 export async function createIdempotencyTable(knex: Knex) {
   await knex.schema.createTable(IDEMPOTENCY_TABLE, (t) => {
-    t.uuid('tenantId').notNullable();
-    t.uuid('userId').notNullable();
+    // Text, not uuid: the engine takes a caller's ids as its authenticator gives them.
+    t.text('tenantId').notNullable();
+    t.text('userId').notNullable();
     t.string('key', 255).notNullable();
     t.text('fingerprint').notNullable();
     t.text('state').notNullable();
+    t.text('token').notNullable();
     t.jsonb('answer');
     t.timestamp('claimedAt', { useTz: true }).notNullable();
     t.timestamp('expiresAt', { useTz: true }).notNullable();

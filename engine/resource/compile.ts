@@ -194,6 +194,8 @@ function compileOne(source: SourcedDefinition, known: ReadonlySet<string>, probl
     referencesBy: [],
     relations: new Map(),
     writableRelations: [],
+    parentTouches: [],
+    versionSalt: '',
     relationPaths: new Set(),
     filters,
     sortable,

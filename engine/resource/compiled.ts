@@ -79,6 +79,16 @@ export interface CompiledResource {
   referencesBy: CompiledReferenceBy[];
   relations: Map<string, CompiledRelation>;
   writableRelations: CompiledRelation[];
+  /**
+   * Parents whose writable hasMany holds this resource's records, by the field naming the parent:
+   * a write of a record here touches its parent (updatedAt), so the parent's version moves.
+   */
+  parentTouches: Array<{ parent: CompiledResource; via: string }>;
+  /**
+   * Mixed into every record version (sql/version.ts) so that a version says nothing of the
+   * database's transaction counter; set by the app from its secret ('' until then).
+   */
+  versionSalt: string;
   /** Every relations[] path this resource accepts (dot notation, depth ≤ 3, a hasMany only first). */
   relationPaths: Set<string>;
   filters: Map<string, CompiledFilter>;

@@ -113,6 +113,11 @@ export function link(resource: CompiledResource, source: SourcedDefinition, regi
     };
     resource.relations.set(name, relation);
     if (relation.writable) resource.writableRelations.push(relation);
+    // Its children's own writes change the parent's version too (sql/version.ts).
+    if (relation.writable && kind === 'hasMany') {
+      if (target.fields.get(def.via!)?.hidden) problem(check, ['relations', name, 'via'], `a writable hasMany needs its field ${def.via} visible on ${target.name} (a child's write touches its parent by it)`);
+      target.parentTouches.push({ parent: resource, via: def.via! });
+    }
   }
   checkIdsKeys(check, resource);
   const tagFilter = source.definition.tagFilter;

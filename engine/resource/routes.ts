@@ -37,7 +37,7 @@ function listQueryOf(ctx: Context, resource: CompiledResource, input: Record<str
 function answerList(ctx: Context, { items, total, exact, nextCursor }: ListResult, get: false | { held: HeldTags }) {
   const page = nextCursor ? { items, total, nextCursor } : { items, total };
   if (!get) ctx.body = page;
-  else if (answerPage(ctx, get.held, page)) return;
+  else if (answerPage(ctx, get.held, page, exact)) return;
   ctx.set(TOTAL_EXACT_HEADER, String(exact));
   if (prefersNoCount(ctx)) ctx.set('Preference-Applied', 'count=none');
   if (nextCursor && get) {
@@ -157,8 +157,8 @@ export function crudRoutes(service: ResourceService, notes?: OperationNotes): Ro
       return {
         method,
         path: routePath,
-        // A create retried after a timeout must not create twice.
-        ...(operation === 'create' ? { idempotent: true } : {}),
+        // A create retried after a timeout must not create twice; the organization header is part of what it asks.
+        ...(operation === 'create' ? { idempotent: { headers: resource.organizationHeader ? [resource.organizationHeader] : [] } } : {}),
         permission: resource.permissions[permission],
         handler: handlers[operation],
         docs: documented[openApiPath(routePath)][method.toLowerCase()] as OperationDoc,

@@ -15,13 +15,14 @@ const OUTSIDE_API = /^\/(?!api(\/|$))/;
 
 const isPublic = (route: Route) => route.access === 'public' || route.access === 'optional';
 
-/** Wraps the handler of a route declared idempotent (engine/idempotency/guard.ts). */
-export type IdempotentWrapper = (handler: Middleware) => Middleware;
+/** Wraps the handler of a route declared idempotent, with the headers its fingerprint takes (engine/idempotency/guard.ts). */
+export type IdempotentWrapper = (handler: Middleware, headers: readonly string[]) => Middleware;
 
 /** The handler with the declaration's checks before it: the permission, then the body, then its idempotency key. */
 function guarded(route: Route, idempotent?: IdempotentWrapper): Middleware {
   const { permission } = route;
-  const handler = route.idempotent && idempotent ? idempotent(route.handler) : route.handler;
+  const handler =
+    route.idempotent && idempotent ? idempotent(route.handler, typeof route.idempotent === 'object' ? route.idempotent.headers : []) : route.handler;
   const validate = route.schemas?.body && compileValidator(route.schemas.body);
   if (!permission && !validate) return handler;
   return (ctx: Context, next: Next) => {

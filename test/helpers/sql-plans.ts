@@ -121,7 +121,5 @@ export function recordingDatabase(answer: (statement: Statement) => Array<Record
   return { db: { client } as unknown as Knex, statements };
 }
 
-/** A work note's version: its row's xmin and its writable labels' link rows (engine/resource/sql/version.ts). */
-export const NOTE_VERSION =
-  `md5("work_note".xmin::text || '|' || coalesce((select string_agg("v_labels"."labelId"::text || ':' || "v_labels".xmin::text, ',' order by "v_labels"."labelId", "v_labels".xmin::text)` +
-  ` from "label_work_note" as "v_labels" where "v_labels"."workNoteId" = "work_note"."id"), ''))`;
+/** A work note's version: its row's xmin, hashed (engine/resource/sql/version.ts; no salt outside an app). */
+export const NOTE_VERSION = 'md5("work_note".xmin::text)';

@@ -86,19 +86,15 @@ test('the tag changes with the record: a write through the API, and a write by a
   assert.is(stale.body.description, 'written beside the API');
 });
 
-test('writable relations are part of the version: links through the API or beside it, children through their own route', async () => {
+test('writes of writable relations through the API move the version: links through the record, children through their own route', async () => {
   const employee = await newEmployee();
   const linked = await t.http.patch(`/api/employee/${employee.id}`).set(admin.auth).send({ tags: [{ id: tagIds[0] }] });
   assert.is(linked.status, 200, JSON.stringify(linked.body));
   assert.is.not(linked.headers.etag, employee.etag);
   assert.is(await etagOf(`/api/employee/${employee.id}`), linked.headers.etag, 'the tag of a write with links is the one read after it');
 
-  // A link added by another client of the database touches no employee column, yet the tag moves.
-  await t.db('tag_employee').insert({ employeeId: employee.id, tagId: tagIds[1] });
-  const withLink = await etagOf(`/api/employee/${employee.id}`);
-  assert.is.not(withLink, linked.headers.etag);
-  await t.db('tag_employee').where({ employeeId: employee.id, tagId: tagIds[1] }).delete();
-  assert.is.not(await etagOf(`/api/employee/${employee.id}`), withLink, 'a link removed moves it again');
+  const unlinked = await t.http.patch(`/api/employee/${employee.id}`).set(admin.auth).send({ tags: [] });
+  assert.is.not(unlinked.headers.etag, linked.headers.etag, 'links removed through the API move it again');
 
   const invoice = await created(admin, 'invoice', {
     invoiceNumber: 9001,
@@ -116,7 +112,16 @@ test('writable relations are part of the version: links through the API or besid
   const [item] = await t.db('invoice_item').where({ invoiceId: invoice.id });
   const changed = await t.http.patch(`/api/invoice-item/${item.id}`).set(admin.auth).send({ price: 12 });
   assert.is(changed.status, 200, JSON.stringify(changed.body));
-  assert.is.not(await etagOf(`/api/invoice/${invoice.id}`), readInvoice.headers.etag, "a child changed by its own route moves the parent's tag");
+  const afterChange = await etagOf(`/api/invoice/${invoice.id}`);
+  assert.is.not(afterChange, readInvoice.headers.etag, "a child changed by its own route moves the parent's tag");
+  const added = await t.http.post('/api/invoice-item').set(admin.auth).send({ invoiceId: invoice.id, quantity: 2, price: 5 });
+  assert.is(added.status, 201, JSON.stringify(added.body));
+  const afterAdd = await etagOf(`/api/invoice/${invoice.id}`);
+  assert.is.not(afterAdd, afterChange, 'a child created by its own route moves it');
+  assert.is((await t.http.delete(`/api/invoice-item/${added.body.id}`).set(admin.auth)).status, 204);
+  assert.is.not(await etagOf(`/api/invoice/${invoice.id}`), afterAdd, 'a child deleted by its own route moves it');
+  // Another tenant's invoice is never touched by this tenant's items: the touch is held to the item's tenant.
+  assert.is((await t.db('invoice').where({ id: invoice.id }).first()).tenantId, admin.tenantId);
 });
 
 test('a shaped answer (relations[], select[], written children) has a tag of its own', async () => {
@@ -199,6 +204,8 @@ test('a malformed If-Match or If-None-Match is a 400 naming the header, and noth
     assertError(await t.http.patch(`/api/tags/${id}`).set(admin.auth).set('If-Match', sent).send({ color: '#999999' }), 400, /If-Match/);
     assertError(await t.http.get(`/api/tags/${id}`).set(admin.auth).set('If-None-Match', sent), 400, /If-None-Match/);
   }
+  // Sent empty, If-Match names no version: a 400, never an unconditional write.
+  assertError(await t.http.patch(`/api/tags/${id}`).set(admin.auth).set('If-Match', '').send({ color: '#999999' }), 400, /If-Match/);
   assert.is((await tagRow(id)).color, '#123456');
 });
 

@@ -41,7 +41,7 @@ const STORES: Store[] = [
     staging: (t) => ({
       running: async (owner, key, fingerprint, claimedAgoMs) => {
         await t.db.raw(
-          `insert into ${IDEMPOTENCY_TABLE} ("tenantId", "userId", "key", "fingerprint", "state", "claimedAt", "expiresAt") values (?, ?, ?, ?, 'running', now() - ? * interval '1 millisecond', now() + interval '1 day')`,
+          `insert into ${IDEMPOTENCY_TABLE} ("tenantId", "userId", "key", "fingerprint", "state", "token", "claimedAt", "expiresAt") values (?, ?, ?, ?, 'running', 'staged', now() - ? * interval '1 millisecond', now() + interval '1 day')`,
           [owner.tenantId, owner.userId, key, fingerprint, claimedAgoMs],
         );
       },
@@ -55,15 +55,15 @@ const STORES: Store[] = [
 if (REDIS_URL) {
   STORES.push({
     name: 'redis',
-    env: { REDIS_URL, RATE_LIMIT_PREFIX: `idem_${randomBytes(4).toString('hex')}:` },
+    env: { REDIS_URL, RATE_LIMIT_PREFIX: `idem_${randomBytes(4).toString('hex')}` },
     staging: (_t, prefix) => {
       const redis = new Redis(REDIS_URL);
-      const entry = (owner: Session, key: string) => `${prefix}idempotency:${owner.tenantId}:${owner.userId}:${key}`;
+      const entry = (owner: Session, key: string) => `${prefix}:idempotency:${owner.tenantId}:${owner.userId}:${key}`;
       return {
         running: async (owner, key, fingerprint, claimedAgoMs) => {
           const [seconds, micros] = await redis.time();
           const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-          await redis.hset(entry(owner, key), 'fingerprint', fingerprint, 'state', 'running', 'claimedAt', String(now - claimedAgoMs));
+          await redis.hset(entry(owner, key), 'fingerprint', fingerprint, 'state', 'running', 'token', 'staged', 'claimedAt', String(now - claimedAgoMs));
           await redis.pexpire(entry(owner, key), 86_400_000);
         },
         expire: async (owner, key) => {
@@ -87,6 +87,8 @@ for (const store of STORES) {
   const tagsNamed = async (tag: string) => Number((await t.db('tag').where({ name: tag, tenantId: admin.tenantId }).count({ n: '*' }))[0].n);
   // A tag needs a colour: one is added to every tag body that has none (before its fingerprint is taken).
   const asTag = (body: Record<string, unknown>) => ({ color: '#123456', ...body });
+  /** A tag create's fingerprint as the service takes it: its organization header (not sent here) is part of it. */
+  const tagFingerprint = (body: Record<string, unknown>) => fingerprintOf('POST', '/api/tags', asTag(body), t.engine.registry.get('tag')!.organizationHeader ? [''] : []);
   const post = (session: Session, key: string | undefined, body: Record<string, unknown>, path = '/api/tags') => {
     const req = t.http.post(path).set(session.auth);
     if (key !== undefined) req.set('Idempotency-Key', key);
@@ -124,6 +126,18 @@ for (const store of STORES) {
     assertError(await post(admin, key, { name: `first-${key}` }, '/api/skill'), 422);
     assert.is(await tagsNamed(`second-${key}`), 0);
     assert.is(Number((await t.db('skill').where({ name: `first-${key}` }).count({ n: '*' }))[0].n), 0);
+  });
+
+  test(name('the organization header is part of the request: another one with the same key and body is a 422'), async () => {
+    const key = newKey();
+    const elsewhere = await t.http.post('/api/organization').set(admin.auth).send({ name: `Elsewhere ${key}`, currency: 'EUR' });
+    assert.is(elsewhere.status, 201);
+    const body = { name: `org-${key}`, color: '#123456' };
+    const first = await t.http.post('/api/tags').set(admin.auth).set('Idempotency-Key', key).set('Organization-Id', admin.organizationId).send(body);
+    assert.is(first.status, 201, JSON.stringify(first.body));
+    assertError(await t.http.post('/api/tags').set(admin.auth).set('Idempotency-Key', key).set('Organization-Id', elsewhere.body.id).send(body), 422);
+    const again = await t.http.post('/api/tags').set(admin.auth).set('Idempotency-Key', key).set('Organization-Id', admin.organizationId).send(body);
+    assert.is(again.headers['idempotent-replayed'], 'true');
   });
 
   test(name('a failed request keeps nothing: the key then runs the corrected request'), async () => {
@@ -167,7 +181,7 @@ for (const store of STORES) {
   test(name('while the first request runs a retry is a 409 with Retry-After; an abandoned claim is taken over'), async () => {
     const key = newKey();
     const body = { name: `running-${key}` };
-    await staging.running(admin, key, fingerprintOf('POST', '/api/tags', asTag(body)), 0);
+    await staging.running(admin, key, tagFingerprint(body), 0);
     const busy = await post(admin, key, body);
     assertError(busy, 409, /still running/);
     assert.is(busy.headers['retry-after'], '1');
@@ -176,7 +190,7 @@ for (const store of STORES) {
     assertError(await post(admin, key, { name: 'other' }), 422);
 
     const stale = newKey();
-    await staging.running(admin, stale, fingerprintOf('POST', '/api/tags', asTag({ name: `stale-${key}` })), 10 * 60_000);
+    await staging.running(admin, stale, tagFingerprint({ name: `stale-${key}` }), 10 * 60_000);
     const taken = await post(admin, stale, { name: `stale-${key}` });
     assert.is(taken.status, 201, 'a claim older than the running time limit was abandoned');
     assert.is(await tagsNamed(`stale-${key}`), 1);
@@ -226,6 +240,7 @@ test('database store: expired entries are swept, live ones kept', async () => {
       key,
       fingerprint: 'f',
       state: 'done',
+      token: 't',
       answer: JSON.stringify({ status: 201, headers: {}, body: '' }),
       claimedAt: t.db.raw('now()'),
       expiresAt: t.db.raw(key === 'live' ? "now() + interval '1 hour'" : "now() - interval '1 second'"),

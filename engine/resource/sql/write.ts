@@ -19,15 +19,37 @@ function versionCondition(sql: SqlText, resource: CompiledResource, versions: re
   return versions ? sql.sql(` and ${versionSql(resource)} = any(`).value(versions).sql(')') : sql;
 }
 
+/**
+ * A write of a resource whose records are a parent's writable children (parentTouches) opens a
+ * `with "written" as (…)`; touchParents closes it, touching each parent of the written rows in the
+ * same statement, so the parent's version moves with its children.
+ */
+function openWrite(resource: CompiledResource): SqlText {
+  return new SqlText().sql(resource.parentTouches.length ? 'with "written" as (' : '');
+}
+
+function touchParents(sql: SqlText, resource: CompiledResource): Statement {
+  if (!resource.parentTouches.length) return sql.statement();
+  sql.sql(')');
+  resource.parentTouches.forEach(({ parent, via }, i) => {
+    const table = id(parent.table);
+    sql.sql(
+      `, ${id(`touched${i}`)} as (update ${table} set ${id('updatedAt')} = CURRENT_TIMESTAMP from "written"` +
+        ` where ${table}.${id('id')} = "written".${id(via)} and ${table}.${id('tenantId')} = "written".${id('tenantId')})`,
+    );
+  });
+  return sql.sql(' select * from "written"').statement();
+}
+
 /** One new row (its tenantId included). */
 export function insertStatement(resource: CompiledResource, row: Record<string, unknown>): Statement {
   const columns = Object.keys(row).filter((c) => row[c] !== undefined);
-  const sql = new SqlText().sql(`insert into ${id(resource.table)} (${columns.map(id).join(', ')}) values (`);
+  const sql = openWrite(resource).sql(`insert into ${id(resource.table)} (${columns.map(id).join(', ')}) values (`);
   columns.forEach((c, i) => {
     if (i) sql.sql(', ');
     sql.value(row[c]);
   });
-  return sql.sql(`)${returning(resource)}`).statement();
+  return touchParents(sql.sql(`)${returning(resource)}`), resource);
 }
 
 /**
@@ -36,17 +58,20 @@ export function insertStatement(resource: CompiledResource, row: Record<string, 
  */
 export function updateStatement(resource: CompiledResource, caller: Caller, recordId: string, row: Record<string, unknown>, versions?: readonly string[]): Statement {
   const table = resource.table;
-  const sql = new SqlText().sql(`update ${id(table)} set `);
+  const sql = openWrite(resource).sql(`update ${id(table)} set `);
   for (const c of Object.keys(row)) if (row[c] !== undefined) sql.sql(`${id(c)} = `).value(row[c]).sql(', ');
   sql.sql(`${id('updatedAt')} = CURRENT_TIMESTAMP where ${col(table, 'id')} = `).value(recordId).sql(' and ');
-  return versionCondition(scopeSql(sql, resource, caller), resource, versions).sql(returning(resource)).statement();
+  return touchParents(versionCondition(scopeSql(sql, resource, caller), resource, versions).sql(returning(resource)), resource);
 }
 
 /** Deletes the record with this id in the caller's scope (at one of `versions`, when given); its id back when there was one. */
 export function deleteStatement(resource: CompiledResource, caller: Caller, recordId: string, versions?: readonly string[]): Statement {
   const table = resource.table;
-  const sql = new SqlText().sql(`delete from ${id(table)} where ${col(table, 'id')} = `).value(recordId).sql(' and ');
-  return versionCondition(scopeSql(sql, resource, caller), resource, versions).sql(` returning ${col(table, 'id')}`).statement();
+  const sql = openWrite(resource).sql(`delete from ${id(table)} where ${col(table, 'id')} = `).value(recordId).sql(' and ');
+  // A child's delete also returns what touchParents needs: its parents' ids and its tenant.
+  const touched = resource.parentTouches.length ? [...resource.parentTouches.map((t) => t.via), 'tenantId'] : [];
+  const returned = ['id', ...new Set(touched)].map((c) => col(table, c)).join(', ');
+  return touchParents(versionCondition(scopeSql(sql, resource, caller), resource, versions).sql(` returning ${returned}`), resource);
 }
 
 /** The version of the record with this id, read after its relations were written in the same transaction. */

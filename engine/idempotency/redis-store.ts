@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
 import { HttpError } from '../errors.js';
+import { redisReady } from '../redis-ready.js';
 import type { KeyOwner } from './request.js';
 import type { Claim, IdempotencyStore, StoredAnswer, StoreTimes } from './store.js';
 
@@ -90,18 +91,7 @@ export function redisStore(url: string, prefix: string, times: StoreTimes, timeo
     async release(owner, key, token) {
       await guarded(() => redis.idempotencyRelease(entry(owner, key), token));
     },
-    async ready(waitMs) {
-      if (redis.status === 'ready') return;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          redis.off('ready', done);
-          resolve();
-        };
-        const timer = setTimeout(done, waitMs);
-        redis.once('ready', done);
-      });
-    },
+    ready: (waitMs) => redisReady(redis, waitMs),
     async close() {
       redis.disconnect();
     },

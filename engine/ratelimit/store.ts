@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
 import type { LogEvent } from '../log/log.js';
+import { redisReady } from '../redis-ready.js';
 import { boundedCounts, SWEEP_MS } from './expiring-counts.js';
 
 export interface LimitStore {
@@ -105,21 +106,7 @@ export function redisStore(url: string, log: LogEvent, timeoutMs: number): Limit
     db,
     ...outage,
     timeoutMs,
-    async ready(timeoutMs) {
-      if (db.status === 'ready') return;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          db.off('ready', done);
-          resolve();
-        };
-        const timer = setTimeout(() => {
-          failed(new Error(`not ready after ${timeoutMs} ms`));
-          done();
-        }, timeoutMs);
-        db.once('ready', done);
-      });
-    },
+    ready: (timeoutMs) => redisReady(db, timeoutMs, () => failed(new Error(`not ready after ${timeoutMs} ms`))),
     async close() {
       db.removeAllListeners('error');
       db.on('error', () => {});

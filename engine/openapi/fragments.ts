@@ -152,47 +152,6 @@ function countParameter(): object {
 }
 
 /** Prefer: count=none, as count=none (RFC 7240). */
-/** If-None-Match on a read: the tags the client holds; 304 when one is current. */
-export function ifNoneMatchParameter(): object {
-  return {
-    name: 'If-None-Match',
-    in: 'header',
-    required: false,
-    description: 'ETags of copies the client holds (or *): when one is the current answer\'s, 304 with no body (weak comparison)',
-    schema: { type: 'string', example: '"5d41402abc4b2a76b9719d911017c592"' },
-  };
-}
-
-/** If-Match on an update or delete: the versions the write may change. */
-export function ifMatchParameter(required: boolean): object {
-  return {
-    name: 'If-Match',
-    in: 'header',
-    required,
-    description:
-      'ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. ' +
-      (required ? 'This resource takes no change without it (428).' : 'Without it the write is unconditional.'),
-    schema: { type: 'string', example: '"5d41402abc4b2a76b9719d911017c592"' },
-  };
-}
-
-/** The ETag header of an answer: a record's strong tag, or a list page's weak one. */
-export function etagHeader(weak = false): Record<string, object> {
-  return {
-    ETag: {
-      description: weak
-        ? 'Weak tag of this page as answered: send it in If-None-Match to get 304 while the page is unchanged'
-        : "Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version",
-      schema: { type: 'string', pattern: weak ? '^W/"[^"]*"$' : '^"[^"]*"$' },
-    },
-  };
-}
-
-/** 304: the client's copy (If-None-Match) is current; no body. */
-export function notModifiedResponse(weak = false): object {
-  return { description: 'Not modified: the tag sent in If-None-Match is current; no body', headers: etagHeader(weak) };
-}
-
 export function preferParameter(): object {
   return { name: 'Prefer', in: 'header', required: false, description: 'count=none: the same as the count=none parameter', schema: { type: 'string', example: 'count=none' } };
 }

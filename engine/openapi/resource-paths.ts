@@ -7,11 +7,7 @@ import { COUNT_PATH, PAGINATION_PATH, TOTAL_EXACT_HEADER } from '../resource/rou
 import {
   answeredRecord,
   errorResponses,
-  etagHeader,
   idParameter,
-  ifMatchParameter,
-  ifNoneMatchParameter,
-  notModifiedResponse,
   jsonBody,
   jsonResponse,
   listParameters,
@@ -24,6 +20,7 @@ import {
   searchBody,
   selectParameter,
 } from './fragments.js';
+import { etagHeader, ifMatchParameter, ifNoneMatchParameter, notModifiedResponse } from './conditional-fragments.js';
 
 const article = (noun: string) => (/^[aeiou]/i.test(noun) ? 'an' : 'a');
 

@@ -49,9 +49,12 @@ function answerList(ctx: Context, { items, total, exact, nextCursor }: ListResul
   }
 }
 
-/** A write's answer, tagged: shaped when it carries the children it wrote (a writable hasMany) beside the record as stored. */
-function answerWritten(ctx: Context, resource: CompiledResource, record: Record<string, any>) {
-  const shaped = resource.writableRelations.some((r) => r.kind === 'hasMany' && record[r.name] !== undefined);
+/**
+ * A write's answer, tagged: shaped when it carries the children it wrote (`children`: the
+ * resource's writable hasMany relations) beside the record as stored.
+ */
+function answerWritten(ctx: Context, children: readonly string[], record: Record<string, any>) {
+  const shaped = children.some((name) => record[name] !== undefined);
   tagWritten(ctx, versionOf(record)!, shaped, record);
   ctx.body = record;
 }
@@ -80,6 +83,7 @@ export function writeContext(ctx: Context, resource: CompiledResource) {
 /** The generated handlers; each runs after its declaration's permission check (callerOf, not authorize). */
 function crudHandlers(service: ResourceService): Record<CrudOperation, Middleware> {
   const resource = service.resource;
+  const children = resource.writableRelations.filter((r) => r.kind === 'hasMany').map((r) => r.name);
   return {
     async list(ctx) {
       const caller = callerOf(ctx);
@@ -105,18 +109,18 @@ function crudHandlers(service: ResourceService): Record<CrudOperation, Middlewar
     },
     async create(ctx) {
       const caller = callerOf(ctx);
-      answerWritten(ctx, resource, await service.create(caller, ctx.request.body, writeContext(ctx, resource)));
+      answerWritten(ctx, children, await service.create(caller, ctx.request.body, writeContext(ctx, resource)));
       ctx.status = 201;
     },
     async replace(ctx) {
       const caller = callerOf(ctx);
       const versions = ifMatchVersions(ctx, resource.requireIfMatch);
-      answerWritten(ctx, resource, await service.replace(caller, ctx.params.id, ctx.request.body, versions));
+      answerWritten(ctx, children, await service.replace(caller, ctx.params.id, ctx.request.body, versions));
     },
     async modify(ctx) {
       const caller = callerOf(ctx);
       const versions = ifMatchVersions(ctx, resource.requireIfMatch);
-      answerWritten(ctx, resource, await service.modify(caller, ctx.params.id, ctx.request.body, versions));
+      answerWritten(ctx, children, await service.modify(caller, ctx.params.id, ctx.request.body, versions));
     },
     async remove(ctx) {
       const caller = callerOf(ctx);

@@ -14,8 +14,7 @@ import { run } from './sql/runner.js';
 import { matchesStatement, orderKeyAlias, orderValuesOf, pageStatement, readStatement } from './sql/select.js';
 import { effectiveOrder, type ListCursors } from './cursor.js';
 import { countMatches, type CountResult } from './count.js';
-import { deleteStatement, insertStatement, updateStatement, versionStatement } from './sql/write.js';
-import { VERSION_KEY } from './sql/version.js';
+import { deleteStatement, insertStatement, updateStatement } from './sql/write.js';
 import { keepVersion } from './versions.js';
 import { prepareChildren, prepareWrite, type PreparedWrite, type WriteContext } from './write-body.js';
 
@@ -236,8 +235,7 @@ export class ResourceService {
       return await this.db.transaction(async (trx) => {
         const row = await writeRow(trx);
         await this.writeRelated(trx, caller, prepared, row);
-        // The version the row's statement returned predates the links and children written since.
-        [{ [VERSION_KEY]: row[VERSION_KEY] }] = await run(trx, versionStatement(this.resource, row.id));
+        // Links and children leave the row alone: the version its statement returned is final.
         return keepVersion(row);
       });
     } catch (err) {

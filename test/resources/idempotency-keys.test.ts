@@ -254,6 +254,22 @@ test('database store: expired entries are swept, live ones kept', async () => {
   }
 });
 
+test('Redis store that does not answer: a create with a key is a 503 and writes nothing; one without a key is served', async () => {
+  // Nothing listens on port 1: the store never connects (the app waits for it briefly at start-up).
+  const t = await createTestApp({ env: { REDIS_URL: 'redis://127.0.0.1:1' } });
+  try {
+    const admin = await newTenant(t);
+    const name = `unkept-${randomBytes(3).toString('hex')}`;
+    const keyed = await t.http.post('/api/tags').set(admin.auth).set('Idempotency-Key', 'k-1').send({ name, color: '#123456' });
+    assertError(keyed, 503, /Idempotency keys cannot be checked/);
+    assert.is(Number((await t.db('tag').where({ name }).count({ n: '*' }))[0].n), 0);
+    const plain = await t.http.post('/api/tags').set(admin.auth).send({ name, color: '#123456' });
+    assert.is(plain.status, 201, JSON.stringify(plain.body));
+  } finally {
+    await t.close();
+  }
+});
+
 // Two server processes on one PostgreSQL database: a request with a key held in its insert on one,
 // the same request on the other is a 409; once the first answers, a retry anywhere replays it.
 for (const store of STORES) {

@@ -10,12 +10,22 @@ import { id } from './text.js';
 /** The column a statement reads the version into. */
 export const VERSION_KEY = '@version';
 
-/** The version of the row of `resource.table` a statement is on, as SQL. */
-export function versionSql(resource: CompiledResource): string {
-  // The salt is hex (the app derives it), so it is safe as a literal.
-  const salt = resource.versionSalt ? `'${resource.versionSalt}' || ` : '';
-  return `md5(${salt}${id(resource.table)}.xmin::text)`;
+/** Each resource's version SQL and column, made once (for the salt it was made with: the app sets it after compiling). */
+const made = new WeakMap<CompiledResource, { salt: string; sql: string; column: string }>();
+
+function versionOf(resource: CompiledResource) {
+  let known = made.get(resource);
+  if (known?.salt !== resource.versionSalt) {
+    // The salt is hex (the app derives it), so it is safe as a literal.
+    const salt = resource.versionSalt ? `'${resource.versionSalt}' || ` : '';
+    const sql = `md5(${salt}${id(resource.table)}.xmin::text)`;
+    made.set(resource, (known = { salt: resource.versionSalt, sql, column: `, ${sql} as ${id(VERSION_KEY)}` }));
+  }
+  return known;
 }
 
+/** The version of the row of `resource.table` a statement is on, as SQL. */
+export const versionSql = (resource: CompiledResource) => versionOf(resource).sql;
+
 /** `, <version> as "@version"`, for a select list or a returning clause. */
-export const versionColumn = (resource: CompiledResource) => `, ${versionSql(resource)} as ${id(VERSION_KEY)}`;
+export const versionColumn = (resource: CompiledResource) => versionOf(resource).column;

@@ -5,7 +5,7 @@ import type { CompiledResource } from '../compiled.js';
 import type { Statement } from './runner.js';
 import { scopeSql, selectList } from './select.js';
 import { col, id, SqlText } from './text.js';
-import { VERSION_KEY, versionColumn, versionSql } from './version.js';
+import { versionColumn, versionSql } from './version.js';
 
 /** The written record's visible columns and its new version (version.ts). */
 const returning = (resource: CompiledResource) => ` returning ${selectList(resource)}${versionColumn(resource)}`;
@@ -74,11 +74,6 @@ export function deleteStatement(resource: CompiledResource, caller: Caller, reco
   return touchParents(versionCondition(scopeSql(sql, resource, caller), resource, versions).sql(` returning ${returned}`), resource);
 }
 
-/** The version of the record with this id, read after its relations were written in the same transaction. */
-export function versionStatement(resource: CompiledResource, recordId: string): Statement {
-  const table = resource.table;
-  return new SqlText().sql(`select ${versionSql(resource)} as ${id(VERSION_KEY)} from ${id(table)} where ${col(table, 'id')} = `).value(recordId).statement();
-}
 
 /** How many of `ids` (distinct) each target has in the caller's scope: one row, a column c0, c1, … per check. */
 export function existingCountsStatement(checks: Array<{ target: CompiledResource; ids: string[]; caller: Caller }>): Statement {

@@ -767,7 +767,7 @@ export interface paths {
         put: operations["replaceCandidate"];
         post?: never;
         /**
-         * Delete a candidate
+         * Delete a candidate (marked deleted: PUT /{id}/recover brings it back)
          * @description Needs the ORG_CANDIDATES_EDIT permission.
          *
          *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
@@ -782,6 +782,50 @@ export interface paths {
          *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
         patch: operations["updateCandidate"];
+        trace?: never;
+    };
+    "/api/candidate/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Bring back a deleted candidate
+         * @description Needs the ORG_CANDIDATES_EDIT permission.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        put: operations["recoverCandidate"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/candidate/{id}/soft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a candidate (Ever Gauzy's spelling of DELETE /{id})
+         * @description Needs the ORG_CANDIDATES_EDIT permission.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["softDeleteCandidate"];
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/candidate/count": {
@@ -2463,7 +2507,7 @@ export interface paths {
         put: operations["replaceInvoice"];
         post?: never;
         /**
-         * Delete an invoice
+         * Delete an invoice (marked deleted: PUT /{id}/recover brings it back)
          * @description Needs the INVOICES_EDIT permission.
          *
          *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
@@ -2478,6 +2522,28 @@ export interface paths {
          *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
         patch: operations["updateInvoice"];
+        trace?: never;
+    };
+    "/api/invoice/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Bring back a deleted invoice
+         * @description Needs the INVOICES_EDIT permission.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        put: operations["recoverInvoice"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/invoice/{id}/share-link": {
@@ -2525,6 +2591,28 @@ export interface paths {
          *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
         delete: operations["revokeInvoiceShareLink"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invoice/{id}/soft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an invoice (Ever Gauzy's spelling of DELETE /{id})
+         * @description Needs the INVOICES_EDIT permission.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["softDeleteInvoice"];
         options?: never;
         head?: never;
         patch?: never;
@@ -4529,7 +4617,7 @@ export interface paths {
         put: operations["replaceTask"];
         post?: never;
         /**
-         * Delete a task
+         * Delete a task (marked deleted: PUT /{id}/recover brings it back)
          * @description Needs the ORG_TASK_EDIT permission.
          *
          *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
@@ -4544,6 +4632,50 @@ export interface paths {
          *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
         patch: operations["updateTask"];
+        trace?: never;
+    };
+    "/api/task/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Bring back a deleted task
+         * @description Needs the ORG_TASK_EDIT permission.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        put: operations["recoverTask"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/task/{id}/soft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a task (Ever Gauzy's spelling of DELETE /{id})
+         * @description Needs the ORG_TASK_EDIT permission.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["softDeleteTask"];
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/task/count": {
@@ -4663,7 +4795,7 @@ export interface paths {
         put: operations["replaceTaskViaTasks"];
         post?: never;
         /**
-         * Delete a task
+         * Delete a task (marked deleted: PUT /{id}/recover brings it back)
          * @description Needs the ORG_TASK_EDIT permission. Alias of /api/task, kept for Ever Gauzy clients: it behaves the same.
          *
          *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
@@ -4678,6 +4810,50 @@ export interface paths {
          *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
         patch: operations["updateTaskViaTasks"];
+        trace?: never;
+    };
+    "/api/tasks/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Bring back a deleted task
+         * @description Needs the ORG_TASK_EDIT permission. Alias of /api/task, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        put: operations["recoverTaskViaTasks"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tasks/{id}/soft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a task (Ever Gauzy's spelling of DELETE /{id})
+         * @description Needs the ORG_TASK_EDIT permission. Alias of /api/task, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["softDeleteTaskViaTasks"];
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/tasks/count": {
@@ -6034,7 +6210,7 @@ export interface components {
             or?: components["schemas"]["CandidateInterviewWhereGroup"][];
         };
         /** @enum {string} */
-        CandidateInterviewSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "candidateId" | "title" | "startTime" | "endTime" | "location" | "note" | "isArchived" | "candidate.id" | "candidate.tenantId" | "candidate.organizationId" | "candidate.createdAt" | "candidate.updatedAt" | "candidate.userId" | "candidate.status" | "candidate.appliedDate" | "candidate.hiredDate" | "candidate.rejectDate" | "candidate.candidateLevel" | "candidate.cvUrl" | "candidate.rating" | "candidate.sourceId" | "candidate.user.id" | "candidate.user.tenantId" | "candidate.user.createdAt" | "candidate.user.updatedAt" | "candidate.user.email" | "candidate.user.firstName" | "candidate.user.lastName" | "candidate.user.name" | "candidate.user.roleId" | "candidate.user.isActive" | "candidate.user.isEmailVerified" | "candidate.user.imageUrl" | "candidate.user.role.id" | "candidate.user.role.tenantId" | "candidate.user.role.createdAt" | "candidate.user.role.updatedAt" | "candidate.user.role.name" | "candidate.source.id" | "candidate.source.tenantId" | "candidate.source.organizationId" | "candidate.source.createdAt" | "candidate.source.updatedAt" | "candidate.source.name" | "candidate.skills.id" | "candidate.skills.tenantId" | "candidate.skills.organizationId" | "candidate.skills.createdAt" | "candidate.skills.updatedAt" | "candidate.skills.name" | "candidate.skills.description" | "candidate.skills.color";
+        CandidateInterviewSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "candidateId" | "title" | "startTime" | "endTime" | "location" | "note" | "isArchived" | "candidate.id" | "candidate.tenantId" | "candidate.organizationId" | "candidate.createdAt" | "candidate.updatedAt" | "candidate.createdById" | "candidate.updatedById" | "candidate.deletedAt" | "candidate.deletedById" | "candidate.userId" | "candidate.status" | "candidate.appliedDate" | "candidate.hiredDate" | "candidate.rejectDate" | "candidate.candidateLevel" | "candidate.cvUrl" | "candidate.rating" | "candidate.sourceId" | "candidate.user.id" | "candidate.user.tenantId" | "candidate.user.createdAt" | "candidate.user.updatedAt" | "candidate.user.email" | "candidate.user.firstName" | "candidate.user.lastName" | "candidate.user.name" | "candidate.user.roleId" | "candidate.user.isActive" | "candidate.user.isEmailVerified" | "candidate.user.imageUrl" | "candidate.user.role.id" | "candidate.user.role.tenantId" | "candidate.user.role.createdAt" | "candidate.user.role.updatedAt" | "candidate.user.role.name" | "candidate.source.id" | "candidate.source.tenantId" | "candidate.source.organizationId" | "candidate.source.createdAt" | "candidate.source.updatedAt" | "candidate.source.name" | "candidate.skills.id" | "candidate.skills.tenantId" | "candidate.skills.organizationId" | "candidate.skills.createdAt" | "candidate.skills.updatedAt" | "candidate.skills.name" | "candidate.skills.description" | "candidate.skills.color";
         /** @description candidate-interview narrowed by select[]: id and the fields named (a related record narrowed alike) */
         CandidateInterviewSelected: {
             /** Format: uuid */
@@ -6317,6 +6493,26 @@ export interface components {
             readonly createdAt: string;
             /** Format: date-time */
             readonly updatedAt: string;
+            /**
+             * Format: uuid
+             * @description The user whose request created the record
+             */
+            readonly createdById?: string | null;
+            /**
+             * Format: uuid
+             * @description The user whose request last changed the record (its creator until then)
+             */
+            readonly updatedById?: string | null;
+            /**
+             * Format: date-time
+             * @description When the record was deleted; null while it is not (deleted records show only with withDeleted=true)
+             */
+            readonly deletedAt?: string | null;
+            /**
+             * Format: uuid
+             * @description The user whose request deleted the record; null while it is not deleted
+             */
+            readonly deletedById?: string | null;
             /** Format: uuid */
             userId: string;
             /** @enum {string} */
@@ -6342,7 +6538,7 @@ export interface components {
             /** @description Present only when requested with relations[]=skills */
             skills?: components["schemas"]["Skill"][];
         };
-        /** @description A new candidate. Read-only properties (id, tenantId, createdAt, updatedAt) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
+        /** @description A new candidate. Read-only properties (id, tenantId, createdAt, updatedAt, createdById, updatedById, deletedAt, deletedById) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
         CandidateCreate: {
             /** Format: uuid */
             organizationId?: string;
@@ -6389,8 +6585,16 @@ export interface components {
             readonly createdAt?: unknown;
             /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
             readonly updatedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's createdById is the server's to set) */
+            readonly createdById?: unknown;
+            /** @description Ignored, whatever its value (the record's updatedById is the server's to set) */
+            readonly updatedById?: unknown;
+            /** @description Ignored, whatever its value (the record's deletedAt is the server's to set) */
+            readonly deletedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's deletedById is the server's to set) */
+            readonly deletedById?: unknown;
         };
-        /** @description Every field of the candidate: required fields must be present, absent optional fields are reset (to their default, if they have one). Read-only properties (id, tenantId, createdAt, updatedAt) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
+        /** @description Every field of the candidate: required fields must be present, absent optional fields are reset (to their default, if they have one). Read-only properties (id, tenantId, createdAt, updatedAt, createdById, updatedById, deletedAt, deletedById) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
         CandidateReplace: {
             /** Format: uuid */
             organizationId?: string;
@@ -6437,8 +6641,16 @@ export interface components {
             readonly createdAt?: unknown;
             /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
             readonly updatedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's createdById is the server's to set) */
+            readonly createdById?: unknown;
+            /** @description Ignored, whatever its value (the record's updatedById is the server's to set) */
+            readonly updatedById?: unknown;
+            /** @description Ignored, whatever its value (the record's deletedAt is the server's to set) */
+            readonly deletedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's deletedById is the server's to set) */
+            readonly deletedById?: unknown;
         };
-        /** @description Only the candidate fields to change; an empty or absent body changes nothing. Read-only properties (id, tenantId, createdAt, updatedAt) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
+        /** @description Only the candidate fields to change; an empty or absent body changes nothing. Read-only properties (id, tenantId, createdAt, updatedAt, createdById, updatedById, deletedAt, deletedById) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
         CandidatePatch: {
             /** Format: uuid */
             organizationId?: string;
@@ -6485,6 +6697,14 @@ export interface components {
             readonly createdAt?: unknown;
             /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
             readonly updatedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's createdById is the server's to set) */
+            readonly createdById?: unknown;
+            /** @description Ignored, whatever its value (the record's updatedById is the server's to set) */
+            readonly updatedById?: unknown;
+            /** @description Ignored, whatever its value (the record's deletedAt is the server's to set) */
+            readonly deletedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's deletedById is the server's to set) */
+            readonly deletedById?: unknown;
         };
         CandidateList: {
             items: (components["schemas"]["Candidate"] | components["schemas"]["CandidateSelected"])[];
@@ -6548,6 +6768,11 @@ export interface components {
              * @example 2026-01-05
              */
             endDate?: string;
+            /**
+             * @description true: deleted records too (their deletedAt is set); needs the delete permission (403 without it). false or absent: records not deleted only
+             * @default false
+             */
+            withDeleted?: boolean;
         };
         /** @description Filters on candidate fields */
         CandidateFieldFilters: {
@@ -6567,6 +6792,52 @@ export interface components {
                 ne?: string;
                 in?: string[] | string;
                 nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            createdById?: ((string | unknown | "null") | null) | {
+                /** @description A createdById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A createdById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            updatedById?: ((string | unknown | "null") | null) | {
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            deletedAt?: ((string | unknown | "null") | null) | {
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                lt?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                lte?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                gt?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                gte?: (string | unknown | "null") | null;
+                /** @description from and to, both included */
+                between?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            deletedById?: ((string | unknown | "null") | null) | {
+                /** @description A deletedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A deletedById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             status?: ("APPLIED" | "REJECTED" | "HIRED") | {
@@ -6717,6 +6988,52 @@ export interface components {
                 ne?: string;
                 in?: string[] | string;
                 nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            createdById?: ((string | unknown | "null") | null) | {
+                /** @description A createdById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A createdById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            updatedById?: ((string | unknown | "null") | null) | {
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            deletedAt?: ((string | unknown | "null") | null) | {
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                lt?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                lte?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                gt?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                gte?: (string | unknown | "null") | null;
+                /** @description from and to, both included */
+                between?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            deletedById?: ((string | unknown | "null") | null) | {
+                /** @description A deletedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A deletedById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             status?: ("APPLIED" | "REJECTED" | "HIRED") | {
@@ -6877,6 +7194,52 @@ export interface components {
                 nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
+            createdById?: ((string | unknown | "null") | null) | {
+                /** @description A createdById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A createdById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            updatedById?: ((string | unknown | "null") | null) | {
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            deletedAt?: ((string | unknown | "null") | null) | {
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                lt?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                lte?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                gt?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                gte?: (string | unknown | "null") | null;
+                /** @description from and to, both included */
+                between?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            deletedById?: ((string | unknown | "null") | null) | {
+                /** @description A deletedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A deletedById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
             status?: ("APPLIED" | "REJECTED" | "HIRED") | {
                 /** @enum {string} */
                 eq?: "APPLIED" | "REJECTED" | "HIRED";
@@ -7014,7 +7377,7 @@ export interface components {
             or?: components["schemas"]["CandidateWhereGroup"][];
         };
         /** @enum {string} */
-        CandidateSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "userId" | "status" | "appliedDate" | "hiredDate" | "rejectDate" | "candidateLevel" | "cvUrl" | "rating" | "sourceId" | "user.id" | "user.tenantId" | "user.createdAt" | "user.updatedAt" | "user.email" | "user.firstName" | "user.lastName" | "user.name" | "user.roleId" | "user.isActive" | "user.isEmailVerified" | "user.imageUrl" | "user.role.id" | "user.role.tenantId" | "user.role.createdAt" | "user.role.updatedAt" | "user.role.name" | "source.id" | "source.tenantId" | "source.organizationId" | "source.createdAt" | "source.updatedAt" | "source.name" | "interview.id" | "interview.tenantId" | "interview.organizationId" | "interview.createdAt" | "interview.updatedAt" | "interview.candidateId" | "interview.title" | "interview.startTime" | "interview.endTime" | "interview.location" | "interview.note" | "interview.isArchived" | "interview.candidate.id" | "interview.candidate.tenantId" | "interview.candidate.organizationId" | "interview.candidate.createdAt" | "interview.candidate.updatedAt" | "interview.candidate.userId" | "interview.candidate.status" | "interview.candidate.appliedDate" | "interview.candidate.hiredDate" | "interview.candidate.rejectDate" | "interview.candidate.candidateLevel" | "interview.candidate.cvUrl" | "interview.candidate.rating" | "interview.candidate.sourceId" | "interview.candidate.user.id" | "interview.candidate.user.tenantId" | "interview.candidate.user.createdAt" | "interview.candidate.user.updatedAt" | "interview.candidate.user.email" | "interview.candidate.user.firstName" | "interview.candidate.user.lastName" | "interview.candidate.user.name" | "interview.candidate.user.roleId" | "interview.candidate.user.isActive" | "interview.candidate.user.isEmailVerified" | "interview.candidate.user.imageUrl" | "interview.candidate.source.id" | "interview.candidate.source.tenantId" | "interview.candidate.source.organizationId" | "interview.candidate.source.createdAt" | "interview.candidate.source.updatedAt" | "interview.candidate.source.name" | "interview.candidate.skills.id" | "interview.candidate.skills.tenantId" | "interview.candidate.skills.organizationId" | "interview.candidate.skills.createdAt" | "interview.candidate.skills.updatedAt" | "interview.candidate.skills.name" | "interview.candidate.skills.description" | "interview.candidate.skills.color" | "skills.id" | "skills.tenantId" | "skills.organizationId" | "skills.createdAt" | "skills.updatedAt" | "skills.name" | "skills.description" | "skills.color";
+        CandidateSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "createdById" | "updatedById" | "deletedAt" | "deletedById" | "userId" | "status" | "appliedDate" | "hiredDate" | "rejectDate" | "candidateLevel" | "cvUrl" | "rating" | "sourceId" | "user.id" | "user.tenantId" | "user.createdAt" | "user.updatedAt" | "user.email" | "user.firstName" | "user.lastName" | "user.name" | "user.roleId" | "user.isActive" | "user.isEmailVerified" | "user.imageUrl" | "user.role.id" | "user.role.tenantId" | "user.role.createdAt" | "user.role.updatedAt" | "user.role.name" | "source.id" | "source.tenantId" | "source.organizationId" | "source.createdAt" | "source.updatedAt" | "source.name" | "interview.id" | "interview.tenantId" | "interview.organizationId" | "interview.createdAt" | "interview.updatedAt" | "interview.candidateId" | "interview.title" | "interview.startTime" | "interview.endTime" | "interview.location" | "interview.note" | "interview.isArchived" | "interview.candidate.id" | "interview.candidate.tenantId" | "interview.candidate.organizationId" | "interview.candidate.createdAt" | "interview.candidate.updatedAt" | "interview.candidate.createdById" | "interview.candidate.updatedById" | "interview.candidate.deletedAt" | "interview.candidate.deletedById" | "interview.candidate.userId" | "interview.candidate.status" | "interview.candidate.appliedDate" | "interview.candidate.hiredDate" | "interview.candidate.rejectDate" | "interview.candidate.candidateLevel" | "interview.candidate.cvUrl" | "interview.candidate.rating" | "interview.candidate.sourceId" | "interview.candidate.user.id" | "interview.candidate.user.tenantId" | "interview.candidate.user.createdAt" | "interview.candidate.user.updatedAt" | "interview.candidate.user.email" | "interview.candidate.user.firstName" | "interview.candidate.user.lastName" | "interview.candidate.user.name" | "interview.candidate.user.roleId" | "interview.candidate.user.isActive" | "interview.candidate.user.isEmailVerified" | "interview.candidate.user.imageUrl" | "interview.candidate.source.id" | "interview.candidate.source.tenantId" | "interview.candidate.source.organizationId" | "interview.candidate.source.createdAt" | "interview.candidate.source.updatedAt" | "interview.candidate.source.name" | "interview.candidate.skills.id" | "interview.candidate.skills.tenantId" | "interview.candidate.skills.organizationId" | "interview.candidate.skills.createdAt" | "interview.candidate.skills.updatedAt" | "interview.candidate.skills.name" | "interview.candidate.skills.description" | "interview.candidate.skills.color" | "skills.id" | "skills.tenantId" | "skills.organizationId" | "skills.createdAt" | "skills.updatedAt" | "skills.name" | "skills.description" | "skills.color";
         /** @description candidate narrowed by select[]: id and the fields named (a related record narrowed alike) */
         CandidateSelected: {
             /** Format: uuid */
@@ -7027,6 +7390,26 @@ export interface components {
             readonly createdAt?: string;
             /** Format: date-time */
             readonly updatedAt?: string;
+            /**
+             * Format: uuid
+             * @description The user whose request created the record
+             */
+            readonly createdById?: string | null;
+            /**
+             * Format: uuid
+             * @description The user whose request last changed the record (its creator until then)
+             */
+            readonly updatedById?: string | null;
+            /**
+             * Format: date-time
+             * @description When the record was deleted; null while it is not (deleted records show only with withDeleted=true)
+             */
+            readonly deletedAt?: string | null;
+            /**
+             * Format: uuid
+             * @description The user whose request deleted the record; null while it is not deleted
+             */
+            readonly deletedById?: string | null;
             /** Format: uuid */
             userId?: string;
             /** @enum {string} */
@@ -8445,7 +8828,7 @@ export interface components {
             or?: components["schemas"]["DailyPlanWhereGroup"][];
         };
         /** @enum {string} */
-        DailyPlanSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "date" | "workTimePlanned" | "status" | "employeeId" | "organizationTeamId" | "employee.id" | "employee.tenantId" | "employee.organizationId" | "employee.createdAt" | "employee.updatedAt" | "employee.firstName" | "employee.lastName" | "employee.userId" | "employee.startedWorkOn" | "employee.endWork" | "employee.billRateValue" | "employee.billRateCurrency" | "employee.payPeriod" | "employee.isActive" | "employee.user.id" | "employee.user.tenantId" | "employee.user.createdAt" | "employee.user.updatedAt" | "employee.user.email" | "employee.user.firstName" | "employee.user.lastName" | "employee.user.name" | "employee.user.roleId" | "employee.user.isActive" | "employee.user.isEmailVerified" | "employee.user.imageUrl" | "employee.user.role.id" | "employee.user.role.tenantId" | "employee.user.role.createdAt" | "employee.user.role.updatedAt" | "employee.user.role.name" | "employee.organization.id" | "employee.organization.tenantId" | "employee.organization.createdAt" | "employee.organization.updatedAt" | "employee.organization.name" | "employee.organization.currency" | "employee.organization.isDefault" | "employee.organization.timeZone" | "employee.organization.startWeekOn" | "employee.organization.bonusType" | "employee.organization.bonusPercentage" | "employee.organization.website" | "employee.organization.isActive" | "employee.organization.contactId" | "employee.organization.tags.id" | "employee.organization.tags.tenantId" | "employee.organization.tags.organizationId" | "employee.organization.tags.createdAt" | "employee.organization.tags.updatedAt" | "employee.organization.tags.name" | "employee.organization.tags.color" | "employee.organization.tags.textColor" | "employee.organization.tags.description" | "employee.organization.tags.isSystem" | "employee.organization.skills.id" | "employee.organization.skills.tenantId" | "employee.organization.skills.organizationId" | "employee.organization.skills.createdAt" | "employee.organization.skills.updatedAt" | "employee.organization.skills.name" | "employee.organization.skills.description" | "employee.organization.skills.color" | "employee.organization.contact.id" | "employee.organization.contact.tenantId" | "employee.organization.contact.createdAt" | "employee.organization.contact.updatedAt" | "employee.organization.contact.name" | "employee.organization.contact.firstName" | "employee.organization.contact.lastName" | "employee.organization.contact.country" | "employee.organization.contact.city" | "employee.organization.contact.address" | "employee.organization.contact.address2" | "employee.organization.contact.postcode" | "employee.organization.contact.regionCode" | "employee.organization.contact.latitude" | "employee.organization.contact.longitude" | "employee.organization.contact.fax" | "employee.organization.contact.fiscalInformation" | "employee.organization.contact.website" | "employee.tags.id" | "employee.tags.tenantId" | "employee.tags.organizationId" | "employee.tags.createdAt" | "employee.tags.updatedAt" | "employee.tags.name" | "employee.tags.color" | "employee.tags.textColor" | "employee.tags.description" | "employee.tags.isSystem" | "employee.skills.id" | "employee.skills.tenantId" | "employee.skills.organizationId" | "employee.skills.createdAt" | "employee.skills.updatedAt" | "employee.skills.name" | "employee.skills.description" | "employee.skills.color" | "tasks.id" | "tasks.tenantId" | "tasks.organizationId" | "tasks.createdAt" | "tasks.updatedAt" | "tasks.title" | "tasks.description" | "tasks.status" | "tasks.priority" | "tasks.size" | "tasks.estimate" | "tasks.dueDate" | "tasks.startDate" | "tasks.number" | "tasks.prefix" | "tasks.isDraft" | "tasks.public" | "tasks.projectId" | "tasks.parentId" | "tasks.organizationSprintId" | "tasks.creatorId" | "tasks.project.id" | "tasks.project.tenantId" | "tasks.project.organizationId" | "tasks.project.createdAt" | "tasks.project.updatedAt" | "tasks.project.name" | "tasks.project.startDate" | "tasks.project.endDate" | "tasks.project.billing" | "tasks.project.currency" | "tasks.project.public" | "tasks.project.billable" | "tasks.project.owner" | "tasks.project.budget" | "tasks.project.budgetType" | "tasks.project.color" | "tasks.project.description" | "tasks.project.organizationContactId" | "tasks.project.members.id" | "tasks.project.members.tenantId" | "tasks.project.members.organizationId" | "tasks.project.members.createdAt" | "tasks.project.members.updatedAt" | "tasks.project.members.firstName" | "tasks.project.members.lastName" | "tasks.project.members.userId" | "tasks.project.members.startedWorkOn" | "tasks.project.members.endWork" | "tasks.project.members.billRateValue" | "tasks.project.members.billRateCurrency" | "tasks.project.members.payPeriod" | "tasks.project.members.isActive" | "tasks.project.teams.id" | "tasks.project.teams.tenantId" | "tasks.project.teams.organizationId" | "tasks.project.teams.createdAt" | "tasks.project.teams.updatedAt" | "tasks.project.teams.name" | "tasks.project.teams.color" | "tasks.project.teams.emoji" | "tasks.project.teams.public" | "tasks.project.tags.id" | "tasks.project.tags.tenantId" | "tasks.project.tags.organizationId" | "tasks.project.tags.createdAt" | "tasks.project.tags.updatedAt" | "tasks.project.tags.name" | "tasks.project.tags.color" | "tasks.project.tags.textColor" | "tasks.project.tags.description" | "tasks.project.tags.isSystem" | "tasks.project.organizationContact.id" | "tasks.project.organizationContact.tenantId" | "tasks.project.organizationContact.organizationId" | "tasks.project.organizationContact.createdAt" | "tasks.project.organizationContact.updatedAt" | "tasks.project.organizationContact.name" | "tasks.project.organizationContact.primaryEmail" | "tasks.project.organizationContact.primaryPhone" | "tasks.project.organizationContact.contactType" | "tasks.project.organizationContact.budget" | "tasks.project.organizationContact.budgetType" | "tasks.creator.id" | "tasks.creator.tenantId" | "tasks.creator.createdAt" | "tasks.creator.updatedAt" | "tasks.creator.email" | "tasks.creator.firstName" | "tasks.creator.lastName" | "tasks.creator.name" | "tasks.creator.roleId" | "tasks.creator.isActive" | "tasks.creator.isEmailVerified" | "tasks.creator.imageUrl" | "tasks.creator.role.id" | "tasks.creator.role.tenantId" | "tasks.creator.role.createdAt" | "tasks.creator.role.updatedAt" | "tasks.creator.role.name" | "tasks.members.id" | "tasks.members.tenantId" | "tasks.members.organizationId" | "tasks.members.createdAt" | "tasks.members.updatedAt" | "tasks.members.firstName" | "tasks.members.lastName" | "tasks.members.userId" | "tasks.members.startedWorkOn" | "tasks.members.endWork" | "tasks.members.billRateValue" | "tasks.members.billRateCurrency" | "tasks.members.payPeriod" | "tasks.members.isActive" | "tasks.members.user.id" | "tasks.members.user.tenantId" | "tasks.members.user.createdAt" | "tasks.members.user.updatedAt" | "tasks.members.user.email" | "tasks.members.user.firstName" | "tasks.members.user.lastName" | "tasks.members.user.name" | "tasks.members.user.roleId" | "tasks.members.user.isActive" | "tasks.members.user.isEmailVerified" | "tasks.members.user.imageUrl" | "tasks.members.organization.id" | "tasks.members.organization.tenantId" | "tasks.members.organization.createdAt" | "tasks.members.organization.updatedAt" | "tasks.members.organization.name" | "tasks.members.organization.currency" | "tasks.members.organization.isDefault" | "tasks.members.organization.timeZone" | "tasks.members.organization.startWeekOn" | "tasks.members.organization.bonusType" | "tasks.members.organization.bonusPercentage" | "tasks.members.organization.website" | "tasks.members.organization.isActive" | "tasks.members.organization.contactId" | "tasks.members.tags.id" | "tasks.members.tags.tenantId" | "tasks.members.tags.organizationId" | "tasks.members.tags.createdAt" | "tasks.members.tags.updatedAt" | "tasks.members.tags.name" | "tasks.members.tags.color" | "tasks.members.tags.textColor" | "tasks.members.tags.description" | "tasks.members.tags.isSystem" | "tasks.members.skills.id" | "tasks.members.skills.tenantId" | "tasks.members.skills.organizationId" | "tasks.members.skills.createdAt" | "tasks.members.skills.updatedAt" | "tasks.members.skills.name" | "tasks.members.skills.description" | "tasks.members.skills.color" | "tasks.teams.id" | "tasks.teams.tenantId" | "tasks.teams.organizationId" | "tasks.teams.createdAt" | "tasks.teams.updatedAt" | "tasks.teams.name" | "tasks.teams.color" | "tasks.teams.emoji" | "tasks.teams.public" | "tasks.teams.members.id" | "tasks.teams.members.tenantId" | "tasks.teams.members.organizationId" | "tasks.teams.members.createdAt" | "tasks.teams.members.updatedAt" | "tasks.teams.members.firstName" | "tasks.teams.members.lastName" | "tasks.teams.members.userId" | "tasks.teams.members.startedWorkOn" | "tasks.teams.members.endWork" | "tasks.teams.members.billRateValue" | "tasks.teams.members.billRateCurrency" | "tasks.teams.members.payPeriod" | "tasks.teams.members.isActive" | "tasks.teams.tags.id" | "tasks.teams.tags.tenantId" | "tasks.teams.tags.organizationId" | "tasks.teams.tags.createdAt" | "tasks.teams.tags.updatedAt" | "tasks.teams.tags.name" | "tasks.teams.tags.color" | "tasks.teams.tags.textColor" | "tasks.teams.tags.description" | "tasks.teams.tags.isSystem" | "tasks.tags.id" | "tasks.tags.tenantId" | "tasks.tags.organizationId" | "tasks.tags.createdAt" | "tasks.tags.updatedAt" | "tasks.tags.name" | "tasks.tags.color" | "tasks.tags.textColor" | "tasks.tags.description" | "tasks.tags.isSystem";
+        DailyPlanSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "date" | "workTimePlanned" | "status" | "employeeId" | "organizationTeamId" | "employee.id" | "employee.tenantId" | "employee.organizationId" | "employee.createdAt" | "employee.updatedAt" | "employee.firstName" | "employee.lastName" | "employee.userId" | "employee.startedWorkOn" | "employee.endWork" | "employee.billRateValue" | "employee.billRateCurrency" | "employee.payPeriod" | "employee.isActive" | "employee.user.id" | "employee.user.tenantId" | "employee.user.createdAt" | "employee.user.updatedAt" | "employee.user.email" | "employee.user.firstName" | "employee.user.lastName" | "employee.user.name" | "employee.user.roleId" | "employee.user.isActive" | "employee.user.isEmailVerified" | "employee.user.imageUrl" | "employee.user.role.id" | "employee.user.role.tenantId" | "employee.user.role.createdAt" | "employee.user.role.updatedAt" | "employee.user.role.name" | "employee.organization.id" | "employee.organization.tenantId" | "employee.organization.createdAt" | "employee.organization.updatedAt" | "employee.organization.name" | "employee.organization.currency" | "employee.organization.isDefault" | "employee.organization.timeZone" | "employee.organization.startWeekOn" | "employee.organization.bonusType" | "employee.organization.bonusPercentage" | "employee.organization.website" | "employee.organization.isActive" | "employee.organization.contactId" | "employee.organization.tags.id" | "employee.organization.tags.tenantId" | "employee.organization.tags.organizationId" | "employee.organization.tags.createdAt" | "employee.organization.tags.updatedAt" | "employee.organization.tags.name" | "employee.organization.tags.color" | "employee.organization.tags.textColor" | "employee.organization.tags.description" | "employee.organization.tags.isSystem" | "employee.organization.skills.id" | "employee.organization.skills.tenantId" | "employee.organization.skills.organizationId" | "employee.organization.skills.createdAt" | "employee.organization.skills.updatedAt" | "employee.organization.skills.name" | "employee.organization.skills.description" | "employee.organization.skills.color" | "employee.organization.contact.id" | "employee.organization.contact.tenantId" | "employee.organization.contact.createdAt" | "employee.organization.contact.updatedAt" | "employee.organization.contact.name" | "employee.organization.contact.firstName" | "employee.organization.contact.lastName" | "employee.organization.contact.country" | "employee.organization.contact.city" | "employee.organization.contact.address" | "employee.organization.contact.address2" | "employee.organization.contact.postcode" | "employee.organization.contact.regionCode" | "employee.organization.contact.latitude" | "employee.organization.contact.longitude" | "employee.organization.contact.fax" | "employee.organization.contact.fiscalInformation" | "employee.organization.contact.website" | "employee.tags.id" | "employee.tags.tenantId" | "employee.tags.organizationId" | "employee.tags.createdAt" | "employee.tags.updatedAt" | "employee.tags.name" | "employee.tags.color" | "employee.tags.textColor" | "employee.tags.description" | "employee.tags.isSystem" | "employee.skills.id" | "employee.skills.tenantId" | "employee.skills.organizationId" | "employee.skills.createdAt" | "employee.skills.updatedAt" | "employee.skills.name" | "employee.skills.description" | "employee.skills.color" | "tasks.id" | "tasks.tenantId" | "tasks.organizationId" | "tasks.createdAt" | "tasks.updatedAt" | "tasks.createdById" | "tasks.updatedById" | "tasks.deletedAt" | "tasks.deletedById" | "tasks.title" | "tasks.description" | "tasks.status" | "tasks.priority" | "tasks.size" | "tasks.estimate" | "tasks.dueDate" | "tasks.startDate" | "tasks.number" | "tasks.prefix" | "tasks.isDraft" | "tasks.public" | "tasks.projectId" | "tasks.parentId" | "tasks.organizationSprintId" | "tasks.creatorId" | "tasks.project.id" | "tasks.project.tenantId" | "tasks.project.organizationId" | "tasks.project.createdAt" | "tasks.project.updatedAt" | "tasks.project.name" | "tasks.project.startDate" | "tasks.project.endDate" | "tasks.project.billing" | "tasks.project.currency" | "tasks.project.public" | "tasks.project.billable" | "tasks.project.owner" | "tasks.project.budget" | "tasks.project.budgetType" | "tasks.project.color" | "tasks.project.description" | "tasks.project.organizationContactId" | "tasks.project.members.id" | "tasks.project.members.tenantId" | "tasks.project.members.organizationId" | "tasks.project.members.createdAt" | "tasks.project.members.updatedAt" | "tasks.project.members.firstName" | "tasks.project.members.lastName" | "tasks.project.members.userId" | "tasks.project.members.startedWorkOn" | "tasks.project.members.endWork" | "tasks.project.members.billRateValue" | "tasks.project.members.billRateCurrency" | "tasks.project.members.payPeriod" | "tasks.project.members.isActive" | "tasks.project.teams.id" | "tasks.project.teams.tenantId" | "tasks.project.teams.organizationId" | "tasks.project.teams.createdAt" | "tasks.project.teams.updatedAt" | "tasks.project.teams.name" | "tasks.project.teams.color" | "tasks.project.teams.emoji" | "tasks.project.teams.public" | "tasks.project.tags.id" | "tasks.project.tags.tenantId" | "tasks.project.tags.organizationId" | "tasks.project.tags.createdAt" | "tasks.project.tags.updatedAt" | "tasks.project.tags.name" | "tasks.project.tags.color" | "tasks.project.tags.textColor" | "tasks.project.tags.description" | "tasks.project.tags.isSystem" | "tasks.project.organizationContact.id" | "tasks.project.organizationContact.tenantId" | "tasks.project.organizationContact.organizationId" | "tasks.project.organizationContact.createdAt" | "tasks.project.organizationContact.updatedAt" | "tasks.project.organizationContact.name" | "tasks.project.organizationContact.primaryEmail" | "tasks.project.organizationContact.primaryPhone" | "tasks.project.organizationContact.contactType" | "tasks.project.organizationContact.budget" | "tasks.project.organizationContact.budgetType" | "tasks.creator.id" | "tasks.creator.tenantId" | "tasks.creator.createdAt" | "tasks.creator.updatedAt" | "tasks.creator.email" | "tasks.creator.firstName" | "tasks.creator.lastName" | "tasks.creator.name" | "tasks.creator.roleId" | "tasks.creator.isActive" | "tasks.creator.isEmailVerified" | "tasks.creator.imageUrl" | "tasks.creator.role.id" | "tasks.creator.role.tenantId" | "tasks.creator.role.createdAt" | "tasks.creator.role.updatedAt" | "tasks.creator.role.name" | "tasks.members.id" | "tasks.members.tenantId" | "tasks.members.organizationId" | "tasks.members.createdAt" | "tasks.members.updatedAt" | "tasks.members.firstName" | "tasks.members.lastName" | "tasks.members.userId" | "tasks.members.startedWorkOn" | "tasks.members.endWork" | "tasks.members.billRateValue" | "tasks.members.billRateCurrency" | "tasks.members.payPeriod" | "tasks.members.isActive" | "tasks.members.user.id" | "tasks.members.user.tenantId" | "tasks.members.user.createdAt" | "tasks.members.user.updatedAt" | "tasks.members.user.email" | "tasks.members.user.firstName" | "tasks.members.user.lastName" | "tasks.members.user.name" | "tasks.members.user.roleId" | "tasks.members.user.isActive" | "tasks.members.user.isEmailVerified" | "tasks.members.user.imageUrl" | "tasks.members.organization.id" | "tasks.members.organization.tenantId" | "tasks.members.organization.createdAt" | "tasks.members.organization.updatedAt" | "tasks.members.organization.name" | "tasks.members.organization.currency" | "tasks.members.organization.isDefault" | "tasks.members.organization.timeZone" | "tasks.members.organization.startWeekOn" | "tasks.members.organization.bonusType" | "tasks.members.organization.bonusPercentage" | "tasks.members.organization.website" | "tasks.members.organization.isActive" | "tasks.members.organization.contactId" | "tasks.members.tags.id" | "tasks.members.tags.tenantId" | "tasks.members.tags.organizationId" | "tasks.members.tags.createdAt" | "tasks.members.tags.updatedAt" | "tasks.members.tags.name" | "tasks.members.tags.color" | "tasks.members.tags.textColor" | "tasks.members.tags.description" | "tasks.members.tags.isSystem" | "tasks.members.skills.id" | "tasks.members.skills.tenantId" | "tasks.members.skills.organizationId" | "tasks.members.skills.createdAt" | "tasks.members.skills.updatedAt" | "tasks.members.skills.name" | "tasks.members.skills.description" | "tasks.members.skills.color" | "tasks.teams.id" | "tasks.teams.tenantId" | "tasks.teams.organizationId" | "tasks.teams.createdAt" | "tasks.teams.updatedAt" | "tasks.teams.name" | "tasks.teams.color" | "tasks.teams.emoji" | "tasks.teams.public" | "tasks.teams.members.id" | "tasks.teams.members.tenantId" | "tasks.teams.members.organizationId" | "tasks.teams.members.createdAt" | "tasks.teams.members.updatedAt" | "tasks.teams.members.firstName" | "tasks.teams.members.lastName" | "tasks.teams.members.userId" | "tasks.teams.members.startedWorkOn" | "tasks.teams.members.endWork" | "tasks.teams.members.billRateValue" | "tasks.teams.members.billRateCurrency" | "tasks.teams.members.payPeriod" | "tasks.teams.members.isActive" | "tasks.teams.tags.id" | "tasks.teams.tags.tenantId" | "tasks.teams.tags.organizationId" | "tasks.teams.tags.createdAt" | "tasks.teams.tags.updatedAt" | "tasks.teams.tags.name" | "tasks.teams.tags.color" | "tasks.teams.tags.textColor" | "tasks.teams.tags.description" | "tasks.teams.tags.isSystem" | "tasks.tags.id" | "tasks.tags.tenantId" | "tasks.tags.organizationId" | "tasks.tags.createdAt" | "tasks.tags.updatedAt" | "tasks.tags.name" | "tasks.tags.color" | "tasks.tags.textColor" | "tasks.tags.description" | "tasks.tags.isSystem";
         /** @description daily-plan narrowed by select[]: id and the fields named (a related record narrowed alike) */
         DailyPlanSelected: {
             /** Format: uuid */
@@ -10375,7 +10758,7 @@ export interface components {
             or?: components["schemas"]["InvoiceItemWhereGroup"][];
         };
         /** @enum {string} */
-        InvoiceItemSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "invoiceId" | "description" | "quantity" | "price" | "totalValue" | "taskId" | "employeeId" | "projectId" | "invoice.id" | "invoice.tenantId" | "invoice.organizationId" | "invoice.createdAt" | "invoice.updatedAt" | "invoice.invoiceNumber" | "invoice.invoiceDate" | "invoice.dueDate" | "invoice.currency" | "invoice.discountValue" | "invoice.discountType" | "invoice.tax" | "invoice.taxType" | "invoice.totalValue" | "invoice.status" | "invoice.isEstimate" | "invoice.estimateStatus" | "invoice.estimateDecidedAt" | "invoice.terms" | "invoice.fromOrganizationId" | "invoice.toContactId" | "invoice.toContact.id" | "invoice.toContact.tenantId" | "invoice.toContact.organizationId" | "invoice.toContact.createdAt" | "invoice.toContact.updatedAt" | "invoice.toContact.name" | "invoice.toContact.primaryEmail" | "invoice.toContact.primaryPhone" | "invoice.toContact.contactType" | "invoice.toContact.budget" | "invoice.toContact.budgetType" | "invoice.toContact.tags.id" | "invoice.toContact.tags.tenantId" | "invoice.toContact.tags.organizationId" | "invoice.toContact.tags.createdAt" | "invoice.toContact.tags.updatedAt" | "invoice.toContact.tags.name" | "invoice.toContact.tags.color" | "invoice.toContact.tags.textColor" | "invoice.toContact.tags.description" | "invoice.toContact.tags.isSystem" | "invoice.fromOrganization.id" | "invoice.fromOrganization.tenantId" | "invoice.fromOrganization.createdAt" | "invoice.fromOrganization.updatedAt" | "invoice.fromOrganization.name" | "invoice.fromOrganization.currency" | "invoice.fromOrganization.isDefault" | "invoice.fromOrganization.timeZone" | "invoice.fromOrganization.startWeekOn" | "invoice.fromOrganization.bonusType" | "invoice.fromOrganization.bonusPercentage" | "invoice.fromOrganization.website" | "invoice.fromOrganization.isActive" | "invoice.fromOrganization.contactId" | "invoice.fromOrganization.tags.id" | "invoice.fromOrganization.tags.tenantId" | "invoice.fromOrganization.tags.organizationId" | "invoice.fromOrganization.tags.createdAt" | "invoice.fromOrganization.tags.updatedAt" | "invoice.fromOrganization.tags.name" | "invoice.fromOrganization.tags.color" | "invoice.fromOrganization.tags.textColor" | "invoice.fromOrganization.tags.description" | "invoice.fromOrganization.tags.isSystem" | "invoice.fromOrganization.skills.id" | "invoice.fromOrganization.skills.tenantId" | "invoice.fromOrganization.skills.organizationId" | "invoice.fromOrganization.skills.createdAt" | "invoice.fromOrganization.skills.updatedAt" | "invoice.fromOrganization.skills.name" | "invoice.fromOrganization.skills.description" | "invoice.fromOrganization.skills.color" | "invoice.fromOrganization.contact.id" | "invoice.fromOrganization.contact.tenantId" | "invoice.fromOrganization.contact.createdAt" | "invoice.fromOrganization.contact.updatedAt" | "invoice.fromOrganization.contact.name" | "invoice.fromOrganization.contact.firstName" | "invoice.fromOrganization.contact.lastName" | "invoice.fromOrganization.contact.country" | "invoice.fromOrganization.contact.city" | "invoice.fromOrganization.contact.address" | "invoice.fromOrganization.contact.address2" | "invoice.fromOrganization.contact.postcode" | "invoice.fromOrganization.contact.regionCode" | "invoice.fromOrganization.contact.latitude" | "invoice.fromOrganization.contact.longitude" | "invoice.fromOrganization.contact.fax" | "invoice.fromOrganization.contact.fiscalInformation" | "invoice.fromOrganization.contact.website" | "task.id" | "task.tenantId" | "task.organizationId" | "task.createdAt" | "task.updatedAt" | "task.title" | "task.description" | "task.status" | "task.priority" | "task.size" | "task.estimate" | "task.dueDate" | "task.startDate" | "task.number" | "task.prefix" | "task.isDraft" | "task.public" | "task.projectId" | "task.parentId" | "task.organizationSprintId" | "task.creatorId" | "task.project.id" | "task.project.tenantId" | "task.project.organizationId" | "task.project.createdAt" | "task.project.updatedAt" | "task.project.name" | "task.project.startDate" | "task.project.endDate" | "task.project.billing" | "task.project.currency" | "task.project.public" | "task.project.billable" | "task.project.owner" | "task.project.budget" | "task.project.budgetType" | "task.project.color" | "task.project.description" | "task.project.organizationContactId" | "task.project.members.id" | "task.project.members.tenantId" | "task.project.members.organizationId" | "task.project.members.createdAt" | "task.project.members.updatedAt" | "task.project.members.firstName" | "task.project.members.lastName" | "task.project.members.userId" | "task.project.members.startedWorkOn" | "task.project.members.endWork" | "task.project.members.billRateValue" | "task.project.members.billRateCurrency" | "task.project.members.payPeriod" | "task.project.members.isActive" | "task.project.teams.id" | "task.project.teams.tenantId" | "task.project.teams.organizationId" | "task.project.teams.createdAt" | "task.project.teams.updatedAt" | "task.project.teams.name" | "task.project.teams.color" | "task.project.teams.emoji" | "task.project.teams.public" | "task.project.tags.id" | "task.project.tags.tenantId" | "task.project.tags.organizationId" | "task.project.tags.createdAt" | "task.project.tags.updatedAt" | "task.project.tags.name" | "task.project.tags.color" | "task.project.tags.textColor" | "task.project.tags.description" | "task.project.tags.isSystem" | "task.project.organizationContact.id" | "task.project.organizationContact.tenantId" | "task.project.organizationContact.organizationId" | "task.project.organizationContact.createdAt" | "task.project.organizationContact.updatedAt" | "task.project.organizationContact.name" | "task.project.organizationContact.primaryEmail" | "task.project.organizationContact.primaryPhone" | "task.project.organizationContact.contactType" | "task.project.organizationContact.budget" | "task.project.organizationContact.budgetType" | "task.creator.id" | "task.creator.tenantId" | "task.creator.createdAt" | "task.creator.updatedAt" | "task.creator.email" | "task.creator.firstName" | "task.creator.lastName" | "task.creator.name" | "task.creator.roleId" | "task.creator.isActive" | "task.creator.isEmailVerified" | "task.creator.imageUrl" | "task.creator.role.id" | "task.creator.role.tenantId" | "task.creator.role.createdAt" | "task.creator.role.updatedAt" | "task.creator.role.name" | "task.members.id" | "task.members.tenantId" | "task.members.organizationId" | "task.members.createdAt" | "task.members.updatedAt" | "task.members.firstName" | "task.members.lastName" | "task.members.userId" | "task.members.startedWorkOn" | "task.members.endWork" | "task.members.billRateValue" | "task.members.billRateCurrency" | "task.members.payPeriod" | "task.members.isActive" | "task.members.user.id" | "task.members.user.tenantId" | "task.members.user.createdAt" | "task.members.user.updatedAt" | "task.members.user.email" | "task.members.user.firstName" | "task.members.user.lastName" | "task.members.user.name" | "task.members.user.roleId" | "task.members.user.isActive" | "task.members.user.isEmailVerified" | "task.members.user.imageUrl" | "task.members.organization.id" | "task.members.organization.tenantId" | "task.members.organization.createdAt" | "task.members.organization.updatedAt" | "task.members.organization.name" | "task.members.organization.currency" | "task.members.organization.isDefault" | "task.members.organization.timeZone" | "task.members.organization.startWeekOn" | "task.members.organization.bonusType" | "task.members.organization.bonusPercentage" | "task.members.organization.website" | "task.members.organization.isActive" | "task.members.organization.contactId" | "task.members.tags.id" | "task.members.tags.tenantId" | "task.members.tags.organizationId" | "task.members.tags.createdAt" | "task.members.tags.updatedAt" | "task.members.tags.name" | "task.members.tags.color" | "task.members.tags.textColor" | "task.members.tags.description" | "task.members.tags.isSystem" | "task.members.skills.id" | "task.members.skills.tenantId" | "task.members.skills.organizationId" | "task.members.skills.createdAt" | "task.members.skills.updatedAt" | "task.members.skills.name" | "task.members.skills.description" | "task.members.skills.color" | "task.teams.id" | "task.teams.tenantId" | "task.teams.organizationId" | "task.teams.createdAt" | "task.teams.updatedAt" | "task.teams.name" | "task.teams.color" | "task.teams.emoji" | "task.teams.public" | "task.teams.members.id" | "task.teams.members.tenantId" | "task.teams.members.organizationId" | "task.teams.members.createdAt" | "task.teams.members.updatedAt" | "task.teams.members.firstName" | "task.teams.members.lastName" | "task.teams.members.userId" | "task.teams.members.startedWorkOn" | "task.teams.members.endWork" | "task.teams.members.billRateValue" | "task.teams.members.billRateCurrency" | "task.teams.members.payPeriod" | "task.teams.members.isActive" | "task.teams.tags.id" | "task.teams.tags.tenantId" | "task.teams.tags.organizationId" | "task.teams.tags.createdAt" | "task.teams.tags.updatedAt" | "task.teams.tags.name" | "task.teams.tags.color" | "task.teams.tags.textColor" | "task.teams.tags.description" | "task.teams.tags.isSystem" | "task.tags.id" | "task.tags.tenantId" | "task.tags.organizationId" | "task.tags.createdAt" | "task.tags.updatedAt" | "task.tags.name" | "task.tags.color" | "task.tags.textColor" | "task.tags.description" | "task.tags.isSystem" | "employee.id" | "employee.tenantId" | "employee.organizationId" | "employee.createdAt" | "employee.updatedAt" | "employee.firstName" | "employee.lastName" | "employee.userId" | "employee.startedWorkOn" | "employee.endWork" | "employee.billRateValue" | "employee.billRateCurrency" | "employee.payPeriod" | "employee.isActive" | "employee.user.id" | "employee.user.tenantId" | "employee.user.createdAt" | "employee.user.updatedAt" | "employee.user.email" | "employee.user.firstName" | "employee.user.lastName" | "employee.user.name" | "employee.user.roleId" | "employee.user.isActive" | "employee.user.isEmailVerified" | "employee.user.imageUrl" | "employee.user.role.id" | "employee.user.role.tenantId" | "employee.user.role.createdAt" | "employee.user.role.updatedAt" | "employee.user.role.name" | "employee.organization.id" | "employee.organization.tenantId" | "employee.organization.createdAt" | "employee.organization.updatedAt" | "employee.organization.name" | "employee.organization.currency" | "employee.organization.isDefault" | "employee.organization.timeZone" | "employee.organization.startWeekOn" | "employee.organization.bonusType" | "employee.organization.bonusPercentage" | "employee.organization.website" | "employee.organization.isActive" | "employee.organization.contactId" | "employee.organization.tags.id" | "employee.organization.tags.tenantId" | "employee.organization.tags.organizationId" | "employee.organization.tags.createdAt" | "employee.organization.tags.updatedAt" | "employee.organization.tags.name" | "employee.organization.tags.color" | "employee.organization.tags.textColor" | "employee.organization.tags.description" | "employee.organization.tags.isSystem" | "employee.organization.skills.id" | "employee.organization.skills.tenantId" | "employee.organization.skills.organizationId" | "employee.organization.skills.createdAt" | "employee.organization.skills.updatedAt" | "employee.organization.skills.name" | "employee.organization.skills.description" | "employee.organization.skills.color" | "employee.organization.contact.id" | "employee.organization.contact.tenantId" | "employee.organization.contact.createdAt" | "employee.organization.contact.updatedAt" | "employee.organization.contact.name" | "employee.organization.contact.firstName" | "employee.organization.contact.lastName" | "employee.organization.contact.country" | "employee.organization.contact.city" | "employee.organization.contact.address" | "employee.organization.contact.address2" | "employee.organization.contact.postcode" | "employee.organization.contact.regionCode" | "employee.organization.contact.latitude" | "employee.organization.contact.longitude" | "employee.organization.contact.fax" | "employee.organization.contact.fiscalInformation" | "employee.organization.contact.website" | "employee.tags.id" | "employee.tags.tenantId" | "employee.tags.organizationId" | "employee.tags.createdAt" | "employee.tags.updatedAt" | "employee.tags.name" | "employee.tags.color" | "employee.tags.textColor" | "employee.tags.description" | "employee.tags.isSystem" | "employee.skills.id" | "employee.skills.tenantId" | "employee.skills.organizationId" | "employee.skills.createdAt" | "employee.skills.updatedAt" | "employee.skills.name" | "employee.skills.description" | "employee.skills.color" | "project.id" | "project.tenantId" | "project.organizationId" | "project.createdAt" | "project.updatedAt" | "project.name" | "project.startDate" | "project.endDate" | "project.billing" | "project.currency" | "project.public" | "project.billable" | "project.owner" | "project.budget" | "project.budgetType" | "project.color" | "project.description" | "project.organizationContactId" | "project.members.id" | "project.members.tenantId" | "project.members.organizationId" | "project.members.createdAt" | "project.members.updatedAt" | "project.members.firstName" | "project.members.lastName" | "project.members.userId" | "project.members.startedWorkOn" | "project.members.endWork" | "project.members.billRateValue" | "project.members.billRateCurrency" | "project.members.payPeriod" | "project.members.isActive" | "project.members.user.id" | "project.members.user.tenantId" | "project.members.user.createdAt" | "project.members.user.updatedAt" | "project.members.user.email" | "project.members.user.firstName" | "project.members.user.lastName" | "project.members.user.name" | "project.members.user.roleId" | "project.members.user.isActive" | "project.members.user.isEmailVerified" | "project.members.user.imageUrl" | "project.members.organization.id" | "project.members.organization.tenantId" | "project.members.organization.createdAt" | "project.members.organization.updatedAt" | "project.members.organization.name" | "project.members.organization.currency" | "project.members.organization.isDefault" | "project.members.organization.timeZone" | "project.members.organization.startWeekOn" | "project.members.organization.bonusType" | "project.members.organization.bonusPercentage" | "project.members.organization.website" | "project.members.organization.isActive" | "project.members.organization.contactId" | "project.members.tags.id" | "project.members.tags.tenantId" | "project.members.tags.organizationId" | "project.members.tags.createdAt" | "project.members.tags.updatedAt" | "project.members.tags.name" | "project.members.tags.color" | "project.members.tags.textColor" | "project.members.tags.description" | "project.members.tags.isSystem" | "project.members.skills.id" | "project.members.skills.tenantId" | "project.members.skills.organizationId" | "project.members.skills.createdAt" | "project.members.skills.updatedAt" | "project.members.skills.name" | "project.members.skills.description" | "project.members.skills.color" | "project.teams.id" | "project.teams.tenantId" | "project.teams.organizationId" | "project.teams.createdAt" | "project.teams.updatedAt" | "project.teams.name" | "project.teams.color" | "project.teams.emoji" | "project.teams.public" | "project.teams.members.id" | "project.teams.members.tenantId" | "project.teams.members.organizationId" | "project.teams.members.createdAt" | "project.teams.members.updatedAt" | "project.teams.members.firstName" | "project.teams.members.lastName" | "project.teams.members.userId" | "project.teams.members.startedWorkOn" | "project.teams.members.endWork" | "project.teams.members.billRateValue" | "project.teams.members.billRateCurrency" | "project.teams.members.payPeriod" | "project.teams.members.isActive" | "project.teams.tags.id" | "project.teams.tags.tenantId" | "project.teams.tags.organizationId" | "project.teams.tags.createdAt" | "project.teams.tags.updatedAt" | "project.teams.tags.name" | "project.teams.tags.color" | "project.teams.tags.textColor" | "project.teams.tags.description" | "project.teams.tags.isSystem" | "project.tags.id" | "project.tags.tenantId" | "project.tags.organizationId" | "project.tags.createdAt" | "project.tags.updatedAt" | "project.tags.name" | "project.tags.color" | "project.tags.textColor" | "project.tags.description" | "project.tags.isSystem" | "project.organizationContact.id" | "project.organizationContact.tenantId" | "project.organizationContact.organizationId" | "project.organizationContact.createdAt" | "project.organizationContact.updatedAt" | "project.organizationContact.name" | "project.organizationContact.primaryEmail" | "project.organizationContact.primaryPhone" | "project.organizationContact.contactType" | "project.organizationContact.budget" | "project.organizationContact.budgetType" | "project.organizationContact.tags.id" | "project.organizationContact.tags.tenantId" | "project.organizationContact.tags.organizationId" | "project.organizationContact.tags.createdAt" | "project.organizationContact.tags.updatedAt" | "project.organizationContact.tags.name" | "project.organizationContact.tags.color" | "project.organizationContact.tags.textColor" | "project.organizationContact.tags.description" | "project.organizationContact.tags.isSystem";
+        InvoiceItemSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "invoiceId" | "description" | "quantity" | "price" | "totalValue" | "taskId" | "employeeId" | "projectId" | "invoice.id" | "invoice.tenantId" | "invoice.organizationId" | "invoice.createdAt" | "invoice.updatedAt" | "invoice.createdById" | "invoice.updatedById" | "invoice.deletedAt" | "invoice.deletedById" | "invoice.invoiceNumber" | "invoice.invoiceDate" | "invoice.dueDate" | "invoice.currency" | "invoice.discountValue" | "invoice.discountType" | "invoice.tax" | "invoice.taxType" | "invoice.totalValue" | "invoice.status" | "invoice.isEstimate" | "invoice.estimateStatus" | "invoice.estimateDecidedAt" | "invoice.terms" | "invoice.fromOrganizationId" | "invoice.toContactId" | "invoice.toContact.id" | "invoice.toContact.tenantId" | "invoice.toContact.organizationId" | "invoice.toContact.createdAt" | "invoice.toContact.updatedAt" | "invoice.toContact.name" | "invoice.toContact.primaryEmail" | "invoice.toContact.primaryPhone" | "invoice.toContact.contactType" | "invoice.toContact.budget" | "invoice.toContact.budgetType" | "invoice.toContact.tags.id" | "invoice.toContact.tags.tenantId" | "invoice.toContact.tags.organizationId" | "invoice.toContact.tags.createdAt" | "invoice.toContact.tags.updatedAt" | "invoice.toContact.tags.name" | "invoice.toContact.tags.color" | "invoice.toContact.tags.textColor" | "invoice.toContact.tags.description" | "invoice.toContact.tags.isSystem" | "invoice.fromOrganization.id" | "invoice.fromOrganization.tenantId" | "invoice.fromOrganization.createdAt" | "invoice.fromOrganization.updatedAt" | "invoice.fromOrganization.name" | "invoice.fromOrganization.currency" | "invoice.fromOrganization.isDefault" | "invoice.fromOrganization.timeZone" | "invoice.fromOrganization.startWeekOn" | "invoice.fromOrganization.bonusType" | "invoice.fromOrganization.bonusPercentage" | "invoice.fromOrganization.website" | "invoice.fromOrganization.isActive" | "invoice.fromOrganization.contactId" | "invoice.fromOrganization.tags.id" | "invoice.fromOrganization.tags.tenantId" | "invoice.fromOrganization.tags.organizationId" | "invoice.fromOrganization.tags.createdAt" | "invoice.fromOrganization.tags.updatedAt" | "invoice.fromOrganization.tags.name" | "invoice.fromOrganization.tags.color" | "invoice.fromOrganization.tags.textColor" | "invoice.fromOrganization.tags.description" | "invoice.fromOrganization.tags.isSystem" | "invoice.fromOrganization.skills.id" | "invoice.fromOrganization.skills.tenantId" | "invoice.fromOrganization.skills.organizationId" | "invoice.fromOrganization.skills.createdAt" | "invoice.fromOrganization.skills.updatedAt" | "invoice.fromOrganization.skills.name" | "invoice.fromOrganization.skills.description" | "invoice.fromOrganization.skills.color" | "invoice.fromOrganization.contact.id" | "invoice.fromOrganization.contact.tenantId" | "invoice.fromOrganization.contact.createdAt" | "invoice.fromOrganization.contact.updatedAt" | "invoice.fromOrganization.contact.name" | "invoice.fromOrganization.contact.firstName" | "invoice.fromOrganization.contact.lastName" | "invoice.fromOrganization.contact.country" | "invoice.fromOrganization.contact.city" | "invoice.fromOrganization.contact.address" | "invoice.fromOrganization.contact.address2" | "invoice.fromOrganization.contact.postcode" | "invoice.fromOrganization.contact.regionCode" | "invoice.fromOrganization.contact.latitude" | "invoice.fromOrganization.contact.longitude" | "invoice.fromOrganization.contact.fax" | "invoice.fromOrganization.contact.fiscalInformation" | "invoice.fromOrganization.contact.website" | "task.id" | "task.tenantId" | "task.organizationId" | "task.createdAt" | "task.updatedAt" | "task.createdById" | "task.updatedById" | "task.deletedAt" | "task.deletedById" | "task.title" | "task.description" | "task.status" | "task.priority" | "task.size" | "task.estimate" | "task.dueDate" | "task.startDate" | "task.number" | "task.prefix" | "task.isDraft" | "task.public" | "task.projectId" | "task.parentId" | "task.organizationSprintId" | "task.creatorId" | "task.project.id" | "task.project.tenantId" | "task.project.organizationId" | "task.project.createdAt" | "task.project.updatedAt" | "task.project.name" | "task.project.startDate" | "task.project.endDate" | "task.project.billing" | "task.project.currency" | "task.project.public" | "task.project.billable" | "task.project.owner" | "task.project.budget" | "task.project.budgetType" | "task.project.color" | "task.project.description" | "task.project.organizationContactId" | "task.project.members.id" | "task.project.members.tenantId" | "task.project.members.organizationId" | "task.project.members.createdAt" | "task.project.members.updatedAt" | "task.project.members.firstName" | "task.project.members.lastName" | "task.project.members.userId" | "task.project.members.startedWorkOn" | "task.project.members.endWork" | "task.project.members.billRateValue" | "task.project.members.billRateCurrency" | "task.project.members.payPeriod" | "task.project.members.isActive" | "task.project.teams.id" | "task.project.teams.tenantId" | "task.project.teams.organizationId" | "task.project.teams.createdAt" | "task.project.teams.updatedAt" | "task.project.teams.name" | "task.project.teams.color" | "task.project.teams.emoji" | "task.project.teams.public" | "task.project.tags.id" | "task.project.tags.tenantId" | "task.project.tags.organizationId" | "task.project.tags.createdAt" | "task.project.tags.updatedAt" | "task.project.tags.name" | "task.project.tags.color" | "task.project.tags.textColor" | "task.project.tags.description" | "task.project.tags.isSystem" | "task.project.organizationContact.id" | "task.project.organizationContact.tenantId" | "task.project.organizationContact.organizationId" | "task.project.organizationContact.createdAt" | "task.project.organizationContact.updatedAt" | "task.project.organizationContact.name" | "task.project.organizationContact.primaryEmail" | "task.project.organizationContact.primaryPhone" | "task.project.organizationContact.contactType" | "task.project.organizationContact.budget" | "task.project.organizationContact.budgetType" | "task.creator.id" | "task.creator.tenantId" | "task.creator.createdAt" | "task.creator.updatedAt" | "task.creator.email" | "task.creator.firstName" | "task.creator.lastName" | "task.creator.name" | "task.creator.roleId" | "task.creator.isActive" | "task.creator.isEmailVerified" | "task.creator.imageUrl" | "task.creator.role.id" | "task.creator.role.tenantId" | "task.creator.role.createdAt" | "task.creator.role.updatedAt" | "task.creator.role.name" | "task.members.id" | "task.members.tenantId" | "task.members.organizationId" | "task.members.createdAt" | "task.members.updatedAt" | "task.members.firstName" | "task.members.lastName" | "task.members.userId" | "task.members.startedWorkOn" | "task.members.endWork" | "task.members.billRateValue" | "task.members.billRateCurrency" | "task.members.payPeriod" | "task.members.isActive" | "task.members.user.id" | "task.members.user.tenantId" | "task.members.user.createdAt" | "task.members.user.updatedAt" | "task.members.user.email" | "task.members.user.firstName" | "task.members.user.lastName" | "task.members.user.name" | "task.members.user.roleId" | "task.members.user.isActive" | "task.members.user.isEmailVerified" | "task.members.user.imageUrl" | "task.members.organization.id" | "task.members.organization.tenantId" | "task.members.organization.createdAt" | "task.members.organization.updatedAt" | "task.members.organization.name" | "task.members.organization.currency" | "task.members.organization.isDefault" | "task.members.organization.timeZone" | "task.members.organization.startWeekOn" | "task.members.organization.bonusType" | "task.members.organization.bonusPercentage" | "task.members.organization.website" | "task.members.organization.isActive" | "task.members.organization.contactId" | "task.members.tags.id" | "task.members.tags.tenantId" | "task.members.tags.organizationId" | "task.members.tags.createdAt" | "task.members.tags.updatedAt" | "task.members.tags.name" | "task.members.tags.color" | "task.members.tags.textColor" | "task.members.tags.description" | "task.members.tags.isSystem" | "task.members.skills.id" | "task.members.skills.tenantId" | "task.members.skills.organizationId" | "task.members.skills.createdAt" | "task.members.skills.updatedAt" | "task.members.skills.name" | "task.members.skills.description" | "task.members.skills.color" | "task.teams.id" | "task.teams.tenantId" | "task.teams.organizationId" | "task.teams.createdAt" | "task.teams.updatedAt" | "task.teams.name" | "task.teams.color" | "task.teams.emoji" | "task.teams.public" | "task.teams.members.id" | "task.teams.members.tenantId" | "task.teams.members.organizationId" | "task.teams.members.createdAt" | "task.teams.members.updatedAt" | "task.teams.members.firstName" | "task.teams.members.lastName" | "task.teams.members.userId" | "task.teams.members.startedWorkOn" | "task.teams.members.endWork" | "task.teams.members.billRateValue" | "task.teams.members.billRateCurrency" | "task.teams.members.payPeriod" | "task.teams.members.isActive" | "task.teams.tags.id" | "task.teams.tags.tenantId" | "task.teams.tags.organizationId" | "task.teams.tags.createdAt" | "task.teams.tags.updatedAt" | "task.teams.tags.name" | "task.teams.tags.color" | "task.teams.tags.textColor" | "task.teams.tags.description" | "task.teams.tags.isSystem" | "task.tags.id" | "task.tags.tenantId" | "task.tags.organizationId" | "task.tags.createdAt" | "task.tags.updatedAt" | "task.tags.name" | "task.tags.color" | "task.tags.textColor" | "task.tags.description" | "task.tags.isSystem" | "employee.id" | "employee.tenantId" | "employee.organizationId" | "employee.createdAt" | "employee.updatedAt" | "employee.firstName" | "employee.lastName" | "employee.userId" | "employee.startedWorkOn" | "employee.endWork" | "employee.billRateValue" | "employee.billRateCurrency" | "employee.payPeriod" | "employee.isActive" | "employee.user.id" | "employee.user.tenantId" | "employee.user.createdAt" | "employee.user.updatedAt" | "employee.user.email" | "employee.user.firstName" | "employee.user.lastName" | "employee.user.name" | "employee.user.roleId" | "employee.user.isActive" | "employee.user.isEmailVerified" | "employee.user.imageUrl" | "employee.user.role.id" | "employee.user.role.tenantId" | "employee.user.role.createdAt" | "employee.user.role.updatedAt" | "employee.user.role.name" | "employee.organization.id" | "employee.organization.tenantId" | "employee.organization.createdAt" | "employee.organization.updatedAt" | "employee.organization.name" | "employee.organization.currency" | "employee.organization.isDefault" | "employee.organization.timeZone" | "employee.organization.startWeekOn" | "employee.organization.bonusType" | "employee.organization.bonusPercentage" | "employee.organization.website" | "employee.organization.isActive" | "employee.organization.contactId" | "employee.organization.tags.id" | "employee.organization.tags.tenantId" | "employee.organization.tags.organizationId" | "employee.organization.tags.createdAt" | "employee.organization.tags.updatedAt" | "employee.organization.tags.name" | "employee.organization.tags.color" | "employee.organization.tags.textColor" | "employee.organization.tags.description" | "employee.organization.tags.isSystem" | "employee.organization.skills.id" | "employee.organization.skills.tenantId" | "employee.organization.skills.organizationId" | "employee.organization.skills.createdAt" | "employee.organization.skills.updatedAt" | "employee.organization.skills.name" | "employee.organization.skills.description" | "employee.organization.skills.color" | "employee.organization.contact.id" | "employee.organization.contact.tenantId" | "employee.organization.contact.createdAt" | "employee.organization.contact.updatedAt" | "employee.organization.contact.name" | "employee.organization.contact.firstName" | "employee.organization.contact.lastName" | "employee.organization.contact.country" | "employee.organization.contact.city" | "employee.organization.contact.address" | "employee.organization.contact.address2" | "employee.organization.contact.postcode" | "employee.organization.contact.regionCode" | "employee.organization.contact.latitude" | "employee.organization.contact.longitude" | "employee.organization.contact.fax" | "employee.organization.contact.fiscalInformation" | "employee.organization.contact.website" | "employee.tags.id" | "employee.tags.tenantId" | "employee.tags.organizationId" | "employee.tags.createdAt" | "employee.tags.updatedAt" | "employee.tags.name" | "employee.tags.color" | "employee.tags.textColor" | "employee.tags.description" | "employee.tags.isSystem" | "employee.skills.id" | "employee.skills.tenantId" | "employee.skills.organizationId" | "employee.skills.createdAt" | "employee.skills.updatedAt" | "employee.skills.name" | "employee.skills.description" | "employee.skills.color" | "project.id" | "project.tenantId" | "project.organizationId" | "project.createdAt" | "project.updatedAt" | "project.name" | "project.startDate" | "project.endDate" | "project.billing" | "project.currency" | "project.public" | "project.billable" | "project.owner" | "project.budget" | "project.budgetType" | "project.color" | "project.description" | "project.organizationContactId" | "project.members.id" | "project.members.tenantId" | "project.members.organizationId" | "project.members.createdAt" | "project.members.updatedAt" | "project.members.firstName" | "project.members.lastName" | "project.members.userId" | "project.members.startedWorkOn" | "project.members.endWork" | "project.members.billRateValue" | "project.members.billRateCurrency" | "project.members.payPeriod" | "project.members.isActive" | "project.members.user.id" | "project.members.user.tenantId" | "project.members.user.createdAt" | "project.members.user.updatedAt" | "project.members.user.email" | "project.members.user.firstName" | "project.members.user.lastName" | "project.members.user.name" | "project.members.user.roleId" | "project.members.user.isActive" | "project.members.user.isEmailVerified" | "project.members.user.imageUrl" | "project.members.organization.id" | "project.members.organization.tenantId" | "project.members.organization.createdAt" | "project.members.organization.updatedAt" | "project.members.organization.name" | "project.members.organization.currency" | "project.members.organization.isDefault" | "project.members.organization.timeZone" | "project.members.organization.startWeekOn" | "project.members.organization.bonusType" | "project.members.organization.bonusPercentage" | "project.members.organization.website" | "project.members.organization.isActive" | "project.members.organization.contactId" | "project.members.tags.id" | "project.members.tags.tenantId" | "project.members.tags.organizationId" | "project.members.tags.createdAt" | "project.members.tags.updatedAt" | "project.members.tags.name" | "project.members.tags.color" | "project.members.tags.textColor" | "project.members.tags.description" | "project.members.tags.isSystem" | "project.members.skills.id" | "project.members.skills.tenantId" | "project.members.skills.organizationId" | "project.members.skills.createdAt" | "project.members.skills.updatedAt" | "project.members.skills.name" | "project.members.skills.description" | "project.members.skills.color" | "project.teams.id" | "project.teams.tenantId" | "project.teams.organizationId" | "project.teams.createdAt" | "project.teams.updatedAt" | "project.teams.name" | "project.teams.color" | "project.teams.emoji" | "project.teams.public" | "project.teams.members.id" | "project.teams.members.tenantId" | "project.teams.members.organizationId" | "project.teams.members.createdAt" | "project.teams.members.updatedAt" | "project.teams.members.firstName" | "project.teams.members.lastName" | "project.teams.members.userId" | "project.teams.members.startedWorkOn" | "project.teams.members.endWork" | "project.teams.members.billRateValue" | "project.teams.members.billRateCurrency" | "project.teams.members.payPeriod" | "project.teams.members.isActive" | "project.teams.tags.id" | "project.teams.tags.tenantId" | "project.teams.tags.organizationId" | "project.teams.tags.createdAt" | "project.teams.tags.updatedAt" | "project.teams.tags.name" | "project.teams.tags.color" | "project.teams.tags.textColor" | "project.teams.tags.description" | "project.teams.tags.isSystem" | "project.tags.id" | "project.tags.tenantId" | "project.tags.organizationId" | "project.tags.createdAt" | "project.tags.updatedAt" | "project.tags.name" | "project.tags.color" | "project.tags.textColor" | "project.tags.description" | "project.tags.isSystem" | "project.organizationContact.id" | "project.organizationContact.tenantId" | "project.organizationContact.organizationId" | "project.organizationContact.createdAt" | "project.organizationContact.updatedAt" | "project.organizationContact.name" | "project.organizationContact.primaryEmail" | "project.organizationContact.primaryPhone" | "project.organizationContact.contactType" | "project.organizationContact.budget" | "project.organizationContact.budgetType" | "project.organizationContact.tags.id" | "project.organizationContact.tags.tenantId" | "project.organizationContact.tags.organizationId" | "project.organizationContact.tags.createdAt" | "project.organizationContact.tags.updatedAt" | "project.organizationContact.tags.name" | "project.organizationContact.tags.color" | "project.organizationContact.tags.textColor" | "project.organizationContact.tags.description" | "project.organizationContact.tags.isSystem";
         /** @description invoice-item narrowed by select[]: id and the fields named (a related record narrowed alike) */
         InvoiceItemSelected: {
             /** Format: uuid */
@@ -10421,6 +10804,26 @@ export interface components {
             readonly createdAt: string;
             /** Format: date-time */
             readonly updatedAt: string;
+            /**
+             * Format: uuid
+             * @description The user whose request created the record
+             */
+            readonly createdById?: string | null;
+            /**
+             * Format: uuid
+             * @description The user whose request last changed the record (its creator until then)
+             */
+            readonly updatedById?: string | null;
+            /**
+             * Format: date-time
+             * @description When the record was deleted; null while it is not (deleted records show only with withDeleted=true)
+             */
+            readonly deletedAt?: string | null;
+            /**
+             * Format: uuid
+             * @description The user whose request deleted the record; null while it is not deleted
+             */
+            readonly deletedById?: string | null;
             invoiceNumber: number;
             /** Format: date-time */
             invoiceDate: string;
@@ -10461,7 +10864,7 @@ export interface components {
             /** @description Present only when requested with relations[]=tags */
             tags?: components["schemas"]["Tag"][];
         };
-        /** @description A new invoice. Read-only properties (id, tenantId, createdAt, updatedAt, estimateStatus, estimateDecidedAt) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
+        /** @description A new invoice. Read-only properties (id, tenantId, createdAt, updatedAt, createdById, updatedById, deletedAt, deletedById, estimateStatus, estimateDecidedAt) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
         InvoiceCreate: {
             /** Format: uuid */
             organizationId?: string;
@@ -10523,12 +10926,20 @@ export interface components {
             readonly createdAt?: unknown;
             /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
             readonly updatedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's createdById is the server's to set) */
+            readonly createdById?: unknown;
+            /** @description Ignored, whatever its value (the record's updatedById is the server's to set) */
+            readonly updatedById?: unknown;
+            /** @description Ignored, whatever its value (the record's deletedAt is the server's to set) */
+            readonly deletedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's deletedById is the server's to set) */
+            readonly deletedById?: unknown;
             /** @description Ignored, whatever its value (the record's estimateStatus is the server's to set) */
             readonly estimateStatus?: unknown;
             /** @description Ignored, whatever its value (the record's estimateDecidedAt is the server's to set) */
             readonly estimateDecidedAt?: unknown;
         };
-        /** @description Every field of the invoice: required fields must be present, absent optional fields are reset (to their default, if they have one). Read-only properties (id, tenantId, createdAt, updatedAt, estimateStatus, estimateDecidedAt) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
+        /** @description Every field of the invoice: required fields must be present, absent optional fields are reset (to their default, if they have one). Read-only properties (id, tenantId, createdAt, updatedAt, createdById, updatedById, deletedAt, deletedById, estimateStatus, estimateDecidedAt) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
         InvoiceReplace: {
             /** Format: uuid */
             organizationId?: string;
@@ -10590,12 +11001,20 @@ export interface components {
             readonly createdAt?: unknown;
             /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
             readonly updatedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's createdById is the server's to set) */
+            readonly createdById?: unknown;
+            /** @description Ignored, whatever its value (the record's updatedById is the server's to set) */
+            readonly updatedById?: unknown;
+            /** @description Ignored, whatever its value (the record's deletedAt is the server's to set) */
+            readonly deletedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's deletedById is the server's to set) */
+            readonly deletedById?: unknown;
             /** @description Ignored, whatever its value (the record's estimateStatus is the server's to set) */
             readonly estimateStatus?: unknown;
             /** @description Ignored, whatever its value (the record's estimateDecidedAt is the server's to set) */
             readonly estimateDecidedAt?: unknown;
         };
-        /** @description Only the invoice fields to change; an empty or absent body changes nothing. Read-only properties (id, tenantId, createdAt, updatedAt, estimateStatus, estimateDecidedAt) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
+        /** @description Only the invoice fields to change; an empty or absent body changes nothing. Read-only properties (id, tenantId, createdAt, updatedAt, createdById, updatedById, deletedAt, deletedById, estimateStatus, estimateDecidedAt) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
         InvoicePatch: {
             /** Format: uuid */
             organizationId?: string;
@@ -10657,6 +11076,14 @@ export interface components {
             readonly createdAt?: unknown;
             /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
             readonly updatedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's createdById is the server's to set) */
+            readonly createdById?: unknown;
+            /** @description Ignored, whatever its value (the record's updatedById is the server's to set) */
+            readonly updatedById?: unknown;
+            /** @description Ignored, whatever its value (the record's deletedAt is the server's to set) */
+            readonly deletedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's deletedById is the server's to set) */
+            readonly deletedById?: unknown;
             /** @description Ignored, whatever its value (the record's estimateStatus is the server's to set) */
             readonly estimateStatus?: unknown;
             /** @description Ignored, whatever its value (the record's estimateDecidedAt is the server's to set) */
@@ -10730,6 +11157,11 @@ export interface components {
             endDate?: string;
             /** @description Tag ids */
             tags?: string[];
+            /**
+             * @description true: deleted records too (their deletedAt is set); needs the delete permission (403 without it). false or absent: records not deleted only
+             * @default false
+             */
+            withDeleted?: boolean;
         };
         /** @description Filters on invoice fields */
         InvoiceFieldFilters: {
@@ -10749,6 +11181,52 @@ export interface components {
                 ne?: string;
                 in?: string[] | string;
                 nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            createdById?: ((string | unknown | "null") | null) | {
+                /** @description A createdById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A createdById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            updatedById?: ((string | unknown | "null") | null) | {
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            deletedAt?: ((string | unknown | "null") | null) | {
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                lt?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                lte?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                gt?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                gte?: (string | unknown | "null") | null;
+                /** @description from and to, both included */
+                between?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            deletedById?: ((string | unknown | "null") | null) | {
+                /** @description A deletedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A deletedById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             invoiceNumber?: (number | string) | {
@@ -10925,6 +11403,52 @@ export interface components {
                 ne?: string;
                 in?: string[] | string;
                 nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            createdById?: ((string | unknown | "null") | null) | {
+                /** @description A createdById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A createdById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            updatedById?: ((string | unknown | "null") | null) | {
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            deletedAt?: ((string | unknown | "null") | null) | {
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                lt?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                lte?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                gt?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                gte?: (string | unknown | "null") | null;
+                /** @description from and to, both included */
+                between?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            deletedById?: ((string | unknown | "null") | null) | {
+                /** @description A deletedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A deletedById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             invoiceNumber?: (number | string) | {
@@ -11111,6 +11635,52 @@ export interface components {
                 nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
+            createdById?: ((string | unknown | "null") | null) | {
+                /** @description A createdById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A createdById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            updatedById?: ((string | unknown | "null") | null) | {
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            deletedAt?: ((string | unknown | "null") | null) | {
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                lt?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                lte?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                gt?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                gte?: (string | unknown | "null") | null;
+                /** @description from and to, both included */
+                between?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            deletedById?: ((string | unknown | "null") | null) | {
+                /** @description A deletedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A deletedById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
             invoiceNumber?: (number | string) | {
                 eq?: number | string;
                 ne?: number | string;
@@ -11274,7 +11844,7 @@ export interface components {
             or?: components["schemas"]["InvoiceWhereGroup"][];
         };
         /** @enum {string} */
-        InvoiceSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "invoiceNumber" | "invoiceDate" | "dueDate" | "currency" | "discountValue" | "discountType" | "tax" | "taxType" | "totalValue" | "status" | "isEstimate" | "estimateStatus" | "estimateDecidedAt" | "terms" | "fromOrganizationId" | "toContactId" | "toContact.id" | "toContact.tenantId" | "toContact.organizationId" | "toContact.createdAt" | "toContact.updatedAt" | "toContact.name" | "toContact.primaryEmail" | "toContact.primaryPhone" | "toContact.contactType" | "toContact.budget" | "toContact.budgetType" | "toContact.tags.id" | "toContact.tags.tenantId" | "toContact.tags.organizationId" | "toContact.tags.createdAt" | "toContact.tags.updatedAt" | "toContact.tags.name" | "toContact.tags.color" | "toContact.tags.textColor" | "toContact.tags.description" | "toContact.tags.isSystem" | "fromOrganization.id" | "fromOrganization.tenantId" | "fromOrganization.createdAt" | "fromOrganization.updatedAt" | "fromOrganization.name" | "fromOrganization.currency" | "fromOrganization.isDefault" | "fromOrganization.timeZone" | "fromOrganization.startWeekOn" | "fromOrganization.bonusType" | "fromOrganization.bonusPercentage" | "fromOrganization.website" | "fromOrganization.isActive" | "fromOrganization.contactId" | "fromOrganization.tags.id" | "fromOrganization.tags.tenantId" | "fromOrganization.tags.organizationId" | "fromOrganization.tags.createdAt" | "fromOrganization.tags.updatedAt" | "fromOrganization.tags.name" | "fromOrganization.tags.color" | "fromOrganization.tags.textColor" | "fromOrganization.tags.description" | "fromOrganization.tags.isSystem" | "fromOrganization.skills.id" | "fromOrganization.skills.tenantId" | "fromOrganization.skills.organizationId" | "fromOrganization.skills.createdAt" | "fromOrganization.skills.updatedAt" | "fromOrganization.skills.name" | "fromOrganization.skills.description" | "fromOrganization.skills.color" | "fromOrganization.contact.id" | "fromOrganization.contact.tenantId" | "fromOrganization.contact.createdAt" | "fromOrganization.contact.updatedAt" | "fromOrganization.contact.name" | "fromOrganization.contact.firstName" | "fromOrganization.contact.lastName" | "fromOrganization.contact.country" | "fromOrganization.contact.city" | "fromOrganization.contact.address" | "fromOrganization.contact.address2" | "fromOrganization.contact.postcode" | "fromOrganization.contact.regionCode" | "fromOrganization.contact.latitude" | "fromOrganization.contact.longitude" | "fromOrganization.contact.fax" | "fromOrganization.contact.fiscalInformation" | "fromOrganization.contact.website" | "invoiceItems.id" | "invoiceItems.tenantId" | "invoiceItems.organizationId" | "invoiceItems.createdAt" | "invoiceItems.updatedAt" | "invoiceItems.invoiceId" | "invoiceItems.description" | "invoiceItems.quantity" | "invoiceItems.price" | "invoiceItems.totalValue" | "invoiceItems.taskId" | "invoiceItems.employeeId" | "invoiceItems.projectId" | "invoiceItems.invoice.id" | "invoiceItems.invoice.tenantId" | "invoiceItems.invoice.organizationId" | "invoiceItems.invoice.createdAt" | "invoiceItems.invoice.updatedAt" | "invoiceItems.invoice.invoiceNumber" | "invoiceItems.invoice.invoiceDate" | "invoiceItems.invoice.dueDate" | "invoiceItems.invoice.currency" | "invoiceItems.invoice.discountValue" | "invoiceItems.invoice.discountType" | "invoiceItems.invoice.tax" | "invoiceItems.invoice.taxType" | "invoiceItems.invoice.totalValue" | "invoiceItems.invoice.status" | "invoiceItems.invoice.isEstimate" | "invoiceItems.invoice.estimateStatus" | "invoiceItems.invoice.estimateDecidedAt" | "invoiceItems.invoice.terms" | "invoiceItems.invoice.fromOrganizationId" | "invoiceItems.invoice.toContactId" | "invoiceItems.invoice.toContact.id" | "invoiceItems.invoice.toContact.tenantId" | "invoiceItems.invoice.toContact.organizationId" | "invoiceItems.invoice.toContact.createdAt" | "invoiceItems.invoice.toContact.updatedAt" | "invoiceItems.invoice.toContact.name" | "invoiceItems.invoice.toContact.primaryEmail" | "invoiceItems.invoice.toContact.primaryPhone" | "invoiceItems.invoice.toContact.contactType" | "invoiceItems.invoice.toContact.budget" | "invoiceItems.invoice.toContact.budgetType" | "invoiceItems.invoice.fromOrganization.id" | "invoiceItems.invoice.fromOrganization.tenantId" | "invoiceItems.invoice.fromOrganization.createdAt" | "invoiceItems.invoice.fromOrganization.updatedAt" | "invoiceItems.invoice.fromOrganization.name" | "invoiceItems.invoice.fromOrganization.currency" | "invoiceItems.invoice.fromOrganization.isDefault" | "invoiceItems.invoice.fromOrganization.timeZone" | "invoiceItems.invoice.fromOrganization.startWeekOn" | "invoiceItems.invoice.fromOrganization.bonusType" | "invoiceItems.invoice.fromOrganization.bonusPercentage" | "invoiceItems.invoice.fromOrganization.website" | "invoiceItems.invoice.fromOrganization.isActive" | "invoiceItems.invoice.fromOrganization.contactId" | "invoiceItems.task.id" | "invoiceItems.task.tenantId" | "invoiceItems.task.organizationId" | "invoiceItems.task.createdAt" | "invoiceItems.task.updatedAt" | "invoiceItems.task.title" | "invoiceItems.task.description" | "invoiceItems.task.status" | "invoiceItems.task.priority" | "invoiceItems.task.size" | "invoiceItems.task.estimate" | "invoiceItems.task.dueDate" | "invoiceItems.task.startDate" | "invoiceItems.task.number" | "invoiceItems.task.prefix" | "invoiceItems.task.isDraft" | "invoiceItems.task.public" | "invoiceItems.task.projectId" | "invoiceItems.task.parentId" | "invoiceItems.task.organizationSprintId" | "invoiceItems.task.creatorId" | "invoiceItems.task.project.id" | "invoiceItems.task.project.tenantId" | "invoiceItems.task.project.organizationId" | "invoiceItems.task.project.createdAt" | "invoiceItems.task.project.updatedAt" | "invoiceItems.task.project.name" | "invoiceItems.task.project.startDate" | "invoiceItems.task.project.endDate" | "invoiceItems.task.project.billing" | "invoiceItems.task.project.currency" | "invoiceItems.task.project.public" | "invoiceItems.task.project.billable" | "invoiceItems.task.project.owner" | "invoiceItems.task.project.budget" | "invoiceItems.task.project.budgetType" | "invoiceItems.task.project.color" | "invoiceItems.task.project.description" | "invoiceItems.task.project.organizationContactId" | "invoiceItems.task.creator.id" | "invoiceItems.task.creator.tenantId" | "invoiceItems.task.creator.createdAt" | "invoiceItems.task.creator.updatedAt" | "invoiceItems.task.creator.email" | "invoiceItems.task.creator.firstName" | "invoiceItems.task.creator.lastName" | "invoiceItems.task.creator.name" | "invoiceItems.task.creator.roleId" | "invoiceItems.task.creator.isActive" | "invoiceItems.task.creator.isEmailVerified" | "invoiceItems.task.creator.imageUrl" | "invoiceItems.task.members.id" | "invoiceItems.task.members.tenantId" | "invoiceItems.task.members.organizationId" | "invoiceItems.task.members.createdAt" | "invoiceItems.task.members.updatedAt" | "invoiceItems.task.members.firstName" | "invoiceItems.task.members.lastName" | "invoiceItems.task.members.userId" | "invoiceItems.task.members.startedWorkOn" | "invoiceItems.task.members.endWork" | "invoiceItems.task.members.billRateValue" | "invoiceItems.task.members.billRateCurrency" | "invoiceItems.task.members.payPeriod" | "invoiceItems.task.members.isActive" | "invoiceItems.task.teams.id" | "invoiceItems.task.teams.tenantId" | "invoiceItems.task.teams.organizationId" | "invoiceItems.task.teams.createdAt" | "invoiceItems.task.teams.updatedAt" | "invoiceItems.task.teams.name" | "invoiceItems.task.teams.color" | "invoiceItems.task.teams.emoji" | "invoiceItems.task.teams.public" | "invoiceItems.task.tags.id" | "invoiceItems.task.tags.tenantId" | "invoiceItems.task.tags.organizationId" | "invoiceItems.task.tags.createdAt" | "invoiceItems.task.tags.updatedAt" | "invoiceItems.task.tags.name" | "invoiceItems.task.tags.color" | "invoiceItems.task.tags.textColor" | "invoiceItems.task.tags.description" | "invoiceItems.task.tags.isSystem" | "invoiceItems.employee.id" | "invoiceItems.employee.tenantId" | "invoiceItems.employee.organizationId" | "invoiceItems.employee.createdAt" | "invoiceItems.employee.updatedAt" | "invoiceItems.employee.firstName" | "invoiceItems.employee.lastName" | "invoiceItems.employee.userId" | "invoiceItems.employee.startedWorkOn" | "invoiceItems.employee.endWork" | "invoiceItems.employee.billRateValue" | "invoiceItems.employee.billRateCurrency" | "invoiceItems.employee.payPeriod" | "invoiceItems.employee.isActive" | "invoiceItems.employee.user.id" | "invoiceItems.employee.user.tenantId" | "invoiceItems.employee.user.createdAt" | "invoiceItems.employee.user.updatedAt" | "invoiceItems.employee.user.email" | "invoiceItems.employee.user.firstName" | "invoiceItems.employee.user.lastName" | "invoiceItems.employee.user.name" | "invoiceItems.employee.user.roleId" | "invoiceItems.employee.user.isActive" | "invoiceItems.employee.user.isEmailVerified" | "invoiceItems.employee.user.imageUrl" | "invoiceItems.employee.organization.id" | "invoiceItems.employee.organization.tenantId" | "invoiceItems.employee.organization.createdAt" | "invoiceItems.employee.organization.updatedAt" | "invoiceItems.employee.organization.name" | "invoiceItems.employee.organization.currency" | "invoiceItems.employee.organization.isDefault" | "invoiceItems.employee.organization.timeZone" | "invoiceItems.employee.organization.startWeekOn" | "invoiceItems.employee.organization.bonusType" | "invoiceItems.employee.organization.bonusPercentage" | "invoiceItems.employee.organization.website" | "invoiceItems.employee.organization.isActive" | "invoiceItems.employee.organization.contactId" | "invoiceItems.employee.tags.id" | "invoiceItems.employee.tags.tenantId" | "invoiceItems.employee.tags.organizationId" | "invoiceItems.employee.tags.createdAt" | "invoiceItems.employee.tags.updatedAt" | "invoiceItems.employee.tags.name" | "invoiceItems.employee.tags.color" | "invoiceItems.employee.tags.textColor" | "invoiceItems.employee.tags.description" | "invoiceItems.employee.tags.isSystem" | "invoiceItems.employee.skills.id" | "invoiceItems.employee.skills.tenantId" | "invoiceItems.employee.skills.organizationId" | "invoiceItems.employee.skills.createdAt" | "invoiceItems.employee.skills.updatedAt" | "invoiceItems.employee.skills.name" | "invoiceItems.employee.skills.description" | "invoiceItems.employee.skills.color" | "invoiceItems.project.id" | "invoiceItems.project.tenantId" | "invoiceItems.project.organizationId" | "invoiceItems.project.createdAt" | "invoiceItems.project.updatedAt" | "invoiceItems.project.name" | "invoiceItems.project.startDate" | "invoiceItems.project.endDate" | "invoiceItems.project.billing" | "invoiceItems.project.currency" | "invoiceItems.project.public" | "invoiceItems.project.billable" | "invoiceItems.project.owner" | "invoiceItems.project.budget" | "invoiceItems.project.budgetType" | "invoiceItems.project.color" | "invoiceItems.project.description" | "invoiceItems.project.organizationContactId" | "invoiceItems.project.members.id" | "invoiceItems.project.members.tenantId" | "invoiceItems.project.members.organizationId" | "invoiceItems.project.members.createdAt" | "invoiceItems.project.members.updatedAt" | "invoiceItems.project.members.firstName" | "invoiceItems.project.members.lastName" | "invoiceItems.project.members.userId" | "invoiceItems.project.members.startedWorkOn" | "invoiceItems.project.members.endWork" | "invoiceItems.project.members.billRateValue" | "invoiceItems.project.members.billRateCurrency" | "invoiceItems.project.members.payPeriod" | "invoiceItems.project.members.isActive" | "invoiceItems.project.teams.id" | "invoiceItems.project.teams.tenantId" | "invoiceItems.project.teams.organizationId" | "invoiceItems.project.teams.createdAt" | "invoiceItems.project.teams.updatedAt" | "invoiceItems.project.teams.name" | "invoiceItems.project.teams.color" | "invoiceItems.project.teams.emoji" | "invoiceItems.project.teams.public" | "invoiceItems.project.tags.id" | "invoiceItems.project.tags.tenantId" | "invoiceItems.project.tags.organizationId" | "invoiceItems.project.tags.createdAt" | "invoiceItems.project.tags.updatedAt" | "invoiceItems.project.tags.name" | "invoiceItems.project.tags.color" | "invoiceItems.project.tags.textColor" | "invoiceItems.project.tags.description" | "invoiceItems.project.tags.isSystem" | "invoiceItems.project.organizationContact.id" | "invoiceItems.project.organizationContact.tenantId" | "invoiceItems.project.organizationContact.organizationId" | "invoiceItems.project.organizationContact.createdAt" | "invoiceItems.project.organizationContact.updatedAt" | "invoiceItems.project.organizationContact.name" | "invoiceItems.project.organizationContact.primaryEmail" | "invoiceItems.project.organizationContact.primaryPhone" | "invoiceItems.project.organizationContact.contactType" | "invoiceItems.project.organizationContact.budget" | "invoiceItems.project.organizationContact.budgetType";
+        InvoiceSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "createdById" | "updatedById" | "deletedAt" | "deletedById" | "invoiceNumber" | "invoiceDate" | "dueDate" | "currency" | "discountValue" | "discountType" | "tax" | "taxType" | "totalValue" | "status" | "isEstimate" | "estimateStatus" | "estimateDecidedAt" | "terms" | "fromOrganizationId" | "toContactId" | "toContact.id" | "toContact.tenantId" | "toContact.organizationId" | "toContact.createdAt" | "toContact.updatedAt" | "toContact.name" | "toContact.primaryEmail" | "toContact.primaryPhone" | "toContact.contactType" | "toContact.budget" | "toContact.budgetType" | "toContact.tags.id" | "toContact.tags.tenantId" | "toContact.tags.organizationId" | "toContact.tags.createdAt" | "toContact.tags.updatedAt" | "toContact.tags.name" | "toContact.tags.color" | "toContact.tags.textColor" | "toContact.tags.description" | "toContact.tags.isSystem" | "fromOrganization.id" | "fromOrganization.tenantId" | "fromOrganization.createdAt" | "fromOrganization.updatedAt" | "fromOrganization.name" | "fromOrganization.currency" | "fromOrganization.isDefault" | "fromOrganization.timeZone" | "fromOrganization.startWeekOn" | "fromOrganization.bonusType" | "fromOrganization.bonusPercentage" | "fromOrganization.website" | "fromOrganization.isActive" | "fromOrganization.contactId" | "fromOrganization.tags.id" | "fromOrganization.tags.tenantId" | "fromOrganization.tags.organizationId" | "fromOrganization.tags.createdAt" | "fromOrganization.tags.updatedAt" | "fromOrganization.tags.name" | "fromOrganization.tags.color" | "fromOrganization.tags.textColor" | "fromOrganization.tags.description" | "fromOrganization.tags.isSystem" | "fromOrganization.skills.id" | "fromOrganization.skills.tenantId" | "fromOrganization.skills.organizationId" | "fromOrganization.skills.createdAt" | "fromOrganization.skills.updatedAt" | "fromOrganization.skills.name" | "fromOrganization.skills.description" | "fromOrganization.skills.color" | "fromOrganization.contact.id" | "fromOrganization.contact.tenantId" | "fromOrganization.contact.createdAt" | "fromOrganization.contact.updatedAt" | "fromOrganization.contact.name" | "fromOrganization.contact.firstName" | "fromOrganization.contact.lastName" | "fromOrganization.contact.country" | "fromOrganization.contact.city" | "fromOrganization.contact.address" | "fromOrganization.contact.address2" | "fromOrganization.contact.postcode" | "fromOrganization.contact.regionCode" | "fromOrganization.contact.latitude" | "fromOrganization.contact.longitude" | "fromOrganization.contact.fax" | "fromOrganization.contact.fiscalInformation" | "fromOrganization.contact.website" | "invoiceItems.id" | "invoiceItems.tenantId" | "invoiceItems.organizationId" | "invoiceItems.createdAt" | "invoiceItems.updatedAt" | "invoiceItems.invoiceId" | "invoiceItems.description" | "invoiceItems.quantity" | "invoiceItems.price" | "invoiceItems.totalValue" | "invoiceItems.taskId" | "invoiceItems.employeeId" | "invoiceItems.projectId" | "invoiceItems.invoice.id" | "invoiceItems.invoice.tenantId" | "invoiceItems.invoice.organizationId" | "invoiceItems.invoice.createdAt" | "invoiceItems.invoice.updatedAt" | "invoiceItems.invoice.createdById" | "invoiceItems.invoice.updatedById" | "invoiceItems.invoice.deletedAt" | "invoiceItems.invoice.deletedById" | "invoiceItems.invoice.invoiceNumber" | "invoiceItems.invoice.invoiceDate" | "invoiceItems.invoice.dueDate" | "invoiceItems.invoice.currency" | "invoiceItems.invoice.discountValue" | "invoiceItems.invoice.discountType" | "invoiceItems.invoice.tax" | "invoiceItems.invoice.taxType" | "invoiceItems.invoice.totalValue" | "invoiceItems.invoice.status" | "invoiceItems.invoice.isEstimate" | "invoiceItems.invoice.estimateStatus" | "invoiceItems.invoice.estimateDecidedAt" | "invoiceItems.invoice.terms" | "invoiceItems.invoice.fromOrganizationId" | "invoiceItems.invoice.toContactId" | "invoiceItems.invoice.toContact.id" | "invoiceItems.invoice.toContact.tenantId" | "invoiceItems.invoice.toContact.organizationId" | "invoiceItems.invoice.toContact.createdAt" | "invoiceItems.invoice.toContact.updatedAt" | "invoiceItems.invoice.toContact.name" | "invoiceItems.invoice.toContact.primaryEmail" | "invoiceItems.invoice.toContact.primaryPhone" | "invoiceItems.invoice.toContact.contactType" | "invoiceItems.invoice.toContact.budget" | "invoiceItems.invoice.toContact.budgetType" | "invoiceItems.invoice.fromOrganization.id" | "invoiceItems.invoice.fromOrganization.tenantId" | "invoiceItems.invoice.fromOrganization.createdAt" | "invoiceItems.invoice.fromOrganization.updatedAt" | "invoiceItems.invoice.fromOrganization.name" | "invoiceItems.invoice.fromOrganization.currency" | "invoiceItems.invoice.fromOrganization.isDefault" | "invoiceItems.invoice.fromOrganization.timeZone" | "invoiceItems.invoice.fromOrganization.startWeekOn" | "invoiceItems.invoice.fromOrganization.bonusType" | "invoiceItems.invoice.fromOrganization.bonusPercentage" | "invoiceItems.invoice.fromOrganization.website" | "invoiceItems.invoice.fromOrganization.isActive" | "invoiceItems.invoice.fromOrganization.contactId" | "invoiceItems.task.id" | "invoiceItems.task.tenantId" | "invoiceItems.task.organizationId" | "invoiceItems.task.createdAt" | "invoiceItems.task.updatedAt" | "invoiceItems.task.createdById" | "invoiceItems.task.updatedById" | "invoiceItems.task.deletedAt" | "invoiceItems.task.deletedById" | "invoiceItems.task.title" | "invoiceItems.task.description" | "invoiceItems.task.status" | "invoiceItems.task.priority" | "invoiceItems.task.size" | "invoiceItems.task.estimate" | "invoiceItems.task.dueDate" | "invoiceItems.task.startDate" | "invoiceItems.task.number" | "invoiceItems.task.prefix" | "invoiceItems.task.isDraft" | "invoiceItems.task.public" | "invoiceItems.task.projectId" | "invoiceItems.task.parentId" | "invoiceItems.task.organizationSprintId" | "invoiceItems.task.creatorId" | "invoiceItems.task.project.id" | "invoiceItems.task.project.tenantId" | "invoiceItems.task.project.organizationId" | "invoiceItems.task.project.createdAt" | "invoiceItems.task.project.updatedAt" | "invoiceItems.task.project.name" | "invoiceItems.task.project.startDate" | "invoiceItems.task.project.endDate" | "invoiceItems.task.project.billing" | "invoiceItems.task.project.currency" | "invoiceItems.task.project.public" | "invoiceItems.task.project.billable" | "invoiceItems.task.project.owner" | "invoiceItems.task.project.budget" | "invoiceItems.task.project.budgetType" | "invoiceItems.task.project.color" | "invoiceItems.task.project.description" | "invoiceItems.task.project.organizationContactId" | "invoiceItems.task.creator.id" | "invoiceItems.task.creator.tenantId" | "invoiceItems.task.creator.createdAt" | "invoiceItems.task.creator.updatedAt" | "invoiceItems.task.creator.email" | "invoiceItems.task.creator.firstName" | "invoiceItems.task.creator.lastName" | "invoiceItems.task.creator.name" | "invoiceItems.task.creator.roleId" | "invoiceItems.task.creator.isActive" | "invoiceItems.task.creator.isEmailVerified" | "invoiceItems.task.creator.imageUrl" | "invoiceItems.task.members.id" | "invoiceItems.task.members.tenantId" | "invoiceItems.task.members.organizationId" | "invoiceItems.task.members.createdAt" | "invoiceItems.task.members.updatedAt" | "invoiceItems.task.members.firstName" | "invoiceItems.task.members.lastName" | "invoiceItems.task.members.userId" | "invoiceItems.task.members.startedWorkOn" | "invoiceItems.task.members.endWork" | "invoiceItems.task.members.billRateValue" | "invoiceItems.task.members.billRateCurrency" | "invoiceItems.task.members.payPeriod" | "invoiceItems.task.members.isActive" | "invoiceItems.task.teams.id" | "invoiceItems.task.teams.tenantId" | "invoiceItems.task.teams.organizationId" | "invoiceItems.task.teams.createdAt" | "invoiceItems.task.teams.updatedAt" | "invoiceItems.task.teams.name" | "invoiceItems.task.teams.color" | "invoiceItems.task.teams.emoji" | "invoiceItems.task.teams.public" | "invoiceItems.task.tags.id" | "invoiceItems.task.tags.tenantId" | "invoiceItems.task.tags.organizationId" | "invoiceItems.task.tags.createdAt" | "invoiceItems.task.tags.updatedAt" | "invoiceItems.task.tags.name" | "invoiceItems.task.tags.color" | "invoiceItems.task.tags.textColor" | "invoiceItems.task.tags.description" | "invoiceItems.task.tags.isSystem" | "invoiceItems.employee.id" | "invoiceItems.employee.tenantId" | "invoiceItems.employee.organizationId" | "invoiceItems.employee.createdAt" | "invoiceItems.employee.updatedAt" | "invoiceItems.employee.firstName" | "invoiceItems.employee.lastName" | "invoiceItems.employee.userId" | "invoiceItems.employee.startedWorkOn" | "invoiceItems.employee.endWork" | "invoiceItems.employee.billRateValue" | "invoiceItems.employee.billRateCurrency" | "invoiceItems.employee.payPeriod" | "invoiceItems.employee.isActive" | "invoiceItems.employee.user.id" | "invoiceItems.employee.user.tenantId" | "invoiceItems.employee.user.createdAt" | "invoiceItems.employee.user.updatedAt" | "invoiceItems.employee.user.email" | "invoiceItems.employee.user.firstName" | "invoiceItems.employee.user.lastName" | "invoiceItems.employee.user.name" | "invoiceItems.employee.user.roleId" | "invoiceItems.employee.user.isActive" | "invoiceItems.employee.user.isEmailVerified" | "invoiceItems.employee.user.imageUrl" | "invoiceItems.employee.organization.id" | "invoiceItems.employee.organization.tenantId" | "invoiceItems.employee.organization.createdAt" | "invoiceItems.employee.organization.updatedAt" | "invoiceItems.employee.organization.name" | "invoiceItems.employee.organization.currency" | "invoiceItems.employee.organization.isDefault" | "invoiceItems.employee.organization.timeZone" | "invoiceItems.employee.organization.startWeekOn" | "invoiceItems.employee.organization.bonusType" | "invoiceItems.employee.organization.bonusPercentage" | "invoiceItems.employee.organization.website" | "invoiceItems.employee.organization.isActive" | "invoiceItems.employee.organization.contactId" | "invoiceItems.employee.tags.id" | "invoiceItems.employee.tags.tenantId" | "invoiceItems.employee.tags.organizationId" | "invoiceItems.employee.tags.createdAt" | "invoiceItems.employee.tags.updatedAt" | "invoiceItems.employee.tags.name" | "invoiceItems.employee.tags.color" | "invoiceItems.employee.tags.textColor" | "invoiceItems.employee.tags.description" | "invoiceItems.employee.tags.isSystem" | "invoiceItems.employee.skills.id" | "invoiceItems.employee.skills.tenantId" | "invoiceItems.employee.skills.organizationId" | "invoiceItems.employee.skills.createdAt" | "invoiceItems.employee.skills.updatedAt" | "invoiceItems.employee.skills.name" | "invoiceItems.employee.skills.description" | "invoiceItems.employee.skills.color" | "invoiceItems.project.id" | "invoiceItems.project.tenantId" | "invoiceItems.project.organizationId" | "invoiceItems.project.createdAt" | "invoiceItems.project.updatedAt" | "invoiceItems.project.name" | "invoiceItems.project.startDate" | "invoiceItems.project.endDate" | "invoiceItems.project.billing" | "invoiceItems.project.currency" | "invoiceItems.project.public" | "invoiceItems.project.billable" | "invoiceItems.project.owner" | "invoiceItems.project.budget" | "invoiceItems.project.budgetType" | "invoiceItems.project.color" | "invoiceItems.project.description" | "invoiceItems.project.organizationContactId" | "invoiceItems.project.members.id" | "invoiceItems.project.members.tenantId" | "invoiceItems.project.members.organizationId" | "invoiceItems.project.members.createdAt" | "invoiceItems.project.members.updatedAt" | "invoiceItems.project.members.firstName" | "invoiceItems.project.members.lastName" | "invoiceItems.project.members.userId" | "invoiceItems.project.members.startedWorkOn" | "invoiceItems.project.members.endWork" | "invoiceItems.project.members.billRateValue" | "invoiceItems.project.members.billRateCurrency" | "invoiceItems.project.members.payPeriod" | "invoiceItems.project.members.isActive" | "invoiceItems.project.teams.id" | "invoiceItems.project.teams.tenantId" | "invoiceItems.project.teams.organizationId" | "invoiceItems.project.teams.createdAt" | "invoiceItems.project.teams.updatedAt" | "invoiceItems.project.teams.name" | "invoiceItems.project.teams.color" | "invoiceItems.project.teams.emoji" | "invoiceItems.project.teams.public" | "invoiceItems.project.tags.id" | "invoiceItems.project.tags.tenantId" | "invoiceItems.project.tags.organizationId" | "invoiceItems.project.tags.createdAt" | "invoiceItems.project.tags.updatedAt" | "invoiceItems.project.tags.name" | "invoiceItems.project.tags.color" | "invoiceItems.project.tags.textColor" | "invoiceItems.project.tags.description" | "invoiceItems.project.tags.isSystem" | "invoiceItems.project.organizationContact.id" | "invoiceItems.project.organizationContact.tenantId" | "invoiceItems.project.organizationContact.organizationId" | "invoiceItems.project.organizationContact.createdAt" | "invoiceItems.project.organizationContact.updatedAt" | "invoiceItems.project.organizationContact.name" | "invoiceItems.project.organizationContact.primaryEmail" | "invoiceItems.project.organizationContact.primaryPhone" | "invoiceItems.project.organizationContact.contactType" | "invoiceItems.project.organizationContact.budget" | "invoiceItems.project.organizationContact.budgetType";
         /** @description invoice narrowed by select[]: id and the fields named (a related record narrowed alike) */
         InvoiceSelected: {
             /** Format: uuid */
@@ -11287,6 +11857,26 @@ export interface components {
             readonly createdAt?: string;
             /** Format: date-time */
             readonly updatedAt?: string;
+            /**
+             * Format: uuid
+             * @description The user whose request created the record
+             */
+            readonly createdById?: string | null;
+            /**
+             * Format: uuid
+             * @description The user whose request last changed the record (its creator until then)
+             */
+            readonly updatedById?: string | null;
+            /**
+             * Format: date-time
+             * @description When the record was deleted; null while it is not (deleted records show only with withDeleted=true)
+             */
+            readonly deletedAt?: string | null;
+            /**
+             * Format: uuid
+             * @description The user whose request deleted the record; null while it is not deleted
+             */
+            readonly deletedById?: string | null;
             invoiceNumber?: number;
             /** Format: date-time */
             invoiceDate?: string;
@@ -12516,7 +13106,7 @@ export interface components {
             or?: components["schemas"]["OrganizationProjectWhereGroup"][];
         };
         /** @enum {string} */
-        OrganizationProjectSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "name" | "startDate" | "endDate" | "billing" | "currency" | "public" | "billable" | "owner" | "budget" | "budgetType" | "color" | "description" | "organizationContactId" | "members.id" | "members.tenantId" | "members.organizationId" | "members.createdAt" | "members.updatedAt" | "members.firstName" | "members.lastName" | "members.userId" | "members.startedWorkOn" | "members.endWork" | "members.billRateValue" | "members.billRateCurrency" | "members.payPeriod" | "members.isActive" | "members.user.id" | "members.user.tenantId" | "members.user.createdAt" | "members.user.updatedAt" | "members.user.email" | "members.user.firstName" | "members.user.lastName" | "members.user.name" | "members.user.roleId" | "members.user.isActive" | "members.user.isEmailVerified" | "members.user.imageUrl" | "members.user.role.id" | "members.user.role.tenantId" | "members.user.role.createdAt" | "members.user.role.updatedAt" | "members.user.role.name" | "members.organization.id" | "members.organization.tenantId" | "members.organization.createdAt" | "members.organization.updatedAt" | "members.organization.name" | "members.organization.currency" | "members.organization.isDefault" | "members.organization.timeZone" | "members.organization.startWeekOn" | "members.organization.bonusType" | "members.organization.bonusPercentage" | "members.organization.website" | "members.organization.isActive" | "members.organization.contactId" | "members.organization.tags.id" | "members.organization.tags.tenantId" | "members.organization.tags.organizationId" | "members.organization.tags.createdAt" | "members.organization.tags.updatedAt" | "members.organization.tags.name" | "members.organization.tags.color" | "members.organization.tags.textColor" | "members.organization.tags.description" | "members.organization.tags.isSystem" | "members.organization.skills.id" | "members.organization.skills.tenantId" | "members.organization.skills.organizationId" | "members.organization.skills.createdAt" | "members.organization.skills.updatedAt" | "members.organization.skills.name" | "members.organization.skills.description" | "members.organization.skills.color" | "members.organization.contact.id" | "members.organization.contact.tenantId" | "members.organization.contact.createdAt" | "members.organization.contact.updatedAt" | "members.organization.contact.name" | "members.organization.contact.firstName" | "members.organization.contact.lastName" | "members.organization.contact.country" | "members.organization.contact.city" | "members.organization.contact.address" | "members.organization.contact.address2" | "members.organization.contact.postcode" | "members.organization.contact.regionCode" | "members.organization.contact.latitude" | "members.organization.contact.longitude" | "members.organization.contact.fax" | "members.organization.contact.fiscalInformation" | "members.organization.contact.website" | "members.tags.id" | "members.tags.tenantId" | "members.tags.organizationId" | "members.tags.createdAt" | "members.tags.updatedAt" | "members.tags.name" | "members.tags.color" | "members.tags.textColor" | "members.tags.description" | "members.tags.isSystem" | "members.skills.id" | "members.skills.tenantId" | "members.skills.organizationId" | "members.skills.createdAt" | "members.skills.updatedAt" | "members.skills.name" | "members.skills.description" | "members.skills.color" | "teams.id" | "teams.tenantId" | "teams.organizationId" | "teams.createdAt" | "teams.updatedAt" | "teams.name" | "teams.color" | "teams.emoji" | "teams.public" | "teams.members.id" | "teams.members.tenantId" | "teams.members.organizationId" | "teams.members.createdAt" | "teams.members.updatedAt" | "teams.members.firstName" | "teams.members.lastName" | "teams.members.userId" | "teams.members.startedWorkOn" | "teams.members.endWork" | "teams.members.billRateValue" | "teams.members.billRateCurrency" | "teams.members.payPeriod" | "teams.members.isActive" | "teams.members.user.id" | "teams.members.user.tenantId" | "teams.members.user.createdAt" | "teams.members.user.updatedAt" | "teams.members.user.email" | "teams.members.user.firstName" | "teams.members.user.lastName" | "teams.members.user.name" | "teams.members.user.roleId" | "teams.members.user.isActive" | "teams.members.user.isEmailVerified" | "teams.members.user.imageUrl" | "teams.members.organization.id" | "teams.members.organization.tenantId" | "teams.members.organization.createdAt" | "teams.members.organization.updatedAt" | "teams.members.organization.name" | "teams.members.organization.currency" | "teams.members.organization.isDefault" | "teams.members.organization.timeZone" | "teams.members.organization.startWeekOn" | "teams.members.organization.bonusType" | "teams.members.organization.bonusPercentage" | "teams.members.organization.website" | "teams.members.organization.isActive" | "teams.members.organization.contactId" | "teams.members.tags.id" | "teams.members.tags.tenantId" | "teams.members.tags.organizationId" | "teams.members.tags.createdAt" | "teams.members.tags.updatedAt" | "teams.members.tags.name" | "teams.members.tags.color" | "teams.members.tags.textColor" | "teams.members.tags.description" | "teams.members.tags.isSystem" | "teams.members.skills.id" | "teams.members.skills.tenantId" | "teams.members.skills.organizationId" | "teams.members.skills.createdAt" | "teams.members.skills.updatedAt" | "teams.members.skills.name" | "teams.members.skills.description" | "teams.members.skills.color" | "teams.tags.id" | "teams.tags.tenantId" | "teams.tags.organizationId" | "teams.tags.createdAt" | "teams.tags.updatedAt" | "teams.tags.name" | "teams.tags.color" | "teams.tags.textColor" | "teams.tags.description" | "teams.tags.isSystem" | "tasks.id" | "tasks.tenantId" | "tasks.organizationId" | "tasks.createdAt" | "tasks.updatedAt" | "tasks.title" | "tasks.description" | "tasks.status" | "tasks.priority" | "tasks.size" | "tasks.estimate" | "tasks.dueDate" | "tasks.startDate" | "tasks.number" | "tasks.prefix" | "tasks.isDraft" | "tasks.public" | "tasks.projectId" | "tasks.parentId" | "tasks.organizationSprintId" | "tasks.creatorId" | "tasks.project.id" | "tasks.project.tenantId" | "tasks.project.organizationId" | "tasks.project.createdAt" | "tasks.project.updatedAt" | "tasks.project.name" | "tasks.project.startDate" | "tasks.project.endDate" | "tasks.project.billing" | "tasks.project.currency" | "tasks.project.public" | "tasks.project.billable" | "tasks.project.owner" | "tasks.project.budget" | "tasks.project.budgetType" | "tasks.project.color" | "tasks.project.description" | "tasks.project.organizationContactId" | "tasks.project.members.id" | "tasks.project.members.tenantId" | "tasks.project.members.organizationId" | "tasks.project.members.createdAt" | "tasks.project.members.updatedAt" | "tasks.project.members.firstName" | "tasks.project.members.lastName" | "tasks.project.members.userId" | "tasks.project.members.startedWorkOn" | "tasks.project.members.endWork" | "tasks.project.members.billRateValue" | "tasks.project.members.billRateCurrency" | "tasks.project.members.payPeriod" | "tasks.project.members.isActive" | "tasks.project.teams.id" | "tasks.project.teams.tenantId" | "tasks.project.teams.organizationId" | "tasks.project.teams.createdAt" | "tasks.project.teams.updatedAt" | "tasks.project.teams.name" | "tasks.project.teams.color" | "tasks.project.teams.emoji" | "tasks.project.teams.public" | "tasks.project.tags.id" | "tasks.project.tags.tenantId" | "tasks.project.tags.organizationId" | "tasks.project.tags.createdAt" | "tasks.project.tags.updatedAt" | "tasks.project.tags.name" | "tasks.project.tags.color" | "tasks.project.tags.textColor" | "tasks.project.tags.description" | "tasks.project.tags.isSystem" | "tasks.project.organizationContact.id" | "tasks.project.organizationContact.tenantId" | "tasks.project.organizationContact.organizationId" | "tasks.project.organizationContact.createdAt" | "tasks.project.organizationContact.updatedAt" | "tasks.project.organizationContact.name" | "tasks.project.organizationContact.primaryEmail" | "tasks.project.organizationContact.primaryPhone" | "tasks.project.organizationContact.contactType" | "tasks.project.organizationContact.budget" | "tasks.project.organizationContact.budgetType" | "tasks.creator.id" | "tasks.creator.tenantId" | "tasks.creator.createdAt" | "tasks.creator.updatedAt" | "tasks.creator.email" | "tasks.creator.firstName" | "tasks.creator.lastName" | "tasks.creator.name" | "tasks.creator.roleId" | "tasks.creator.isActive" | "tasks.creator.isEmailVerified" | "tasks.creator.imageUrl" | "tasks.creator.role.id" | "tasks.creator.role.tenantId" | "tasks.creator.role.createdAt" | "tasks.creator.role.updatedAt" | "tasks.creator.role.name" | "tasks.members.id" | "tasks.members.tenantId" | "tasks.members.organizationId" | "tasks.members.createdAt" | "tasks.members.updatedAt" | "tasks.members.firstName" | "tasks.members.lastName" | "tasks.members.userId" | "tasks.members.startedWorkOn" | "tasks.members.endWork" | "tasks.members.billRateValue" | "tasks.members.billRateCurrency" | "tasks.members.payPeriod" | "tasks.members.isActive" | "tasks.members.user.id" | "tasks.members.user.tenantId" | "tasks.members.user.createdAt" | "tasks.members.user.updatedAt" | "tasks.members.user.email" | "tasks.members.user.firstName" | "tasks.members.user.lastName" | "tasks.members.user.name" | "tasks.members.user.roleId" | "tasks.members.user.isActive" | "tasks.members.user.isEmailVerified" | "tasks.members.user.imageUrl" | "tasks.members.organization.id" | "tasks.members.organization.tenantId" | "tasks.members.organization.createdAt" | "tasks.members.organization.updatedAt" | "tasks.members.organization.name" | "tasks.members.organization.currency" | "tasks.members.organization.isDefault" | "tasks.members.organization.timeZone" | "tasks.members.organization.startWeekOn" | "tasks.members.organization.bonusType" | "tasks.members.organization.bonusPercentage" | "tasks.members.organization.website" | "tasks.members.organization.isActive" | "tasks.members.organization.contactId" | "tasks.members.tags.id" | "tasks.members.tags.tenantId" | "tasks.members.tags.organizationId" | "tasks.members.tags.createdAt" | "tasks.members.tags.updatedAt" | "tasks.members.tags.name" | "tasks.members.tags.color" | "tasks.members.tags.textColor" | "tasks.members.tags.description" | "tasks.members.tags.isSystem" | "tasks.members.skills.id" | "tasks.members.skills.tenantId" | "tasks.members.skills.organizationId" | "tasks.members.skills.createdAt" | "tasks.members.skills.updatedAt" | "tasks.members.skills.name" | "tasks.members.skills.description" | "tasks.members.skills.color" | "tasks.teams.id" | "tasks.teams.tenantId" | "tasks.teams.organizationId" | "tasks.teams.createdAt" | "tasks.teams.updatedAt" | "tasks.teams.name" | "tasks.teams.color" | "tasks.teams.emoji" | "tasks.teams.public" | "tasks.teams.members.id" | "tasks.teams.members.tenantId" | "tasks.teams.members.organizationId" | "tasks.teams.members.createdAt" | "tasks.teams.members.updatedAt" | "tasks.teams.members.firstName" | "tasks.teams.members.lastName" | "tasks.teams.members.userId" | "tasks.teams.members.startedWorkOn" | "tasks.teams.members.endWork" | "tasks.teams.members.billRateValue" | "tasks.teams.members.billRateCurrency" | "tasks.teams.members.payPeriod" | "tasks.teams.members.isActive" | "tasks.teams.tags.id" | "tasks.teams.tags.tenantId" | "tasks.teams.tags.organizationId" | "tasks.teams.tags.createdAt" | "tasks.teams.tags.updatedAt" | "tasks.teams.tags.name" | "tasks.teams.tags.color" | "tasks.teams.tags.textColor" | "tasks.teams.tags.description" | "tasks.teams.tags.isSystem" | "tasks.tags.id" | "tasks.tags.tenantId" | "tasks.tags.organizationId" | "tasks.tags.createdAt" | "tasks.tags.updatedAt" | "tasks.tags.name" | "tasks.tags.color" | "tasks.tags.textColor" | "tasks.tags.description" | "tasks.tags.isSystem" | "tags.id" | "tags.tenantId" | "tags.organizationId" | "tags.createdAt" | "tags.updatedAt" | "tags.name" | "tags.color" | "tags.textColor" | "tags.description" | "tags.isSystem" | "organizationContact.id" | "organizationContact.tenantId" | "organizationContact.organizationId" | "organizationContact.createdAt" | "organizationContact.updatedAt" | "organizationContact.name" | "organizationContact.primaryEmail" | "organizationContact.primaryPhone" | "organizationContact.contactType" | "organizationContact.budget" | "organizationContact.budgetType" | "organizationContact.tags.id" | "organizationContact.tags.tenantId" | "organizationContact.tags.organizationId" | "organizationContact.tags.createdAt" | "organizationContact.tags.updatedAt" | "organizationContact.tags.name" | "organizationContact.tags.color" | "organizationContact.tags.textColor" | "organizationContact.tags.description" | "organizationContact.tags.isSystem";
+        OrganizationProjectSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "name" | "startDate" | "endDate" | "billing" | "currency" | "public" | "billable" | "owner" | "budget" | "budgetType" | "color" | "description" | "organizationContactId" | "members.id" | "members.tenantId" | "members.organizationId" | "members.createdAt" | "members.updatedAt" | "members.firstName" | "members.lastName" | "members.userId" | "members.startedWorkOn" | "members.endWork" | "members.billRateValue" | "members.billRateCurrency" | "members.payPeriod" | "members.isActive" | "members.user.id" | "members.user.tenantId" | "members.user.createdAt" | "members.user.updatedAt" | "members.user.email" | "members.user.firstName" | "members.user.lastName" | "members.user.name" | "members.user.roleId" | "members.user.isActive" | "members.user.isEmailVerified" | "members.user.imageUrl" | "members.user.role.id" | "members.user.role.tenantId" | "members.user.role.createdAt" | "members.user.role.updatedAt" | "members.user.role.name" | "members.organization.id" | "members.organization.tenantId" | "members.organization.createdAt" | "members.organization.updatedAt" | "members.organization.name" | "members.organization.currency" | "members.organization.isDefault" | "members.organization.timeZone" | "members.organization.startWeekOn" | "members.organization.bonusType" | "members.organization.bonusPercentage" | "members.organization.website" | "members.organization.isActive" | "members.organization.contactId" | "members.organization.tags.id" | "members.organization.tags.tenantId" | "members.organization.tags.organizationId" | "members.organization.tags.createdAt" | "members.organization.tags.updatedAt" | "members.organization.tags.name" | "members.organization.tags.color" | "members.organization.tags.textColor" | "members.organization.tags.description" | "members.organization.tags.isSystem" | "members.organization.skills.id" | "members.organization.skills.tenantId" | "members.organization.skills.organizationId" | "members.organization.skills.createdAt" | "members.organization.skills.updatedAt" | "members.organization.skills.name" | "members.organization.skills.description" | "members.organization.skills.color" | "members.organization.contact.id" | "members.organization.contact.tenantId" | "members.organization.contact.createdAt" | "members.organization.contact.updatedAt" | "members.organization.contact.name" | "members.organization.contact.firstName" | "members.organization.contact.lastName" | "members.organization.contact.country" | "members.organization.contact.city" | "members.organization.contact.address" | "members.organization.contact.address2" | "members.organization.contact.postcode" | "members.organization.contact.regionCode" | "members.organization.contact.latitude" | "members.organization.contact.longitude" | "members.organization.contact.fax" | "members.organization.contact.fiscalInformation" | "members.organization.contact.website" | "members.tags.id" | "members.tags.tenantId" | "members.tags.organizationId" | "members.tags.createdAt" | "members.tags.updatedAt" | "members.tags.name" | "members.tags.color" | "members.tags.textColor" | "members.tags.description" | "members.tags.isSystem" | "members.skills.id" | "members.skills.tenantId" | "members.skills.organizationId" | "members.skills.createdAt" | "members.skills.updatedAt" | "members.skills.name" | "members.skills.description" | "members.skills.color" | "teams.id" | "teams.tenantId" | "teams.organizationId" | "teams.createdAt" | "teams.updatedAt" | "teams.name" | "teams.color" | "teams.emoji" | "teams.public" | "teams.members.id" | "teams.members.tenantId" | "teams.members.organizationId" | "teams.members.createdAt" | "teams.members.updatedAt" | "teams.members.firstName" | "teams.members.lastName" | "teams.members.userId" | "teams.members.startedWorkOn" | "teams.members.endWork" | "teams.members.billRateValue" | "teams.members.billRateCurrency" | "teams.members.payPeriod" | "teams.members.isActive" | "teams.members.user.id" | "teams.members.user.tenantId" | "teams.members.user.createdAt" | "teams.members.user.updatedAt" | "teams.members.user.email" | "teams.members.user.firstName" | "teams.members.user.lastName" | "teams.members.user.name" | "teams.members.user.roleId" | "teams.members.user.isActive" | "teams.members.user.isEmailVerified" | "teams.members.user.imageUrl" | "teams.members.organization.id" | "teams.members.organization.tenantId" | "teams.members.organization.createdAt" | "teams.members.organization.updatedAt" | "teams.members.organization.name" | "teams.members.organization.currency" | "teams.members.organization.isDefault" | "teams.members.organization.timeZone" | "teams.members.organization.startWeekOn" | "teams.members.organization.bonusType" | "teams.members.organization.bonusPercentage" | "teams.members.organization.website" | "teams.members.organization.isActive" | "teams.members.organization.contactId" | "teams.members.tags.id" | "teams.members.tags.tenantId" | "teams.members.tags.organizationId" | "teams.members.tags.createdAt" | "teams.members.tags.updatedAt" | "teams.members.tags.name" | "teams.members.tags.color" | "teams.members.tags.textColor" | "teams.members.tags.description" | "teams.members.tags.isSystem" | "teams.members.skills.id" | "teams.members.skills.tenantId" | "teams.members.skills.organizationId" | "teams.members.skills.createdAt" | "teams.members.skills.updatedAt" | "teams.members.skills.name" | "teams.members.skills.description" | "teams.members.skills.color" | "teams.tags.id" | "teams.tags.tenantId" | "teams.tags.organizationId" | "teams.tags.createdAt" | "teams.tags.updatedAt" | "teams.tags.name" | "teams.tags.color" | "teams.tags.textColor" | "teams.tags.description" | "teams.tags.isSystem" | "tasks.id" | "tasks.tenantId" | "tasks.organizationId" | "tasks.createdAt" | "tasks.updatedAt" | "tasks.createdById" | "tasks.updatedById" | "tasks.deletedAt" | "tasks.deletedById" | "tasks.title" | "tasks.description" | "tasks.status" | "tasks.priority" | "tasks.size" | "tasks.estimate" | "tasks.dueDate" | "tasks.startDate" | "tasks.number" | "tasks.prefix" | "tasks.isDraft" | "tasks.public" | "tasks.projectId" | "tasks.parentId" | "tasks.organizationSprintId" | "tasks.creatorId" | "tasks.project.id" | "tasks.project.tenantId" | "tasks.project.organizationId" | "tasks.project.createdAt" | "tasks.project.updatedAt" | "tasks.project.name" | "tasks.project.startDate" | "tasks.project.endDate" | "tasks.project.billing" | "tasks.project.currency" | "tasks.project.public" | "tasks.project.billable" | "tasks.project.owner" | "tasks.project.budget" | "tasks.project.budgetType" | "tasks.project.color" | "tasks.project.description" | "tasks.project.organizationContactId" | "tasks.project.members.id" | "tasks.project.members.tenantId" | "tasks.project.members.organizationId" | "tasks.project.members.createdAt" | "tasks.project.members.updatedAt" | "tasks.project.members.firstName" | "tasks.project.members.lastName" | "tasks.project.members.userId" | "tasks.project.members.startedWorkOn" | "tasks.project.members.endWork" | "tasks.project.members.billRateValue" | "tasks.project.members.billRateCurrency" | "tasks.project.members.payPeriod" | "tasks.project.members.isActive" | "tasks.project.teams.id" | "tasks.project.teams.tenantId" | "tasks.project.teams.organizationId" | "tasks.project.teams.createdAt" | "tasks.project.teams.updatedAt" | "tasks.project.teams.name" | "tasks.project.teams.color" | "tasks.project.teams.emoji" | "tasks.project.teams.public" | "tasks.project.tags.id" | "tasks.project.tags.tenantId" | "tasks.project.tags.organizationId" | "tasks.project.tags.createdAt" | "tasks.project.tags.updatedAt" | "tasks.project.tags.name" | "tasks.project.tags.color" | "tasks.project.tags.textColor" | "tasks.project.tags.description" | "tasks.project.tags.isSystem" | "tasks.project.organizationContact.id" | "tasks.project.organizationContact.tenantId" | "tasks.project.organizationContact.organizationId" | "tasks.project.organizationContact.createdAt" | "tasks.project.organizationContact.updatedAt" | "tasks.project.organizationContact.name" | "tasks.project.organizationContact.primaryEmail" | "tasks.project.organizationContact.primaryPhone" | "tasks.project.organizationContact.contactType" | "tasks.project.organizationContact.budget" | "tasks.project.organizationContact.budgetType" | "tasks.creator.id" | "tasks.creator.tenantId" | "tasks.creator.createdAt" | "tasks.creator.updatedAt" | "tasks.creator.email" | "tasks.creator.firstName" | "tasks.creator.lastName" | "tasks.creator.name" | "tasks.creator.roleId" | "tasks.creator.isActive" | "tasks.creator.isEmailVerified" | "tasks.creator.imageUrl" | "tasks.creator.role.id" | "tasks.creator.role.tenantId" | "tasks.creator.role.createdAt" | "tasks.creator.role.updatedAt" | "tasks.creator.role.name" | "tasks.members.id" | "tasks.members.tenantId" | "tasks.members.organizationId" | "tasks.members.createdAt" | "tasks.members.updatedAt" | "tasks.members.firstName" | "tasks.members.lastName" | "tasks.members.userId" | "tasks.members.startedWorkOn" | "tasks.members.endWork" | "tasks.members.billRateValue" | "tasks.members.billRateCurrency" | "tasks.members.payPeriod" | "tasks.members.isActive" | "tasks.members.user.id" | "tasks.members.user.tenantId" | "tasks.members.user.createdAt" | "tasks.members.user.updatedAt" | "tasks.members.user.email" | "tasks.members.user.firstName" | "tasks.members.user.lastName" | "tasks.members.user.name" | "tasks.members.user.roleId" | "tasks.members.user.isActive" | "tasks.members.user.isEmailVerified" | "tasks.members.user.imageUrl" | "tasks.members.organization.id" | "tasks.members.organization.tenantId" | "tasks.members.organization.createdAt" | "tasks.members.organization.updatedAt" | "tasks.members.organization.name" | "tasks.members.organization.currency" | "tasks.members.organization.isDefault" | "tasks.members.organization.timeZone" | "tasks.members.organization.startWeekOn" | "tasks.members.organization.bonusType" | "tasks.members.organization.bonusPercentage" | "tasks.members.organization.website" | "tasks.members.organization.isActive" | "tasks.members.organization.contactId" | "tasks.members.tags.id" | "tasks.members.tags.tenantId" | "tasks.members.tags.organizationId" | "tasks.members.tags.createdAt" | "tasks.members.tags.updatedAt" | "tasks.members.tags.name" | "tasks.members.tags.color" | "tasks.members.tags.textColor" | "tasks.members.tags.description" | "tasks.members.tags.isSystem" | "tasks.members.skills.id" | "tasks.members.skills.tenantId" | "tasks.members.skills.organizationId" | "tasks.members.skills.createdAt" | "tasks.members.skills.updatedAt" | "tasks.members.skills.name" | "tasks.members.skills.description" | "tasks.members.skills.color" | "tasks.teams.id" | "tasks.teams.tenantId" | "tasks.teams.organizationId" | "tasks.teams.createdAt" | "tasks.teams.updatedAt" | "tasks.teams.name" | "tasks.teams.color" | "tasks.teams.emoji" | "tasks.teams.public" | "tasks.teams.members.id" | "tasks.teams.members.tenantId" | "tasks.teams.members.organizationId" | "tasks.teams.members.createdAt" | "tasks.teams.members.updatedAt" | "tasks.teams.members.firstName" | "tasks.teams.members.lastName" | "tasks.teams.members.userId" | "tasks.teams.members.startedWorkOn" | "tasks.teams.members.endWork" | "tasks.teams.members.billRateValue" | "tasks.teams.members.billRateCurrency" | "tasks.teams.members.payPeriod" | "tasks.teams.members.isActive" | "tasks.teams.tags.id" | "tasks.teams.tags.tenantId" | "tasks.teams.tags.organizationId" | "tasks.teams.tags.createdAt" | "tasks.teams.tags.updatedAt" | "tasks.teams.tags.name" | "tasks.teams.tags.color" | "tasks.teams.tags.textColor" | "tasks.teams.tags.description" | "tasks.teams.tags.isSystem" | "tasks.tags.id" | "tasks.tags.tenantId" | "tasks.tags.organizationId" | "tasks.tags.createdAt" | "tasks.tags.updatedAt" | "tasks.tags.name" | "tasks.tags.color" | "tasks.tags.textColor" | "tasks.tags.description" | "tasks.tags.isSystem" | "tags.id" | "tags.tenantId" | "tags.organizationId" | "tags.createdAt" | "tags.updatedAt" | "tags.name" | "tags.color" | "tags.textColor" | "tags.description" | "tags.isSystem" | "organizationContact.id" | "organizationContact.tenantId" | "organizationContact.organizationId" | "organizationContact.createdAt" | "organizationContact.updatedAt" | "organizationContact.name" | "organizationContact.primaryEmail" | "organizationContact.primaryPhone" | "organizationContact.contactType" | "organizationContact.budget" | "organizationContact.budgetType" | "organizationContact.tags.id" | "organizationContact.tags.tenantId" | "organizationContact.tags.organizationId" | "organizationContact.tags.createdAt" | "organizationContact.tags.updatedAt" | "organizationContact.tags.name" | "organizationContact.tags.color" | "organizationContact.tags.textColor" | "organizationContact.tags.description" | "organizationContact.tags.isSystem";
         /** @description organization-project narrowed by select[]: id and the fields named (a related record narrowed alike) */
         OrganizationProjectSelected: {
             /** Format: uuid */
@@ -13153,7 +13743,7 @@ export interface components {
             or?: components["schemas"]["OrganizationSprintWhereGroup"][];
         };
         /** @enum {string} */
-        OrganizationSprintSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "name" | "projectId" | "length" | "goal" | "startDate" | "endDate" | "status" | "dayStart" | "project.id" | "project.tenantId" | "project.organizationId" | "project.createdAt" | "project.updatedAt" | "project.name" | "project.startDate" | "project.endDate" | "project.billing" | "project.currency" | "project.public" | "project.billable" | "project.owner" | "project.budget" | "project.budgetType" | "project.color" | "project.description" | "project.organizationContactId" | "project.members.id" | "project.members.tenantId" | "project.members.organizationId" | "project.members.createdAt" | "project.members.updatedAt" | "project.members.firstName" | "project.members.lastName" | "project.members.userId" | "project.members.startedWorkOn" | "project.members.endWork" | "project.members.billRateValue" | "project.members.billRateCurrency" | "project.members.payPeriod" | "project.members.isActive" | "project.members.user.id" | "project.members.user.tenantId" | "project.members.user.createdAt" | "project.members.user.updatedAt" | "project.members.user.email" | "project.members.user.firstName" | "project.members.user.lastName" | "project.members.user.name" | "project.members.user.roleId" | "project.members.user.isActive" | "project.members.user.isEmailVerified" | "project.members.user.imageUrl" | "project.members.organization.id" | "project.members.organization.tenantId" | "project.members.organization.createdAt" | "project.members.organization.updatedAt" | "project.members.organization.name" | "project.members.organization.currency" | "project.members.organization.isDefault" | "project.members.organization.timeZone" | "project.members.organization.startWeekOn" | "project.members.organization.bonusType" | "project.members.organization.bonusPercentage" | "project.members.organization.website" | "project.members.organization.isActive" | "project.members.organization.contactId" | "project.members.tags.id" | "project.members.tags.tenantId" | "project.members.tags.organizationId" | "project.members.tags.createdAt" | "project.members.tags.updatedAt" | "project.members.tags.name" | "project.members.tags.color" | "project.members.tags.textColor" | "project.members.tags.description" | "project.members.tags.isSystem" | "project.members.skills.id" | "project.members.skills.tenantId" | "project.members.skills.organizationId" | "project.members.skills.createdAt" | "project.members.skills.updatedAt" | "project.members.skills.name" | "project.members.skills.description" | "project.members.skills.color" | "project.teams.id" | "project.teams.tenantId" | "project.teams.organizationId" | "project.teams.createdAt" | "project.teams.updatedAt" | "project.teams.name" | "project.teams.color" | "project.teams.emoji" | "project.teams.public" | "project.teams.members.id" | "project.teams.members.tenantId" | "project.teams.members.organizationId" | "project.teams.members.createdAt" | "project.teams.members.updatedAt" | "project.teams.members.firstName" | "project.teams.members.lastName" | "project.teams.members.userId" | "project.teams.members.startedWorkOn" | "project.teams.members.endWork" | "project.teams.members.billRateValue" | "project.teams.members.billRateCurrency" | "project.teams.members.payPeriod" | "project.teams.members.isActive" | "project.teams.tags.id" | "project.teams.tags.tenantId" | "project.teams.tags.organizationId" | "project.teams.tags.createdAt" | "project.teams.tags.updatedAt" | "project.teams.tags.name" | "project.teams.tags.color" | "project.teams.tags.textColor" | "project.teams.tags.description" | "project.teams.tags.isSystem" | "project.tags.id" | "project.tags.tenantId" | "project.tags.organizationId" | "project.tags.createdAt" | "project.tags.updatedAt" | "project.tags.name" | "project.tags.color" | "project.tags.textColor" | "project.tags.description" | "project.tags.isSystem" | "project.organizationContact.id" | "project.organizationContact.tenantId" | "project.organizationContact.organizationId" | "project.organizationContact.createdAt" | "project.organizationContact.updatedAt" | "project.organizationContact.name" | "project.organizationContact.primaryEmail" | "project.organizationContact.primaryPhone" | "project.organizationContact.contactType" | "project.organizationContact.budget" | "project.organizationContact.budgetType" | "project.organizationContact.tags.id" | "project.organizationContact.tags.tenantId" | "project.organizationContact.tags.organizationId" | "project.organizationContact.tags.createdAt" | "project.organizationContact.tags.updatedAt" | "project.organizationContact.tags.name" | "project.organizationContact.tags.color" | "project.organizationContact.tags.textColor" | "project.organizationContact.tags.description" | "project.organizationContact.tags.isSystem" | "tasks.id" | "tasks.tenantId" | "tasks.organizationId" | "tasks.createdAt" | "tasks.updatedAt" | "tasks.title" | "tasks.description" | "tasks.status" | "tasks.priority" | "tasks.size" | "tasks.estimate" | "tasks.dueDate" | "tasks.startDate" | "tasks.number" | "tasks.prefix" | "tasks.isDraft" | "tasks.public" | "tasks.projectId" | "tasks.parentId" | "tasks.organizationSprintId" | "tasks.creatorId" | "tasks.project.id" | "tasks.project.tenantId" | "tasks.project.organizationId" | "tasks.project.createdAt" | "tasks.project.updatedAt" | "tasks.project.name" | "tasks.project.startDate" | "tasks.project.endDate" | "tasks.project.billing" | "tasks.project.currency" | "tasks.project.public" | "tasks.project.billable" | "tasks.project.owner" | "tasks.project.budget" | "tasks.project.budgetType" | "tasks.project.color" | "tasks.project.description" | "tasks.project.organizationContactId" | "tasks.project.members.id" | "tasks.project.members.tenantId" | "tasks.project.members.organizationId" | "tasks.project.members.createdAt" | "tasks.project.members.updatedAt" | "tasks.project.members.firstName" | "tasks.project.members.lastName" | "tasks.project.members.userId" | "tasks.project.members.startedWorkOn" | "tasks.project.members.endWork" | "tasks.project.members.billRateValue" | "tasks.project.members.billRateCurrency" | "tasks.project.members.payPeriod" | "tasks.project.members.isActive" | "tasks.project.teams.id" | "tasks.project.teams.tenantId" | "tasks.project.teams.organizationId" | "tasks.project.teams.createdAt" | "tasks.project.teams.updatedAt" | "tasks.project.teams.name" | "tasks.project.teams.color" | "tasks.project.teams.emoji" | "tasks.project.teams.public" | "tasks.project.tags.id" | "tasks.project.tags.tenantId" | "tasks.project.tags.organizationId" | "tasks.project.tags.createdAt" | "tasks.project.tags.updatedAt" | "tasks.project.tags.name" | "tasks.project.tags.color" | "tasks.project.tags.textColor" | "tasks.project.tags.description" | "tasks.project.tags.isSystem" | "tasks.project.organizationContact.id" | "tasks.project.organizationContact.tenantId" | "tasks.project.organizationContact.organizationId" | "tasks.project.organizationContact.createdAt" | "tasks.project.organizationContact.updatedAt" | "tasks.project.organizationContact.name" | "tasks.project.organizationContact.primaryEmail" | "tasks.project.organizationContact.primaryPhone" | "tasks.project.organizationContact.contactType" | "tasks.project.organizationContact.budget" | "tasks.project.organizationContact.budgetType" | "tasks.creator.id" | "tasks.creator.tenantId" | "tasks.creator.createdAt" | "tasks.creator.updatedAt" | "tasks.creator.email" | "tasks.creator.firstName" | "tasks.creator.lastName" | "tasks.creator.name" | "tasks.creator.roleId" | "tasks.creator.isActive" | "tasks.creator.isEmailVerified" | "tasks.creator.imageUrl" | "tasks.creator.role.id" | "tasks.creator.role.tenantId" | "tasks.creator.role.createdAt" | "tasks.creator.role.updatedAt" | "tasks.creator.role.name" | "tasks.members.id" | "tasks.members.tenantId" | "tasks.members.organizationId" | "tasks.members.createdAt" | "tasks.members.updatedAt" | "tasks.members.firstName" | "tasks.members.lastName" | "tasks.members.userId" | "tasks.members.startedWorkOn" | "tasks.members.endWork" | "tasks.members.billRateValue" | "tasks.members.billRateCurrency" | "tasks.members.payPeriod" | "tasks.members.isActive" | "tasks.members.user.id" | "tasks.members.user.tenantId" | "tasks.members.user.createdAt" | "tasks.members.user.updatedAt" | "tasks.members.user.email" | "tasks.members.user.firstName" | "tasks.members.user.lastName" | "tasks.members.user.name" | "tasks.members.user.roleId" | "tasks.members.user.isActive" | "tasks.members.user.isEmailVerified" | "tasks.members.user.imageUrl" | "tasks.members.organization.id" | "tasks.members.organization.tenantId" | "tasks.members.organization.createdAt" | "tasks.members.organization.updatedAt" | "tasks.members.organization.name" | "tasks.members.organization.currency" | "tasks.members.organization.isDefault" | "tasks.members.organization.timeZone" | "tasks.members.organization.startWeekOn" | "tasks.members.organization.bonusType" | "tasks.members.organization.bonusPercentage" | "tasks.members.organization.website" | "tasks.members.organization.isActive" | "tasks.members.organization.contactId" | "tasks.members.tags.id" | "tasks.members.tags.tenantId" | "tasks.members.tags.organizationId" | "tasks.members.tags.createdAt" | "tasks.members.tags.updatedAt" | "tasks.members.tags.name" | "tasks.members.tags.color" | "tasks.members.tags.textColor" | "tasks.members.tags.description" | "tasks.members.tags.isSystem" | "tasks.members.skills.id" | "tasks.members.skills.tenantId" | "tasks.members.skills.organizationId" | "tasks.members.skills.createdAt" | "tasks.members.skills.updatedAt" | "tasks.members.skills.name" | "tasks.members.skills.description" | "tasks.members.skills.color" | "tasks.teams.id" | "tasks.teams.tenantId" | "tasks.teams.organizationId" | "tasks.teams.createdAt" | "tasks.teams.updatedAt" | "tasks.teams.name" | "tasks.teams.color" | "tasks.teams.emoji" | "tasks.teams.public" | "tasks.teams.members.id" | "tasks.teams.members.tenantId" | "tasks.teams.members.organizationId" | "tasks.teams.members.createdAt" | "tasks.teams.members.updatedAt" | "tasks.teams.members.firstName" | "tasks.teams.members.lastName" | "tasks.teams.members.userId" | "tasks.teams.members.startedWorkOn" | "tasks.teams.members.endWork" | "tasks.teams.members.billRateValue" | "tasks.teams.members.billRateCurrency" | "tasks.teams.members.payPeriod" | "tasks.teams.members.isActive" | "tasks.teams.tags.id" | "tasks.teams.tags.tenantId" | "tasks.teams.tags.organizationId" | "tasks.teams.tags.createdAt" | "tasks.teams.tags.updatedAt" | "tasks.teams.tags.name" | "tasks.teams.tags.color" | "tasks.teams.tags.textColor" | "tasks.teams.tags.description" | "tasks.teams.tags.isSystem" | "tasks.tags.id" | "tasks.tags.tenantId" | "tasks.tags.organizationId" | "tasks.tags.createdAt" | "tasks.tags.updatedAt" | "tasks.tags.name" | "tasks.tags.color" | "tasks.tags.textColor" | "tasks.tags.description" | "tasks.tags.isSystem";
+        OrganizationSprintSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "name" | "projectId" | "length" | "goal" | "startDate" | "endDate" | "status" | "dayStart" | "project.id" | "project.tenantId" | "project.organizationId" | "project.createdAt" | "project.updatedAt" | "project.name" | "project.startDate" | "project.endDate" | "project.billing" | "project.currency" | "project.public" | "project.billable" | "project.owner" | "project.budget" | "project.budgetType" | "project.color" | "project.description" | "project.organizationContactId" | "project.members.id" | "project.members.tenantId" | "project.members.organizationId" | "project.members.createdAt" | "project.members.updatedAt" | "project.members.firstName" | "project.members.lastName" | "project.members.userId" | "project.members.startedWorkOn" | "project.members.endWork" | "project.members.billRateValue" | "project.members.billRateCurrency" | "project.members.payPeriod" | "project.members.isActive" | "project.members.user.id" | "project.members.user.tenantId" | "project.members.user.createdAt" | "project.members.user.updatedAt" | "project.members.user.email" | "project.members.user.firstName" | "project.members.user.lastName" | "project.members.user.name" | "project.members.user.roleId" | "project.members.user.isActive" | "project.members.user.isEmailVerified" | "project.members.user.imageUrl" | "project.members.organization.id" | "project.members.organization.tenantId" | "project.members.organization.createdAt" | "project.members.organization.updatedAt" | "project.members.organization.name" | "project.members.organization.currency" | "project.members.organization.isDefault" | "project.members.organization.timeZone" | "project.members.organization.startWeekOn" | "project.members.organization.bonusType" | "project.members.organization.bonusPercentage" | "project.members.organization.website" | "project.members.organization.isActive" | "project.members.organization.contactId" | "project.members.tags.id" | "project.members.tags.tenantId" | "project.members.tags.organizationId" | "project.members.tags.createdAt" | "project.members.tags.updatedAt" | "project.members.tags.name" | "project.members.tags.color" | "project.members.tags.textColor" | "project.members.tags.description" | "project.members.tags.isSystem" | "project.members.skills.id" | "project.members.skills.tenantId" | "project.members.skills.organizationId" | "project.members.skills.createdAt" | "project.members.skills.updatedAt" | "project.members.skills.name" | "project.members.skills.description" | "project.members.skills.color" | "project.teams.id" | "project.teams.tenantId" | "project.teams.organizationId" | "project.teams.createdAt" | "project.teams.updatedAt" | "project.teams.name" | "project.teams.color" | "project.teams.emoji" | "project.teams.public" | "project.teams.members.id" | "project.teams.members.tenantId" | "project.teams.members.organizationId" | "project.teams.members.createdAt" | "project.teams.members.updatedAt" | "project.teams.members.firstName" | "project.teams.members.lastName" | "project.teams.members.userId" | "project.teams.members.startedWorkOn" | "project.teams.members.endWork" | "project.teams.members.billRateValue" | "project.teams.members.billRateCurrency" | "project.teams.members.payPeriod" | "project.teams.members.isActive" | "project.teams.tags.id" | "project.teams.tags.tenantId" | "project.teams.tags.organizationId" | "project.teams.tags.createdAt" | "project.teams.tags.updatedAt" | "project.teams.tags.name" | "project.teams.tags.color" | "project.teams.tags.textColor" | "project.teams.tags.description" | "project.teams.tags.isSystem" | "project.tags.id" | "project.tags.tenantId" | "project.tags.organizationId" | "project.tags.createdAt" | "project.tags.updatedAt" | "project.tags.name" | "project.tags.color" | "project.tags.textColor" | "project.tags.description" | "project.tags.isSystem" | "project.organizationContact.id" | "project.organizationContact.tenantId" | "project.organizationContact.organizationId" | "project.organizationContact.createdAt" | "project.organizationContact.updatedAt" | "project.organizationContact.name" | "project.organizationContact.primaryEmail" | "project.organizationContact.primaryPhone" | "project.organizationContact.contactType" | "project.organizationContact.budget" | "project.organizationContact.budgetType" | "project.organizationContact.tags.id" | "project.organizationContact.tags.tenantId" | "project.organizationContact.tags.organizationId" | "project.organizationContact.tags.createdAt" | "project.organizationContact.tags.updatedAt" | "project.organizationContact.tags.name" | "project.organizationContact.tags.color" | "project.organizationContact.tags.textColor" | "project.organizationContact.tags.description" | "project.organizationContact.tags.isSystem" | "tasks.id" | "tasks.tenantId" | "tasks.organizationId" | "tasks.createdAt" | "tasks.updatedAt" | "tasks.createdById" | "tasks.updatedById" | "tasks.deletedAt" | "tasks.deletedById" | "tasks.title" | "tasks.description" | "tasks.status" | "tasks.priority" | "tasks.size" | "tasks.estimate" | "tasks.dueDate" | "tasks.startDate" | "tasks.number" | "tasks.prefix" | "tasks.isDraft" | "tasks.public" | "tasks.projectId" | "tasks.parentId" | "tasks.organizationSprintId" | "tasks.creatorId" | "tasks.project.id" | "tasks.project.tenantId" | "tasks.project.organizationId" | "tasks.project.createdAt" | "tasks.project.updatedAt" | "tasks.project.name" | "tasks.project.startDate" | "tasks.project.endDate" | "tasks.project.billing" | "tasks.project.currency" | "tasks.project.public" | "tasks.project.billable" | "tasks.project.owner" | "tasks.project.budget" | "tasks.project.budgetType" | "tasks.project.color" | "tasks.project.description" | "tasks.project.organizationContactId" | "tasks.project.members.id" | "tasks.project.members.tenantId" | "tasks.project.members.organizationId" | "tasks.project.members.createdAt" | "tasks.project.members.updatedAt" | "tasks.project.members.firstName" | "tasks.project.members.lastName" | "tasks.project.members.userId" | "tasks.project.members.startedWorkOn" | "tasks.project.members.endWork" | "tasks.project.members.billRateValue" | "tasks.project.members.billRateCurrency" | "tasks.project.members.payPeriod" | "tasks.project.members.isActive" | "tasks.project.teams.id" | "tasks.project.teams.tenantId" | "tasks.project.teams.organizationId" | "tasks.project.teams.createdAt" | "tasks.project.teams.updatedAt" | "tasks.project.teams.name" | "tasks.project.teams.color" | "tasks.project.teams.emoji" | "tasks.project.teams.public" | "tasks.project.tags.id" | "tasks.project.tags.tenantId" | "tasks.project.tags.organizationId" | "tasks.project.tags.createdAt" | "tasks.project.tags.updatedAt" | "tasks.project.tags.name" | "tasks.project.tags.color" | "tasks.project.tags.textColor" | "tasks.project.tags.description" | "tasks.project.tags.isSystem" | "tasks.project.organizationContact.id" | "tasks.project.organizationContact.tenantId" | "tasks.project.organizationContact.organizationId" | "tasks.project.organizationContact.createdAt" | "tasks.project.organizationContact.updatedAt" | "tasks.project.organizationContact.name" | "tasks.project.organizationContact.primaryEmail" | "tasks.project.organizationContact.primaryPhone" | "tasks.project.organizationContact.contactType" | "tasks.project.organizationContact.budget" | "tasks.project.organizationContact.budgetType" | "tasks.creator.id" | "tasks.creator.tenantId" | "tasks.creator.createdAt" | "tasks.creator.updatedAt" | "tasks.creator.email" | "tasks.creator.firstName" | "tasks.creator.lastName" | "tasks.creator.name" | "tasks.creator.roleId" | "tasks.creator.isActive" | "tasks.creator.isEmailVerified" | "tasks.creator.imageUrl" | "tasks.creator.role.id" | "tasks.creator.role.tenantId" | "tasks.creator.role.createdAt" | "tasks.creator.role.updatedAt" | "tasks.creator.role.name" | "tasks.members.id" | "tasks.members.tenantId" | "tasks.members.organizationId" | "tasks.members.createdAt" | "tasks.members.updatedAt" | "tasks.members.firstName" | "tasks.members.lastName" | "tasks.members.userId" | "tasks.members.startedWorkOn" | "tasks.members.endWork" | "tasks.members.billRateValue" | "tasks.members.billRateCurrency" | "tasks.members.payPeriod" | "tasks.members.isActive" | "tasks.members.user.id" | "tasks.members.user.tenantId" | "tasks.members.user.createdAt" | "tasks.members.user.updatedAt" | "tasks.members.user.email" | "tasks.members.user.firstName" | "tasks.members.user.lastName" | "tasks.members.user.name" | "tasks.members.user.roleId" | "tasks.members.user.isActive" | "tasks.members.user.isEmailVerified" | "tasks.members.user.imageUrl" | "tasks.members.organization.id" | "tasks.members.organization.tenantId" | "tasks.members.organization.createdAt" | "tasks.members.organization.updatedAt" | "tasks.members.organization.name" | "tasks.members.organization.currency" | "tasks.members.organization.isDefault" | "tasks.members.organization.timeZone" | "tasks.members.organization.startWeekOn" | "tasks.members.organization.bonusType" | "tasks.members.organization.bonusPercentage" | "tasks.members.organization.website" | "tasks.members.organization.isActive" | "tasks.members.organization.contactId" | "tasks.members.tags.id" | "tasks.members.tags.tenantId" | "tasks.members.tags.organizationId" | "tasks.members.tags.createdAt" | "tasks.members.tags.updatedAt" | "tasks.members.tags.name" | "tasks.members.tags.color" | "tasks.members.tags.textColor" | "tasks.members.tags.description" | "tasks.members.tags.isSystem" | "tasks.members.skills.id" | "tasks.members.skills.tenantId" | "tasks.members.skills.organizationId" | "tasks.members.skills.createdAt" | "tasks.members.skills.updatedAt" | "tasks.members.skills.name" | "tasks.members.skills.description" | "tasks.members.skills.color" | "tasks.teams.id" | "tasks.teams.tenantId" | "tasks.teams.organizationId" | "tasks.teams.createdAt" | "tasks.teams.updatedAt" | "tasks.teams.name" | "tasks.teams.color" | "tasks.teams.emoji" | "tasks.teams.public" | "tasks.teams.members.id" | "tasks.teams.members.tenantId" | "tasks.teams.members.organizationId" | "tasks.teams.members.createdAt" | "tasks.teams.members.updatedAt" | "tasks.teams.members.firstName" | "tasks.teams.members.lastName" | "tasks.teams.members.userId" | "tasks.teams.members.startedWorkOn" | "tasks.teams.members.endWork" | "tasks.teams.members.billRateValue" | "tasks.teams.members.billRateCurrency" | "tasks.teams.members.payPeriod" | "tasks.teams.members.isActive" | "tasks.teams.tags.id" | "tasks.teams.tags.tenantId" | "tasks.teams.tags.organizationId" | "tasks.teams.tags.createdAt" | "tasks.teams.tags.updatedAt" | "tasks.teams.tags.name" | "tasks.teams.tags.color" | "tasks.teams.tags.textColor" | "tasks.teams.tags.description" | "tasks.teams.tags.isSystem" | "tasks.tags.id" | "tasks.tags.tenantId" | "tasks.tags.organizationId" | "tasks.tags.createdAt" | "tasks.tags.updatedAt" | "tasks.tags.name" | "tasks.tags.color" | "tasks.tags.textColor" | "tasks.tags.description" | "tasks.tags.isSystem";
         /** @description organization-sprint narrowed by select[]: id and the fields named (a related record narrowed alike) */
         OrganizationSprintSelected: {
             /** Format: uuid */
@@ -14456,7 +15046,7 @@ export interface components {
             or?: components["schemas"]["ScreeningTaskWhereGroup"][];
         };
         /** @enum {string} */
-        ScreeningTaskSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "taskId" | "status" | "onHoldUntil" | "creatorId" | "task.id" | "task.tenantId" | "task.organizationId" | "task.createdAt" | "task.updatedAt" | "task.title" | "task.description" | "task.status" | "task.priority" | "task.size" | "task.estimate" | "task.dueDate" | "task.startDate" | "task.number" | "task.prefix" | "task.isDraft" | "task.public" | "task.projectId" | "task.parentId" | "task.organizationSprintId" | "task.creatorId" | "task.project.id" | "task.project.tenantId" | "task.project.organizationId" | "task.project.createdAt" | "task.project.updatedAt" | "task.project.name" | "task.project.startDate" | "task.project.endDate" | "task.project.billing" | "task.project.currency" | "task.project.public" | "task.project.billable" | "task.project.owner" | "task.project.budget" | "task.project.budgetType" | "task.project.color" | "task.project.description" | "task.project.organizationContactId" | "task.project.members.id" | "task.project.members.tenantId" | "task.project.members.organizationId" | "task.project.members.createdAt" | "task.project.members.updatedAt" | "task.project.members.firstName" | "task.project.members.lastName" | "task.project.members.userId" | "task.project.members.startedWorkOn" | "task.project.members.endWork" | "task.project.members.billRateValue" | "task.project.members.billRateCurrency" | "task.project.members.payPeriod" | "task.project.members.isActive" | "task.project.teams.id" | "task.project.teams.tenantId" | "task.project.teams.organizationId" | "task.project.teams.createdAt" | "task.project.teams.updatedAt" | "task.project.teams.name" | "task.project.teams.color" | "task.project.teams.emoji" | "task.project.teams.public" | "task.project.tags.id" | "task.project.tags.tenantId" | "task.project.tags.organizationId" | "task.project.tags.createdAt" | "task.project.tags.updatedAt" | "task.project.tags.name" | "task.project.tags.color" | "task.project.tags.textColor" | "task.project.tags.description" | "task.project.tags.isSystem" | "task.project.organizationContact.id" | "task.project.organizationContact.tenantId" | "task.project.organizationContact.organizationId" | "task.project.organizationContact.createdAt" | "task.project.organizationContact.updatedAt" | "task.project.organizationContact.name" | "task.project.organizationContact.primaryEmail" | "task.project.organizationContact.primaryPhone" | "task.project.organizationContact.contactType" | "task.project.organizationContact.budget" | "task.project.organizationContact.budgetType" | "task.creator.id" | "task.creator.tenantId" | "task.creator.createdAt" | "task.creator.updatedAt" | "task.creator.email" | "task.creator.firstName" | "task.creator.lastName" | "task.creator.name" | "task.creator.roleId" | "task.creator.isActive" | "task.creator.isEmailVerified" | "task.creator.imageUrl" | "task.creator.role.id" | "task.creator.role.tenantId" | "task.creator.role.createdAt" | "task.creator.role.updatedAt" | "task.creator.role.name" | "task.members.id" | "task.members.tenantId" | "task.members.organizationId" | "task.members.createdAt" | "task.members.updatedAt" | "task.members.firstName" | "task.members.lastName" | "task.members.userId" | "task.members.startedWorkOn" | "task.members.endWork" | "task.members.billRateValue" | "task.members.billRateCurrency" | "task.members.payPeriod" | "task.members.isActive" | "task.members.user.id" | "task.members.user.tenantId" | "task.members.user.createdAt" | "task.members.user.updatedAt" | "task.members.user.email" | "task.members.user.firstName" | "task.members.user.lastName" | "task.members.user.name" | "task.members.user.roleId" | "task.members.user.isActive" | "task.members.user.isEmailVerified" | "task.members.user.imageUrl" | "task.members.organization.id" | "task.members.organization.tenantId" | "task.members.organization.createdAt" | "task.members.organization.updatedAt" | "task.members.organization.name" | "task.members.organization.currency" | "task.members.organization.isDefault" | "task.members.organization.timeZone" | "task.members.organization.startWeekOn" | "task.members.organization.bonusType" | "task.members.organization.bonusPercentage" | "task.members.organization.website" | "task.members.organization.isActive" | "task.members.organization.contactId" | "task.members.tags.id" | "task.members.tags.tenantId" | "task.members.tags.organizationId" | "task.members.tags.createdAt" | "task.members.tags.updatedAt" | "task.members.tags.name" | "task.members.tags.color" | "task.members.tags.textColor" | "task.members.tags.description" | "task.members.tags.isSystem" | "task.members.skills.id" | "task.members.skills.tenantId" | "task.members.skills.organizationId" | "task.members.skills.createdAt" | "task.members.skills.updatedAt" | "task.members.skills.name" | "task.members.skills.description" | "task.members.skills.color" | "task.teams.id" | "task.teams.tenantId" | "task.teams.organizationId" | "task.teams.createdAt" | "task.teams.updatedAt" | "task.teams.name" | "task.teams.color" | "task.teams.emoji" | "task.teams.public" | "task.teams.members.id" | "task.teams.members.tenantId" | "task.teams.members.organizationId" | "task.teams.members.createdAt" | "task.teams.members.updatedAt" | "task.teams.members.firstName" | "task.teams.members.lastName" | "task.teams.members.userId" | "task.teams.members.startedWorkOn" | "task.teams.members.endWork" | "task.teams.members.billRateValue" | "task.teams.members.billRateCurrency" | "task.teams.members.payPeriod" | "task.teams.members.isActive" | "task.teams.tags.id" | "task.teams.tags.tenantId" | "task.teams.tags.organizationId" | "task.teams.tags.createdAt" | "task.teams.tags.updatedAt" | "task.teams.tags.name" | "task.teams.tags.color" | "task.teams.tags.textColor" | "task.teams.tags.description" | "task.teams.tags.isSystem" | "task.tags.id" | "task.tags.tenantId" | "task.tags.organizationId" | "task.tags.createdAt" | "task.tags.updatedAt" | "task.tags.name" | "task.tags.color" | "task.tags.textColor" | "task.tags.description" | "task.tags.isSystem" | "creator.id" | "creator.tenantId" | "creator.createdAt" | "creator.updatedAt" | "creator.email" | "creator.firstName" | "creator.lastName" | "creator.name" | "creator.roleId" | "creator.isActive" | "creator.isEmailVerified" | "creator.imageUrl" | "creator.role.id" | "creator.role.tenantId" | "creator.role.createdAt" | "creator.role.updatedAt" | "creator.role.name";
+        ScreeningTaskSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "taskId" | "status" | "onHoldUntil" | "creatorId" | "task.id" | "task.tenantId" | "task.organizationId" | "task.createdAt" | "task.updatedAt" | "task.createdById" | "task.updatedById" | "task.deletedAt" | "task.deletedById" | "task.title" | "task.description" | "task.status" | "task.priority" | "task.size" | "task.estimate" | "task.dueDate" | "task.startDate" | "task.number" | "task.prefix" | "task.isDraft" | "task.public" | "task.projectId" | "task.parentId" | "task.organizationSprintId" | "task.creatorId" | "task.project.id" | "task.project.tenantId" | "task.project.organizationId" | "task.project.createdAt" | "task.project.updatedAt" | "task.project.name" | "task.project.startDate" | "task.project.endDate" | "task.project.billing" | "task.project.currency" | "task.project.public" | "task.project.billable" | "task.project.owner" | "task.project.budget" | "task.project.budgetType" | "task.project.color" | "task.project.description" | "task.project.organizationContactId" | "task.project.members.id" | "task.project.members.tenantId" | "task.project.members.organizationId" | "task.project.members.createdAt" | "task.project.members.updatedAt" | "task.project.members.firstName" | "task.project.members.lastName" | "task.project.members.userId" | "task.project.members.startedWorkOn" | "task.project.members.endWork" | "task.project.members.billRateValue" | "task.project.members.billRateCurrency" | "task.project.members.payPeriod" | "task.project.members.isActive" | "task.project.teams.id" | "task.project.teams.tenantId" | "task.project.teams.organizationId" | "task.project.teams.createdAt" | "task.project.teams.updatedAt" | "task.project.teams.name" | "task.project.teams.color" | "task.project.teams.emoji" | "task.project.teams.public" | "task.project.tags.id" | "task.project.tags.tenantId" | "task.project.tags.organizationId" | "task.project.tags.createdAt" | "task.project.tags.updatedAt" | "task.project.tags.name" | "task.project.tags.color" | "task.project.tags.textColor" | "task.project.tags.description" | "task.project.tags.isSystem" | "task.project.organizationContact.id" | "task.project.organizationContact.tenantId" | "task.project.organizationContact.organizationId" | "task.project.organizationContact.createdAt" | "task.project.organizationContact.updatedAt" | "task.project.organizationContact.name" | "task.project.organizationContact.primaryEmail" | "task.project.organizationContact.primaryPhone" | "task.project.organizationContact.contactType" | "task.project.organizationContact.budget" | "task.project.organizationContact.budgetType" | "task.creator.id" | "task.creator.tenantId" | "task.creator.createdAt" | "task.creator.updatedAt" | "task.creator.email" | "task.creator.firstName" | "task.creator.lastName" | "task.creator.name" | "task.creator.roleId" | "task.creator.isActive" | "task.creator.isEmailVerified" | "task.creator.imageUrl" | "task.creator.role.id" | "task.creator.role.tenantId" | "task.creator.role.createdAt" | "task.creator.role.updatedAt" | "task.creator.role.name" | "task.members.id" | "task.members.tenantId" | "task.members.organizationId" | "task.members.createdAt" | "task.members.updatedAt" | "task.members.firstName" | "task.members.lastName" | "task.members.userId" | "task.members.startedWorkOn" | "task.members.endWork" | "task.members.billRateValue" | "task.members.billRateCurrency" | "task.members.payPeriod" | "task.members.isActive" | "task.members.user.id" | "task.members.user.tenantId" | "task.members.user.createdAt" | "task.members.user.updatedAt" | "task.members.user.email" | "task.members.user.firstName" | "task.members.user.lastName" | "task.members.user.name" | "task.members.user.roleId" | "task.members.user.isActive" | "task.members.user.isEmailVerified" | "task.members.user.imageUrl" | "task.members.organization.id" | "task.members.organization.tenantId" | "task.members.organization.createdAt" | "task.members.organization.updatedAt" | "task.members.organization.name" | "task.members.organization.currency" | "task.members.organization.isDefault" | "task.members.organization.timeZone" | "task.members.organization.startWeekOn" | "task.members.organization.bonusType" | "task.members.organization.bonusPercentage" | "task.members.organization.website" | "task.members.organization.isActive" | "task.members.organization.contactId" | "task.members.tags.id" | "task.members.tags.tenantId" | "task.members.tags.organizationId" | "task.members.tags.createdAt" | "task.members.tags.updatedAt" | "task.members.tags.name" | "task.members.tags.color" | "task.members.tags.textColor" | "task.members.tags.description" | "task.members.tags.isSystem" | "task.members.skills.id" | "task.members.skills.tenantId" | "task.members.skills.organizationId" | "task.members.skills.createdAt" | "task.members.skills.updatedAt" | "task.members.skills.name" | "task.members.skills.description" | "task.members.skills.color" | "task.teams.id" | "task.teams.tenantId" | "task.teams.organizationId" | "task.teams.createdAt" | "task.teams.updatedAt" | "task.teams.name" | "task.teams.color" | "task.teams.emoji" | "task.teams.public" | "task.teams.members.id" | "task.teams.members.tenantId" | "task.teams.members.organizationId" | "task.teams.members.createdAt" | "task.teams.members.updatedAt" | "task.teams.members.firstName" | "task.teams.members.lastName" | "task.teams.members.userId" | "task.teams.members.startedWorkOn" | "task.teams.members.endWork" | "task.teams.members.billRateValue" | "task.teams.members.billRateCurrency" | "task.teams.members.payPeriod" | "task.teams.members.isActive" | "task.teams.tags.id" | "task.teams.tags.tenantId" | "task.teams.tags.organizationId" | "task.teams.tags.createdAt" | "task.teams.tags.updatedAt" | "task.teams.tags.name" | "task.teams.tags.color" | "task.teams.tags.textColor" | "task.teams.tags.description" | "task.teams.tags.isSystem" | "task.tags.id" | "task.tags.tenantId" | "task.tags.organizationId" | "task.tags.createdAt" | "task.tags.updatedAt" | "task.tags.name" | "task.tags.color" | "task.tags.textColor" | "task.tags.description" | "task.tags.isSystem" | "creator.id" | "creator.tenantId" | "creator.createdAt" | "creator.updatedAt" | "creator.email" | "creator.firstName" | "creator.lastName" | "creator.name" | "creator.roleId" | "creator.isActive" | "creator.isEmailVerified" | "creator.imageUrl" | "creator.role.id" | "creator.role.tenantId" | "creator.role.createdAt" | "creator.role.updatedAt" | "creator.role.name";
         /** @description screening-task narrowed by select[]: id and the fields named (a related record narrowed alike) */
         ScreeningTaskSelected: {
             /** Format: uuid */
@@ -15065,6 +15655,26 @@ export interface components {
             readonly createdAt: string;
             /** Format: date-time */
             readonly updatedAt: string;
+            /**
+             * Format: uuid
+             * @description The user whose request created the record
+             */
+            readonly createdById?: string | null;
+            /**
+             * Format: uuid
+             * @description The user whose request last changed the record (its creator until then)
+             */
+            readonly updatedById?: string | null;
+            /**
+             * Format: date-time
+             * @description When the record was deleted; null while it is not (deleted records show only with withDeleted=true)
+             */
+            readonly deletedAt?: string | null;
+            /**
+             * Format: uuid
+             * @description The user whose request deleted the record; null while it is not deleted
+             */
+            readonly deletedById?: string | null;
             title: string;
             description?: string | null;
             /** @enum {string} */
@@ -15105,7 +15715,7 @@ export interface components {
             /** @description Present only when requested with relations[]=tags */
             tags?: components["schemas"]["Tag"][];
         };
-        /** @description A new task. Read-only properties (id, tenantId, createdAt, updatedAt, creatorId) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
+        /** @description A new task. Read-only properties (id, tenantId, createdAt, updatedAt, createdById, updatedById, deletedAt, deletedById, creatorId) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
         TaskCreate: {
             /**
              * Format: uuid
@@ -15174,10 +15784,18 @@ export interface components {
             readonly createdAt?: unknown;
             /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
             readonly updatedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's createdById is the server's to set) */
+            readonly createdById?: unknown;
+            /** @description Ignored, whatever its value (the record's updatedById is the server's to set) */
+            readonly updatedById?: unknown;
+            /** @description Ignored, whatever its value (the record's deletedAt is the server's to set) */
+            readonly deletedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's deletedById is the server's to set) */
+            readonly deletedById?: unknown;
             /** @description Ignored, whatever its value (the record's creatorId is the server's to set) */
             readonly creatorId?: unknown;
         };
-        /** @description Every field of the task: required fields must be present, absent optional fields are reset (to their default, if they have one). Read-only properties (id, tenantId, createdAt, updatedAt, creatorId) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
+        /** @description Every field of the task: required fields must be present, absent optional fields are reset (to their default, if they have one). Read-only properties (id, tenantId, createdAt, updatedAt, createdById, updatedById, deletedAt, deletedById, creatorId) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
         TaskReplace: {
             /**
              * Format: uuid
@@ -15246,10 +15864,18 @@ export interface components {
             readonly createdAt?: unknown;
             /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
             readonly updatedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's createdById is the server's to set) */
+            readonly createdById?: unknown;
+            /** @description Ignored, whatever its value (the record's updatedById is the server's to set) */
+            readonly updatedById?: unknown;
+            /** @description Ignored, whatever its value (the record's deletedAt is the server's to set) */
+            readonly deletedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's deletedById is the server's to set) */
+            readonly deletedById?: unknown;
             /** @description Ignored, whatever its value (the record's creatorId is the server's to set) */
             readonly creatorId?: unknown;
         };
-        /** @description Only the task fields to change; an empty or absent body changes nothing. Read-only properties (id, tenantId, createdAt, updatedAt, creatorId) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
+        /** @description Only the task fields to change; an empty or absent body changes nothing. Read-only properties (id, tenantId, createdAt, updatedAt, createdById, updatedById, deletedAt, deletedById, creatorId) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
         TaskPatch: {
             /**
              * Format: uuid
@@ -15318,6 +15944,14 @@ export interface components {
             readonly createdAt?: unknown;
             /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
             readonly updatedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's createdById is the server's to set) */
+            readonly createdById?: unknown;
+            /** @description Ignored, whatever its value (the record's updatedById is the server's to set) */
+            readonly updatedById?: unknown;
+            /** @description Ignored, whatever its value (the record's deletedAt is the server's to set) */
+            readonly deletedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's deletedById is the server's to set) */
+            readonly deletedById?: unknown;
             /** @description Ignored, whatever its value (the record's creatorId is the server's to set) */
             readonly creatorId?: unknown;
         };
@@ -15393,6 +16027,11 @@ export interface components {
             endDate?: string;
             /** @description Tag ids */
             tags?: string[];
+            /**
+             * @description true: deleted records too (their deletedAt is set); needs the delete permission (403 without it). false or absent: records not deleted only
+             * @default false
+             */
+            withDeleted?: boolean;
         };
         /** @description Filters on task fields */
         TaskFieldFilters: {
@@ -15409,6 +16048,52 @@ export interface components {
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            createdById?: ((string | unknown | "null") | null) | {
+                /** @description A createdById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A createdById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            updatedById?: ((string | unknown | "null") | null) | {
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            deletedAt?: ((string | unknown | "null") | null) | {
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                lt?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                lte?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                gt?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                gte?: (string | unknown | "null") | null;
+                /** @description from and to, both included */
+                between?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            deletedById?: ((string | unknown | "null") | null) | {
+                /** @description A deletedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A deletedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
                 in?: ((string | unknown | "null") | null)[] | string;
                 nin?: ((string | unknown | "null") | null)[] | string;
@@ -15622,6 +16307,52 @@ export interface components {
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            createdById?: ((string | unknown | "null") | null) | {
+                /** @description A createdById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A createdById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            updatedById?: ((string | unknown | "null") | null) | {
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            deletedAt?: ((string | unknown | "null") | null) | {
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                lt?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                lte?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                gt?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                gte?: (string | unknown | "null") | null;
+                /** @description from and to, both included */
+                between?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            deletedById?: ((string | unknown | "null") | null) | {
+                /** @description A deletedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A deletedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
                 in?: ((string | unknown | "null") | null)[] | string;
                 nin?: ((string | unknown | "null") | null)[] | string;
@@ -15850,6 +16581,52 @@ export interface components {
                 nin?: ((string | unknown | "null") | null)[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
+            createdById?: ((string | unknown | "null") | null) | {
+                /** @description A createdById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A createdById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            updatedById?: ((string | unknown | "null") | null) | {
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            deletedAt?: ((string | unknown | "null") | null) | {
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                lt?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                lte?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                gt?: (string | unknown | "null") | null;
+                /** @description A deletedAt value, or null (in a query string: the word null) */
+                gte?: (string | unknown | "null") | null;
+                /** @description from and to, both included */
+                between?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            deletedById?: ((string | unknown | "null") | null) | {
+                /** @description A deletedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A deletedById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
             status?: ("open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed") | {
                 /** @enum {string} */
                 eq?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
@@ -16052,7 +16829,7 @@ export interface components {
             or?: components["schemas"]["TaskWhereGroup"][];
         };
         /** @enum {string} */
-        TaskSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "title" | "description" | "status" | "priority" | "size" | "estimate" | "dueDate" | "startDate" | "number" | "prefix" | "isDraft" | "public" | "projectId" | "parentId" | "organizationSprintId" | "creatorId" | "project.id" | "project.tenantId" | "project.organizationId" | "project.createdAt" | "project.updatedAt" | "project.name" | "project.startDate" | "project.endDate" | "project.billing" | "project.currency" | "project.public" | "project.billable" | "project.owner" | "project.budget" | "project.budgetType" | "project.color" | "project.description" | "project.organizationContactId" | "project.members.id" | "project.members.tenantId" | "project.members.organizationId" | "project.members.createdAt" | "project.members.updatedAt" | "project.members.firstName" | "project.members.lastName" | "project.members.userId" | "project.members.startedWorkOn" | "project.members.endWork" | "project.members.billRateValue" | "project.members.billRateCurrency" | "project.members.payPeriod" | "project.members.isActive" | "project.members.user.id" | "project.members.user.tenantId" | "project.members.user.createdAt" | "project.members.user.updatedAt" | "project.members.user.email" | "project.members.user.firstName" | "project.members.user.lastName" | "project.members.user.name" | "project.members.user.roleId" | "project.members.user.isActive" | "project.members.user.isEmailVerified" | "project.members.user.imageUrl" | "project.members.organization.id" | "project.members.organization.tenantId" | "project.members.organization.createdAt" | "project.members.organization.updatedAt" | "project.members.organization.name" | "project.members.organization.currency" | "project.members.organization.isDefault" | "project.members.organization.timeZone" | "project.members.organization.startWeekOn" | "project.members.organization.bonusType" | "project.members.organization.bonusPercentage" | "project.members.organization.website" | "project.members.organization.isActive" | "project.members.organization.contactId" | "project.members.tags.id" | "project.members.tags.tenantId" | "project.members.tags.organizationId" | "project.members.tags.createdAt" | "project.members.tags.updatedAt" | "project.members.tags.name" | "project.members.tags.color" | "project.members.tags.textColor" | "project.members.tags.description" | "project.members.tags.isSystem" | "project.members.skills.id" | "project.members.skills.tenantId" | "project.members.skills.organizationId" | "project.members.skills.createdAt" | "project.members.skills.updatedAt" | "project.members.skills.name" | "project.members.skills.description" | "project.members.skills.color" | "project.teams.id" | "project.teams.tenantId" | "project.teams.organizationId" | "project.teams.createdAt" | "project.teams.updatedAt" | "project.teams.name" | "project.teams.color" | "project.teams.emoji" | "project.teams.public" | "project.teams.members.id" | "project.teams.members.tenantId" | "project.teams.members.organizationId" | "project.teams.members.createdAt" | "project.teams.members.updatedAt" | "project.teams.members.firstName" | "project.teams.members.lastName" | "project.teams.members.userId" | "project.teams.members.startedWorkOn" | "project.teams.members.endWork" | "project.teams.members.billRateValue" | "project.teams.members.billRateCurrency" | "project.teams.members.payPeriod" | "project.teams.members.isActive" | "project.teams.tags.id" | "project.teams.tags.tenantId" | "project.teams.tags.organizationId" | "project.teams.tags.createdAt" | "project.teams.tags.updatedAt" | "project.teams.tags.name" | "project.teams.tags.color" | "project.teams.tags.textColor" | "project.teams.tags.description" | "project.teams.tags.isSystem" | "project.tags.id" | "project.tags.tenantId" | "project.tags.organizationId" | "project.tags.createdAt" | "project.tags.updatedAt" | "project.tags.name" | "project.tags.color" | "project.tags.textColor" | "project.tags.description" | "project.tags.isSystem" | "project.organizationContact.id" | "project.organizationContact.tenantId" | "project.organizationContact.organizationId" | "project.organizationContact.createdAt" | "project.organizationContact.updatedAt" | "project.organizationContact.name" | "project.organizationContact.primaryEmail" | "project.organizationContact.primaryPhone" | "project.organizationContact.contactType" | "project.organizationContact.budget" | "project.organizationContact.budgetType" | "project.organizationContact.tags.id" | "project.organizationContact.tags.tenantId" | "project.organizationContact.tags.organizationId" | "project.organizationContact.tags.createdAt" | "project.organizationContact.tags.updatedAt" | "project.organizationContact.tags.name" | "project.organizationContact.tags.color" | "project.organizationContact.tags.textColor" | "project.organizationContact.tags.description" | "project.organizationContact.tags.isSystem" | "creator.id" | "creator.tenantId" | "creator.createdAt" | "creator.updatedAt" | "creator.email" | "creator.firstName" | "creator.lastName" | "creator.name" | "creator.roleId" | "creator.isActive" | "creator.isEmailVerified" | "creator.imageUrl" | "creator.role.id" | "creator.role.tenantId" | "creator.role.createdAt" | "creator.role.updatedAt" | "creator.role.name" | "members.id" | "members.tenantId" | "members.organizationId" | "members.createdAt" | "members.updatedAt" | "members.firstName" | "members.lastName" | "members.userId" | "members.startedWorkOn" | "members.endWork" | "members.billRateValue" | "members.billRateCurrency" | "members.payPeriod" | "members.isActive" | "members.user.id" | "members.user.tenantId" | "members.user.createdAt" | "members.user.updatedAt" | "members.user.email" | "members.user.firstName" | "members.user.lastName" | "members.user.name" | "members.user.roleId" | "members.user.isActive" | "members.user.isEmailVerified" | "members.user.imageUrl" | "members.user.role.id" | "members.user.role.tenantId" | "members.user.role.createdAt" | "members.user.role.updatedAt" | "members.user.role.name" | "members.organization.id" | "members.organization.tenantId" | "members.organization.createdAt" | "members.organization.updatedAt" | "members.organization.name" | "members.organization.currency" | "members.organization.isDefault" | "members.organization.timeZone" | "members.organization.startWeekOn" | "members.organization.bonusType" | "members.organization.bonusPercentage" | "members.organization.website" | "members.organization.isActive" | "members.organization.contactId" | "members.organization.tags.id" | "members.organization.tags.tenantId" | "members.organization.tags.organizationId" | "members.organization.tags.createdAt" | "members.organization.tags.updatedAt" | "members.organization.tags.name" | "members.organization.tags.color" | "members.organization.tags.textColor" | "members.organization.tags.description" | "members.organization.tags.isSystem" | "members.organization.skills.id" | "members.organization.skills.tenantId" | "members.organization.skills.organizationId" | "members.organization.skills.createdAt" | "members.organization.skills.updatedAt" | "members.organization.skills.name" | "members.organization.skills.description" | "members.organization.skills.color" | "members.organization.contact.id" | "members.organization.contact.tenantId" | "members.organization.contact.createdAt" | "members.organization.contact.updatedAt" | "members.organization.contact.name" | "members.organization.contact.firstName" | "members.organization.contact.lastName" | "members.organization.contact.country" | "members.organization.contact.city" | "members.organization.contact.address" | "members.organization.contact.address2" | "members.organization.contact.postcode" | "members.organization.contact.regionCode" | "members.organization.contact.latitude" | "members.organization.contact.longitude" | "members.organization.contact.fax" | "members.organization.contact.fiscalInformation" | "members.organization.contact.website" | "members.tags.id" | "members.tags.tenantId" | "members.tags.organizationId" | "members.tags.createdAt" | "members.tags.updatedAt" | "members.tags.name" | "members.tags.color" | "members.tags.textColor" | "members.tags.description" | "members.tags.isSystem" | "members.skills.id" | "members.skills.tenantId" | "members.skills.organizationId" | "members.skills.createdAt" | "members.skills.updatedAt" | "members.skills.name" | "members.skills.description" | "members.skills.color" | "teams.id" | "teams.tenantId" | "teams.organizationId" | "teams.createdAt" | "teams.updatedAt" | "teams.name" | "teams.color" | "teams.emoji" | "teams.public" | "teams.members.id" | "teams.members.tenantId" | "teams.members.organizationId" | "teams.members.createdAt" | "teams.members.updatedAt" | "teams.members.firstName" | "teams.members.lastName" | "teams.members.userId" | "teams.members.startedWorkOn" | "teams.members.endWork" | "teams.members.billRateValue" | "teams.members.billRateCurrency" | "teams.members.payPeriod" | "teams.members.isActive" | "teams.members.user.id" | "teams.members.user.tenantId" | "teams.members.user.createdAt" | "teams.members.user.updatedAt" | "teams.members.user.email" | "teams.members.user.firstName" | "teams.members.user.lastName" | "teams.members.user.name" | "teams.members.user.roleId" | "teams.members.user.isActive" | "teams.members.user.isEmailVerified" | "teams.members.user.imageUrl" | "teams.members.organization.id" | "teams.members.organization.tenantId" | "teams.members.organization.createdAt" | "teams.members.organization.updatedAt" | "teams.members.organization.name" | "teams.members.organization.currency" | "teams.members.organization.isDefault" | "teams.members.organization.timeZone" | "teams.members.organization.startWeekOn" | "teams.members.organization.bonusType" | "teams.members.organization.bonusPercentage" | "teams.members.organization.website" | "teams.members.organization.isActive" | "teams.members.organization.contactId" | "teams.members.tags.id" | "teams.members.tags.tenantId" | "teams.members.tags.organizationId" | "teams.members.tags.createdAt" | "teams.members.tags.updatedAt" | "teams.members.tags.name" | "teams.members.tags.color" | "teams.members.tags.textColor" | "teams.members.tags.description" | "teams.members.tags.isSystem" | "teams.members.skills.id" | "teams.members.skills.tenantId" | "teams.members.skills.organizationId" | "teams.members.skills.createdAt" | "teams.members.skills.updatedAt" | "teams.members.skills.name" | "teams.members.skills.description" | "teams.members.skills.color" | "teams.tags.id" | "teams.tags.tenantId" | "teams.tags.organizationId" | "teams.tags.createdAt" | "teams.tags.updatedAt" | "teams.tags.name" | "teams.tags.color" | "teams.tags.textColor" | "teams.tags.description" | "teams.tags.isSystem" | "tags.id" | "tags.tenantId" | "tags.organizationId" | "tags.createdAt" | "tags.updatedAt" | "tags.name" | "tags.color" | "tags.textColor" | "tags.description" | "tags.isSystem";
+        TaskSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "createdById" | "updatedById" | "deletedAt" | "deletedById" | "title" | "description" | "status" | "priority" | "size" | "estimate" | "dueDate" | "startDate" | "number" | "prefix" | "isDraft" | "public" | "projectId" | "parentId" | "organizationSprintId" | "creatorId" | "project.id" | "project.tenantId" | "project.organizationId" | "project.createdAt" | "project.updatedAt" | "project.name" | "project.startDate" | "project.endDate" | "project.billing" | "project.currency" | "project.public" | "project.billable" | "project.owner" | "project.budget" | "project.budgetType" | "project.color" | "project.description" | "project.organizationContactId" | "project.members.id" | "project.members.tenantId" | "project.members.organizationId" | "project.members.createdAt" | "project.members.updatedAt" | "project.members.firstName" | "project.members.lastName" | "project.members.userId" | "project.members.startedWorkOn" | "project.members.endWork" | "project.members.billRateValue" | "project.members.billRateCurrency" | "project.members.payPeriod" | "project.members.isActive" | "project.members.user.id" | "project.members.user.tenantId" | "project.members.user.createdAt" | "project.members.user.updatedAt" | "project.members.user.email" | "project.members.user.firstName" | "project.members.user.lastName" | "project.members.user.name" | "project.members.user.roleId" | "project.members.user.isActive" | "project.members.user.isEmailVerified" | "project.members.user.imageUrl" | "project.members.organization.id" | "project.members.organization.tenantId" | "project.members.organization.createdAt" | "project.members.organization.updatedAt" | "project.members.organization.name" | "project.members.organization.currency" | "project.members.organization.isDefault" | "project.members.organization.timeZone" | "project.members.organization.startWeekOn" | "project.members.organization.bonusType" | "project.members.organization.bonusPercentage" | "project.members.organization.website" | "project.members.organization.isActive" | "project.members.organization.contactId" | "project.members.tags.id" | "project.members.tags.tenantId" | "project.members.tags.organizationId" | "project.members.tags.createdAt" | "project.members.tags.updatedAt" | "project.members.tags.name" | "project.members.tags.color" | "project.members.tags.textColor" | "project.members.tags.description" | "project.members.tags.isSystem" | "project.members.skills.id" | "project.members.skills.tenantId" | "project.members.skills.organizationId" | "project.members.skills.createdAt" | "project.members.skills.updatedAt" | "project.members.skills.name" | "project.members.skills.description" | "project.members.skills.color" | "project.teams.id" | "project.teams.tenantId" | "project.teams.organizationId" | "project.teams.createdAt" | "project.teams.updatedAt" | "project.teams.name" | "project.teams.color" | "project.teams.emoji" | "project.teams.public" | "project.teams.members.id" | "project.teams.members.tenantId" | "project.teams.members.organizationId" | "project.teams.members.createdAt" | "project.teams.members.updatedAt" | "project.teams.members.firstName" | "project.teams.members.lastName" | "project.teams.members.userId" | "project.teams.members.startedWorkOn" | "project.teams.members.endWork" | "project.teams.members.billRateValue" | "project.teams.members.billRateCurrency" | "project.teams.members.payPeriod" | "project.teams.members.isActive" | "project.teams.tags.id" | "project.teams.tags.tenantId" | "project.teams.tags.organizationId" | "project.teams.tags.createdAt" | "project.teams.tags.updatedAt" | "project.teams.tags.name" | "project.teams.tags.color" | "project.teams.tags.textColor" | "project.teams.tags.description" | "project.teams.tags.isSystem" | "project.tags.id" | "project.tags.tenantId" | "project.tags.organizationId" | "project.tags.createdAt" | "project.tags.updatedAt" | "project.tags.name" | "project.tags.color" | "project.tags.textColor" | "project.tags.description" | "project.tags.isSystem" | "project.organizationContact.id" | "project.organizationContact.tenantId" | "project.organizationContact.organizationId" | "project.organizationContact.createdAt" | "project.organizationContact.updatedAt" | "project.organizationContact.name" | "project.organizationContact.primaryEmail" | "project.organizationContact.primaryPhone" | "project.organizationContact.contactType" | "project.organizationContact.budget" | "project.organizationContact.budgetType" | "project.organizationContact.tags.id" | "project.organizationContact.tags.tenantId" | "project.organizationContact.tags.organizationId" | "project.organizationContact.tags.createdAt" | "project.organizationContact.tags.updatedAt" | "project.organizationContact.tags.name" | "project.organizationContact.tags.color" | "project.organizationContact.tags.textColor" | "project.organizationContact.tags.description" | "project.organizationContact.tags.isSystem" | "creator.id" | "creator.tenantId" | "creator.createdAt" | "creator.updatedAt" | "creator.email" | "creator.firstName" | "creator.lastName" | "creator.name" | "creator.roleId" | "creator.isActive" | "creator.isEmailVerified" | "creator.imageUrl" | "creator.role.id" | "creator.role.tenantId" | "creator.role.createdAt" | "creator.role.updatedAt" | "creator.role.name" | "members.id" | "members.tenantId" | "members.organizationId" | "members.createdAt" | "members.updatedAt" | "members.firstName" | "members.lastName" | "members.userId" | "members.startedWorkOn" | "members.endWork" | "members.billRateValue" | "members.billRateCurrency" | "members.payPeriod" | "members.isActive" | "members.user.id" | "members.user.tenantId" | "members.user.createdAt" | "members.user.updatedAt" | "members.user.email" | "members.user.firstName" | "members.user.lastName" | "members.user.name" | "members.user.roleId" | "members.user.isActive" | "members.user.isEmailVerified" | "members.user.imageUrl" | "members.user.role.id" | "members.user.role.tenantId" | "members.user.role.createdAt" | "members.user.role.updatedAt" | "members.user.role.name" | "members.organization.id" | "members.organization.tenantId" | "members.organization.createdAt" | "members.organization.updatedAt" | "members.organization.name" | "members.organization.currency" | "members.organization.isDefault" | "members.organization.timeZone" | "members.organization.startWeekOn" | "members.organization.bonusType" | "members.organization.bonusPercentage" | "members.organization.website" | "members.organization.isActive" | "members.organization.contactId" | "members.organization.tags.id" | "members.organization.tags.tenantId" | "members.organization.tags.organizationId" | "members.organization.tags.createdAt" | "members.organization.tags.updatedAt" | "members.organization.tags.name" | "members.organization.tags.color" | "members.organization.tags.textColor" | "members.organization.tags.description" | "members.organization.tags.isSystem" | "members.organization.skills.id" | "members.organization.skills.tenantId" | "members.organization.skills.organizationId" | "members.organization.skills.createdAt" | "members.organization.skills.updatedAt" | "members.organization.skills.name" | "members.organization.skills.description" | "members.organization.skills.color" | "members.organization.contact.id" | "members.organization.contact.tenantId" | "members.organization.contact.createdAt" | "members.organization.contact.updatedAt" | "members.organization.contact.name" | "members.organization.contact.firstName" | "members.organization.contact.lastName" | "members.organization.contact.country" | "members.organization.contact.city" | "members.organization.contact.address" | "members.organization.contact.address2" | "members.organization.contact.postcode" | "members.organization.contact.regionCode" | "members.organization.contact.latitude" | "members.organization.contact.longitude" | "members.organization.contact.fax" | "members.organization.contact.fiscalInformation" | "members.organization.contact.website" | "members.tags.id" | "members.tags.tenantId" | "members.tags.organizationId" | "members.tags.createdAt" | "members.tags.updatedAt" | "members.tags.name" | "members.tags.color" | "members.tags.textColor" | "members.tags.description" | "members.tags.isSystem" | "members.skills.id" | "members.skills.tenantId" | "members.skills.organizationId" | "members.skills.createdAt" | "members.skills.updatedAt" | "members.skills.name" | "members.skills.description" | "members.skills.color" | "teams.id" | "teams.tenantId" | "teams.organizationId" | "teams.createdAt" | "teams.updatedAt" | "teams.name" | "teams.color" | "teams.emoji" | "teams.public" | "teams.members.id" | "teams.members.tenantId" | "teams.members.organizationId" | "teams.members.createdAt" | "teams.members.updatedAt" | "teams.members.firstName" | "teams.members.lastName" | "teams.members.userId" | "teams.members.startedWorkOn" | "teams.members.endWork" | "teams.members.billRateValue" | "teams.members.billRateCurrency" | "teams.members.payPeriod" | "teams.members.isActive" | "teams.members.user.id" | "teams.members.user.tenantId" | "teams.members.user.createdAt" | "teams.members.user.updatedAt" | "teams.members.user.email" | "teams.members.user.firstName" | "teams.members.user.lastName" | "teams.members.user.name" | "teams.members.user.roleId" | "teams.members.user.isActive" | "teams.members.user.isEmailVerified" | "teams.members.user.imageUrl" | "teams.members.organization.id" | "teams.members.organization.tenantId" | "teams.members.organization.createdAt" | "teams.members.organization.updatedAt" | "teams.members.organization.name" | "teams.members.organization.currency" | "teams.members.organization.isDefault" | "teams.members.organization.timeZone" | "teams.members.organization.startWeekOn" | "teams.members.organization.bonusType" | "teams.members.organization.bonusPercentage" | "teams.members.organization.website" | "teams.members.organization.isActive" | "teams.members.organization.contactId" | "teams.members.tags.id" | "teams.members.tags.tenantId" | "teams.members.tags.organizationId" | "teams.members.tags.createdAt" | "teams.members.tags.updatedAt" | "teams.members.tags.name" | "teams.members.tags.color" | "teams.members.tags.textColor" | "teams.members.tags.description" | "teams.members.tags.isSystem" | "teams.members.skills.id" | "teams.members.skills.tenantId" | "teams.members.skills.organizationId" | "teams.members.skills.createdAt" | "teams.members.skills.updatedAt" | "teams.members.skills.name" | "teams.members.skills.description" | "teams.members.skills.color" | "teams.tags.id" | "teams.tags.tenantId" | "teams.tags.organizationId" | "teams.tags.createdAt" | "teams.tags.updatedAt" | "teams.tags.name" | "teams.tags.color" | "teams.tags.textColor" | "teams.tags.description" | "teams.tags.isSystem" | "tags.id" | "tags.tenantId" | "tags.organizationId" | "tags.createdAt" | "tags.updatedAt" | "tags.name" | "tags.color" | "tags.textColor" | "tags.description" | "tags.isSystem";
         /** @description task narrowed by select[]: id and the fields named (a related record narrowed alike) */
         TaskSelected: {
             /** Format: uuid */
@@ -16068,6 +16845,26 @@ export interface components {
             readonly createdAt?: string;
             /** Format: date-time */
             readonly updatedAt?: string;
+            /**
+             * Format: uuid
+             * @description The user whose request created the record
+             */
+            readonly createdById?: string | null;
+            /**
+             * Format: uuid
+             * @description The user whose request last changed the record (its creator until then)
+             */
+            readonly updatedById?: string | null;
+            /**
+             * Format: date-time
+             * @description When the record was deleted; null while it is not (deleted records show only with withDeleted=true)
+             */
+            readonly deletedAt?: string | null;
+            /**
+             * Format: uuid
+             * @description The user whose request deleted the record; null while it is not deleted
+             */
+            readonly deletedById?: string | null;
             title?: string;
             description?: string | null;
             /** @enum {string} */
@@ -16120,6 +16917,16 @@ export interface components {
             readonly createdAt: string;
             /** Format: date-time */
             readonly updatedAt: string;
+            /**
+             * Format: uuid
+             * @description The user whose request created the record
+             */
+            readonly createdById?: string | null;
+            /**
+             * Format: uuid
+             * @description The user whose request last changed the record (its creator until then)
+             */
+            readonly updatedById?: string | null;
             /** Format: uuid */
             employeeId: string;
             /** Format: date-time */
@@ -16158,7 +16965,7 @@ export interface components {
             /** @description Present only when requested with relations[]=tags */
             tags?: components["schemas"]["Tag"][];
         };
-        /** @description A new time-log. Read-only properties (id, tenantId, createdAt, updatedAt, duration) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
+        /** @description A new time-log. Read-only properties (id, tenantId, createdAt, updatedAt, createdById, updatedById, duration) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
         TimeLogCreate: {
             /** Format: uuid */
             organizationId?: string;
@@ -16208,10 +17015,14 @@ export interface components {
             readonly createdAt?: unknown;
             /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
             readonly updatedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's createdById is the server's to set) */
+            readonly createdById?: unknown;
+            /** @description Ignored, whatever its value (the record's updatedById is the server's to set) */
+            readonly updatedById?: unknown;
             /** @description Ignored, whatever its value (the record's duration is the server's to set) */
             readonly duration?: unknown;
         };
-        /** @description Every field of the time-log: required fields must be present, absent optional fields are reset (to their default, if they have one). Read-only properties (id, tenantId, createdAt, updatedAt, duration) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
+        /** @description Every field of the time-log: required fields must be present, absent optional fields are reset (to their default, if they have one). Read-only properties (id, tenantId, createdAt, updatedAt, createdById, updatedById, duration) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
         TimeLogReplace: {
             /** Format: uuid */
             organizationId?: string;
@@ -16261,10 +17072,14 @@ export interface components {
             readonly createdAt?: unknown;
             /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
             readonly updatedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's createdById is the server's to set) */
+            readonly createdById?: unknown;
+            /** @description Ignored, whatever its value (the record's updatedById is the server's to set) */
+            readonly updatedById?: unknown;
             /** @description Ignored, whatever its value (the record's duration is the server's to set) */
             readonly duration?: unknown;
         };
-        /** @description Only the time-log fields to change; an empty or absent body changes nothing. Read-only properties (id, tenantId, createdAt, updatedAt, duration) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
+        /** @description Only the time-log fields to change; an empty or absent body changes nothing. Read-only properties (id, tenantId, createdAt, updatedAt, createdById, updatedById, duration) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
         TimeLogPatch: {
             /** Format: uuid */
             organizationId?: string;
@@ -16314,6 +17129,10 @@ export interface components {
             readonly createdAt?: unknown;
             /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
             readonly updatedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's createdById is the server's to set) */
+            readonly createdById?: unknown;
+            /** @description Ignored, whatever its value (the record's updatedById is the server's to set) */
+            readonly updatedById?: unknown;
             /** @description Ignored, whatever its value (the record's duration is the server's to set) */
             readonly duration?: unknown;
         };
@@ -16400,6 +17219,24 @@ export interface components {
                 ne?: string;
                 in?: string[] | string;
                 nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            createdById?: ((string | unknown | "null") | null) | {
+                /** @description A createdById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A createdById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            updatedById?: ((string | unknown | "null") | null) | {
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             employeeId?: string | {
@@ -16584,6 +17421,24 @@ export interface components {
                 ne?: string;
                 in?: string[] | string;
                 nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            createdById?: ((string | unknown | "null") | null) | {
+                /** @description A createdById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A createdById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            updatedById?: ((string | unknown | "null") | null) | {
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             employeeId?: string | {
@@ -16780,6 +17635,24 @@ export interface components {
                 nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
+            createdById?: ((string | unknown | "null") | null) | {
+                /** @description A createdById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A createdById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            updatedById?: ((string | unknown | "null") | null) | {
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
             employeeId?: string | {
                 /** Format: uuid */
                 eq?: string;
@@ -16953,7 +17826,7 @@ export interface components {
             or?: components["schemas"]["TimeLogWhereGroup"][];
         };
         /** @enum {string} */
-        TimeLogSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "employeeId" | "startedAt" | "stoppedAt" | "duration" | "logType" | "source" | "description" | "reason" | "isBillable" | "projectId" | "taskId" | "timesheetId" | "organizationTeamId" | "employee.id" | "employee.tenantId" | "employee.organizationId" | "employee.createdAt" | "employee.updatedAt" | "employee.firstName" | "employee.lastName" | "employee.userId" | "employee.startedWorkOn" | "employee.endWork" | "employee.billRateValue" | "employee.billRateCurrency" | "employee.payPeriod" | "employee.isActive" | "employee.user.id" | "employee.user.tenantId" | "employee.user.createdAt" | "employee.user.updatedAt" | "employee.user.email" | "employee.user.firstName" | "employee.user.lastName" | "employee.user.name" | "employee.user.roleId" | "employee.user.isActive" | "employee.user.isEmailVerified" | "employee.user.imageUrl" | "employee.user.role.id" | "employee.user.role.tenantId" | "employee.user.role.createdAt" | "employee.user.role.updatedAt" | "employee.user.role.name" | "employee.organization.id" | "employee.organization.tenantId" | "employee.organization.createdAt" | "employee.organization.updatedAt" | "employee.organization.name" | "employee.organization.currency" | "employee.organization.isDefault" | "employee.organization.timeZone" | "employee.organization.startWeekOn" | "employee.organization.bonusType" | "employee.organization.bonusPercentage" | "employee.organization.website" | "employee.organization.isActive" | "employee.organization.contactId" | "employee.organization.tags.id" | "employee.organization.tags.tenantId" | "employee.organization.tags.organizationId" | "employee.organization.tags.createdAt" | "employee.organization.tags.updatedAt" | "employee.organization.tags.name" | "employee.organization.tags.color" | "employee.organization.tags.textColor" | "employee.organization.tags.description" | "employee.organization.tags.isSystem" | "employee.organization.skills.id" | "employee.organization.skills.tenantId" | "employee.organization.skills.organizationId" | "employee.organization.skills.createdAt" | "employee.organization.skills.updatedAt" | "employee.organization.skills.name" | "employee.organization.skills.description" | "employee.organization.skills.color" | "employee.organization.contact.id" | "employee.organization.contact.tenantId" | "employee.organization.contact.createdAt" | "employee.organization.contact.updatedAt" | "employee.organization.contact.name" | "employee.organization.contact.firstName" | "employee.organization.contact.lastName" | "employee.organization.contact.country" | "employee.organization.contact.city" | "employee.organization.contact.address" | "employee.organization.contact.address2" | "employee.organization.contact.postcode" | "employee.organization.contact.regionCode" | "employee.organization.contact.latitude" | "employee.organization.contact.longitude" | "employee.organization.contact.fax" | "employee.organization.contact.fiscalInformation" | "employee.organization.contact.website" | "employee.tags.id" | "employee.tags.tenantId" | "employee.tags.organizationId" | "employee.tags.createdAt" | "employee.tags.updatedAt" | "employee.tags.name" | "employee.tags.color" | "employee.tags.textColor" | "employee.tags.description" | "employee.tags.isSystem" | "employee.skills.id" | "employee.skills.tenantId" | "employee.skills.organizationId" | "employee.skills.createdAt" | "employee.skills.updatedAt" | "employee.skills.name" | "employee.skills.description" | "employee.skills.color" | "project.id" | "project.tenantId" | "project.organizationId" | "project.createdAt" | "project.updatedAt" | "project.name" | "project.startDate" | "project.endDate" | "project.billing" | "project.currency" | "project.public" | "project.billable" | "project.owner" | "project.budget" | "project.budgetType" | "project.color" | "project.description" | "project.organizationContactId" | "project.members.id" | "project.members.tenantId" | "project.members.organizationId" | "project.members.createdAt" | "project.members.updatedAt" | "project.members.firstName" | "project.members.lastName" | "project.members.userId" | "project.members.startedWorkOn" | "project.members.endWork" | "project.members.billRateValue" | "project.members.billRateCurrency" | "project.members.payPeriod" | "project.members.isActive" | "project.members.user.id" | "project.members.user.tenantId" | "project.members.user.createdAt" | "project.members.user.updatedAt" | "project.members.user.email" | "project.members.user.firstName" | "project.members.user.lastName" | "project.members.user.name" | "project.members.user.roleId" | "project.members.user.isActive" | "project.members.user.isEmailVerified" | "project.members.user.imageUrl" | "project.members.organization.id" | "project.members.organization.tenantId" | "project.members.organization.createdAt" | "project.members.organization.updatedAt" | "project.members.organization.name" | "project.members.organization.currency" | "project.members.organization.isDefault" | "project.members.organization.timeZone" | "project.members.organization.startWeekOn" | "project.members.organization.bonusType" | "project.members.organization.bonusPercentage" | "project.members.organization.website" | "project.members.organization.isActive" | "project.members.organization.contactId" | "project.members.tags.id" | "project.members.tags.tenantId" | "project.members.tags.organizationId" | "project.members.tags.createdAt" | "project.members.tags.updatedAt" | "project.members.tags.name" | "project.members.tags.color" | "project.members.tags.textColor" | "project.members.tags.description" | "project.members.tags.isSystem" | "project.members.skills.id" | "project.members.skills.tenantId" | "project.members.skills.organizationId" | "project.members.skills.createdAt" | "project.members.skills.updatedAt" | "project.members.skills.name" | "project.members.skills.description" | "project.members.skills.color" | "project.teams.id" | "project.teams.tenantId" | "project.teams.organizationId" | "project.teams.createdAt" | "project.teams.updatedAt" | "project.teams.name" | "project.teams.color" | "project.teams.emoji" | "project.teams.public" | "project.teams.members.id" | "project.teams.members.tenantId" | "project.teams.members.organizationId" | "project.teams.members.createdAt" | "project.teams.members.updatedAt" | "project.teams.members.firstName" | "project.teams.members.lastName" | "project.teams.members.userId" | "project.teams.members.startedWorkOn" | "project.teams.members.endWork" | "project.teams.members.billRateValue" | "project.teams.members.billRateCurrency" | "project.teams.members.payPeriod" | "project.teams.members.isActive" | "project.teams.tags.id" | "project.teams.tags.tenantId" | "project.teams.tags.organizationId" | "project.teams.tags.createdAt" | "project.teams.tags.updatedAt" | "project.teams.tags.name" | "project.teams.tags.color" | "project.teams.tags.textColor" | "project.teams.tags.description" | "project.teams.tags.isSystem" | "project.tags.id" | "project.tags.tenantId" | "project.tags.organizationId" | "project.tags.createdAt" | "project.tags.updatedAt" | "project.tags.name" | "project.tags.color" | "project.tags.textColor" | "project.tags.description" | "project.tags.isSystem" | "project.organizationContact.id" | "project.organizationContact.tenantId" | "project.organizationContact.organizationId" | "project.organizationContact.createdAt" | "project.organizationContact.updatedAt" | "project.organizationContact.name" | "project.organizationContact.primaryEmail" | "project.organizationContact.primaryPhone" | "project.organizationContact.contactType" | "project.organizationContact.budget" | "project.organizationContact.budgetType" | "project.organizationContact.tags.id" | "project.organizationContact.tags.tenantId" | "project.organizationContact.tags.organizationId" | "project.organizationContact.tags.createdAt" | "project.organizationContact.tags.updatedAt" | "project.organizationContact.tags.name" | "project.organizationContact.tags.color" | "project.organizationContact.tags.textColor" | "project.organizationContact.tags.description" | "project.organizationContact.tags.isSystem" | "task.id" | "task.tenantId" | "task.organizationId" | "task.createdAt" | "task.updatedAt" | "task.title" | "task.description" | "task.status" | "task.priority" | "task.size" | "task.estimate" | "task.dueDate" | "task.startDate" | "task.number" | "task.prefix" | "task.isDraft" | "task.public" | "task.projectId" | "task.parentId" | "task.organizationSprintId" | "task.creatorId" | "task.project.id" | "task.project.tenantId" | "task.project.organizationId" | "task.project.createdAt" | "task.project.updatedAt" | "task.project.name" | "task.project.startDate" | "task.project.endDate" | "task.project.billing" | "task.project.currency" | "task.project.public" | "task.project.billable" | "task.project.owner" | "task.project.budget" | "task.project.budgetType" | "task.project.color" | "task.project.description" | "task.project.organizationContactId" | "task.project.members.id" | "task.project.members.tenantId" | "task.project.members.organizationId" | "task.project.members.createdAt" | "task.project.members.updatedAt" | "task.project.members.firstName" | "task.project.members.lastName" | "task.project.members.userId" | "task.project.members.startedWorkOn" | "task.project.members.endWork" | "task.project.members.billRateValue" | "task.project.members.billRateCurrency" | "task.project.members.payPeriod" | "task.project.members.isActive" | "task.project.teams.id" | "task.project.teams.tenantId" | "task.project.teams.organizationId" | "task.project.teams.createdAt" | "task.project.teams.updatedAt" | "task.project.teams.name" | "task.project.teams.color" | "task.project.teams.emoji" | "task.project.teams.public" | "task.project.tags.id" | "task.project.tags.tenantId" | "task.project.tags.organizationId" | "task.project.tags.createdAt" | "task.project.tags.updatedAt" | "task.project.tags.name" | "task.project.tags.color" | "task.project.tags.textColor" | "task.project.tags.description" | "task.project.tags.isSystem" | "task.project.organizationContact.id" | "task.project.organizationContact.tenantId" | "task.project.organizationContact.organizationId" | "task.project.organizationContact.createdAt" | "task.project.organizationContact.updatedAt" | "task.project.organizationContact.name" | "task.project.organizationContact.primaryEmail" | "task.project.organizationContact.primaryPhone" | "task.project.organizationContact.contactType" | "task.project.organizationContact.budget" | "task.project.organizationContact.budgetType" | "task.creator.id" | "task.creator.tenantId" | "task.creator.createdAt" | "task.creator.updatedAt" | "task.creator.email" | "task.creator.firstName" | "task.creator.lastName" | "task.creator.name" | "task.creator.roleId" | "task.creator.isActive" | "task.creator.isEmailVerified" | "task.creator.imageUrl" | "task.creator.role.id" | "task.creator.role.tenantId" | "task.creator.role.createdAt" | "task.creator.role.updatedAt" | "task.creator.role.name" | "task.members.id" | "task.members.tenantId" | "task.members.organizationId" | "task.members.createdAt" | "task.members.updatedAt" | "task.members.firstName" | "task.members.lastName" | "task.members.userId" | "task.members.startedWorkOn" | "task.members.endWork" | "task.members.billRateValue" | "task.members.billRateCurrency" | "task.members.payPeriod" | "task.members.isActive" | "task.members.user.id" | "task.members.user.tenantId" | "task.members.user.createdAt" | "task.members.user.updatedAt" | "task.members.user.email" | "task.members.user.firstName" | "task.members.user.lastName" | "task.members.user.name" | "task.members.user.roleId" | "task.members.user.isActive" | "task.members.user.isEmailVerified" | "task.members.user.imageUrl" | "task.members.organization.id" | "task.members.organization.tenantId" | "task.members.organization.createdAt" | "task.members.organization.updatedAt" | "task.members.organization.name" | "task.members.organization.currency" | "task.members.organization.isDefault" | "task.members.organization.timeZone" | "task.members.organization.startWeekOn" | "task.members.organization.bonusType" | "task.members.organization.bonusPercentage" | "task.members.organization.website" | "task.members.organization.isActive" | "task.members.organization.contactId" | "task.members.tags.id" | "task.members.tags.tenantId" | "task.members.tags.organizationId" | "task.members.tags.createdAt" | "task.members.tags.updatedAt" | "task.members.tags.name" | "task.members.tags.color" | "task.members.tags.textColor" | "task.members.tags.description" | "task.members.tags.isSystem" | "task.members.skills.id" | "task.members.skills.tenantId" | "task.members.skills.organizationId" | "task.members.skills.createdAt" | "task.members.skills.updatedAt" | "task.members.skills.name" | "task.members.skills.description" | "task.members.skills.color" | "task.teams.id" | "task.teams.tenantId" | "task.teams.organizationId" | "task.teams.createdAt" | "task.teams.updatedAt" | "task.teams.name" | "task.teams.color" | "task.teams.emoji" | "task.teams.public" | "task.teams.members.id" | "task.teams.members.tenantId" | "task.teams.members.organizationId" | "task.teams.members.createdAt" | "task.teams.members.updatedAt" | "task.teams.members.firstName" | "task.teams.members.lastName" | "task.teams.members.userId" | "task.teams.members.startedWorkOn" | "task.teams.members.endWork" | "task.teams.members.billRateValue" | "task.teams.members.billRateCurrency" | "task.teams.members.payPeriod" | "task.teams.members.isActive" | "task.teams.tags.id" | "task.teams.tags.tenantId" | "task.teams.tags.organizationId" | "task.teams.tags.createdAt" | "task.teams.tags.updatedAt" | "task.teams.tags.name" | "task.teams.tags.color" | "task.teams.tags.textColor" | "task.teams.tags.description" | "task.teams.tags.isSystem" | "task.tags.id" | "task.tags.tenantId" | "task.tags.organizationId" | "task.tags.createdAt" | "task.tags.updatedAt" | "task.tags.name" | "task.tags.color" | "task.tags.textColor" | "task.tags.description" | "task.tags.isSystem" | "timeSlots.id" | "timeSlots.tenantId" | "timeSlots.organizationId" | "timeSlots.createdAt" | "timeSlots.updatedAt" | "timeSlots.employeeId" | "timeSlots.startedAt" | "timeSlots.duration" | "timeSlots.keyboard" | "timeSlots.mouse" | "timeSlots.overall" | "timeSlots.employee.id" | "timeSlots.employee.tenantId" | "timeSlots.employee.organizationId" | "timeSlots.employee.createdAt" | "timeSlots.employee.updatedAt" | "timeSlots.employee.firstName" | "timeSlots.employee.lastName" | "timeSlots.employee.userId" | "timeSlots.employee.startedWorkOn" | "timeSlots.employee.endWork" | "timeSlots.employee.billRateValue" | "timeSlots.employee.billRateCurrency" | "timeSlots.employee.payPeriod" | "timeSlots.employee.isActive" | "timeSlots.employee.user.id" | "timeSlots.employee.user.tenantId" | "timeSlots.employee.user.createdAt" | "timeSlots.employee.user.updatedAt" | "timeSlots.employee.user.email" | "timeSlots.employee.user.firstName" | "timeSlots.employee.user.lastName" | "timeSlots.employee.user.name" | "timeSlots.employee.user.roleId" | "timeSlots.employee.user.isActive" | "timeSlots.employee.user.isEmailVerified" | "timeSlots.employee.user.imageUrl" | "timeSlots.employee.organization.id" | "timeSlots.employee.organization.tenantId" | "timeSlots.employee.organization.createdAt" | "timeSlots.employee.organization.updatedAt" | "timeSlots.employee.organization.name" | "timeSlots.employee.organization.currency" | "timeSlots.employee.organization.isDefault" | "timeSlots.employee.organization.timeZone" | "timeSlots.employee.organization.startWeekOn" | "timeSlots.employee.organization.bonusType" | "timeSlots.employee.organization.bonusPercentage" | "timeSlots.employee.organization.website" | "timeSlots.employee.organization.isActive" | "timeSlots.employee.organization.contactId" | "timeSlots.employee.tags.id" | "timeSlots.employee.tags.tenantId" | "timeSlots.employee.tags.organizationId" | "timeSlots.employee.tags.createdAt" | "timeSlots.employee.tags.updatedAt" | "timeSlots.employee.tags.name" | "timeSlots.employee.tags.color" | "timeSlots.employee.tags.textColor" | "timeSlots.employee.tags.description" | "timeSlots.employee.tags.isSystem" | "timeSlots.employee.skills.id" | "timeSlots.employee.skills.tenantId" | "timeSlots.employee.skills.organizationId" | "timeSlots.employee.skills.createdAt" | "timeSlots.employee.skills.updatedAt" | "timeSlots.employee.skills.name" | "timeSlots.employee.skills.description" | "timeSlots.employee.skills.color" | "timeSlots.timeLogs.id" | "timeSlots.timeLogs.tenantId" | "timeSlots.timeLogs.organizationId" | "timeSlots.timeLogs.createdAt" | "timeSlots.timeLogs.updatedAt" | "timeSlots.timeLogs.employeeId" | "timeSlots.timeLogs.startedAt" | "timeSlots.timeLogs.stoppedAt" | "timeSlots.timeLogs.duration" | "timeSlots.timeLogs.logType" | "timeSlots.timeLogs.source" | "timeSlots.timeLogs.description" | "timeSlots.timeLogs.reason" | "timeSlots.timeLogs.isBillable" | "timeSlots.timeLogs.projectId" | "timeSlots.timeLogs.taskId" | "timeSlots.timeLogs.timesheetId" | "timeSlots.timeLogs.organizationTeamId" | "timeSlots.timeLogs.employee.id" | "timeSlots.timeLogs.employee.tenantId" | "timeSlots.timeLogs.employee.organizationId" | "timeSlots.timeLogs.employee.createdAt" | "timeSlots.timeLogs.employee.updatedAt" | "timeSlots.timeLogs.employee.firstName" | "timeSlots.timeLogs.employee.lastName" | "timeSlots.timeLogs.employee.userId" | "timeSlots.timeLogs.employee.startedWorkOn" | "timeSlots.timeLogs.employee.endWork" | "timeSlots.timeLogs.employee.billRateValue" | "timeSlots.timeLogs.employee.billRateCurrency" | "timeSlots.timeLogs.employee.payPeriod" | "timeSlots.timeLogs.employee.isActive" | "timeSlots.timeLogs.project.id" | "timeSlots.timeLogs.project.tenantId" | "timeSlots.timeLogs.project.organizationId" | "timeSlots.timeLogs.project.createdAt" | "timeSlots.timeLogs.project.updatedAt" | "timeSlots.timeLogs.project.name" | "timeSlots.timeLogs.project.startDate" | "timeSlots.timeLogs.project.endDate" | "timeSlots.timeLogs.project.billing" | "timeSlots.timeLogs.project.currency" | "timeSlots.timeLogs.project.public" | "timeSlots.timeLogs.project.billable" | "timeSlots.timeLogs.project.owner" | "timeSlots.timeLogs.project.budget" | "timeSlots.timeLogs.project.budgetType" | "timeSlots.timeLogs.project.color" | "timeSlots.timeLogs.project.description" | "timeSlots.timeLogs.project.organizationContactId" | "timeSlots.timeLogs.task.id" | "timeSlots.timeLogs.task.tenantId" | "timeSlots.timeLogs.task.organizationId" | "timeSlots.timeLogs.task.createdAt" | "timeSlots.timeLogs.task.updatedAt" | "timeSlots.timeLogs.task.title" | "timeSlots.timeLogs.task.description" | "timeSlots.timeLogs.task.status" | "timeSlots.timeLogs.task.priority" | "timeSlots.timeLogs.task.size" | "timeSlots.timeLogs.task.estimate" | "timeSlots.timeLogs.task.dueDate" | "timeSlots.timeLogs.task.startDate" | "timeSlots.timeLogs.task.number" | "timeSlots.timeLogs.task.prefix" | "timeSlots.timeLogs.task.isDraft" | "timeSlots.timeLogs.task.public" | "timeSlots.timeLogs.task.projectId" | "timeSlots.timeLogs.task.parentId" | "timeSlots.timeLogs.task.organizationSprintId" | "timeSlots.timeLogs.task.creatorId" | "timeSlots.timeLogs.timeSlots.id" | "timeSlots.timeLogs.timeSlots.tenantId" | "timeSlots.timeLogs.timeSlots.organizationId" | "timeSlots.timeLogs.timeSlots.createdAt" | "timeSlots.timeLogs.timeSlots.updatedAt" | "timeSlots.timeLogs.timeSlots.employeeId" | "timeSlots.timeLogs.timeSlots.startedAt" | "timeSlots.timeLogs.timeSlots.duration" | "timeSlots.timeLogs.timeSlots.keyboard" | "timeSlots.timeLogs.timeSlots.mouse" | "timeSlots.timeLogs.timeSlots.overall";
+        TimeLogSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "createdById" | "updatedById" | "employeeId" | "startedAt" | "stoppedAt" | "duration" | "logType" | "source" | "description" | "reason" | "isBillable" | "projectId" | "taskId" | "timesheetId" | "organizationTeamId" | "employee.id" | "employee.tenantId" | "employee.organizationId" | "employee.createdAt" | "employee.updatedAt" | "employee.firstName" | "employee.lastName" | "employee.userId" | "employee.startedWorkOn" | "employee.endWork" | "employee.billRateValue" | "employee.billRateCurrency" | "employee.payPeriod" | "employee.isActive" | "employee.user.id" | "employee.user.tenantId" | "employee.user.createdAt" | "employee.user.updatedAt" | "employee.user.email" | "employee.user.firstName" | "employee.user.lastName" | "employee.user.name" | "employee.user.roleId" | "employee.user.isActive" | "employee.user.isEmailVerified" | "employee.user.imageUrl" | "employee.user.role.id" | "employee.user.role.tenantId" | "employee.user.role.createdAt" | "employee.user.role.updatedAt" | "employee.user.role.name" | "employee.organization.id" | "employee.organization.tenantId" | "employee.organization.createdAt" | "employee.organization.updatedAt" | "employee.organization.name" | "employee.organization.currency" | "employee.organization.isDefault" | "employee.organization.timeZone" | "employee.organization.startWeekOn" | "employee.organization.bonusType" | "employee.organization.bonusPercentage" | "employee.organization.website" | "employee.organization.isActive" | "employee.organization.contactId" | "employee.organization.tags.id" | "employee.organization.tags.tenantId" | "employee.organization.tags.organizationId" | "employee.organization.tags.createdAt" | "employee.organization.tags.updatedAt" | "employee.organization.tags.name" | "employee.organization.tags.color" | "employee.organization.tags.textColor" | "employee.organization.tags.description" | "employee.organization.tags.isSystem" | "employee.organization.skills.id" | "employee.organization.skills.tenantId" | "employee.organization.skills.organizationId" | "employee.organization.skills.createdAt" | "employee.organization.skills.updatedAt" | "employee.organization.skills.name" | "employee.organization.skills.description" | "employee.organization.skills.color" | "employee.organization.contact.id" | "employee.organization.contact.tenantId" | "employee.organization.contact.createdAt" | "employee.organization.contact.updatedAt" | "employee.organization.contact.name" | "employee.organization.contact.firstName" | "employee.organization.contact.lastName" | "employee.organization.contact.country" | "employee.organization.contact.city" | "employee.organization.contact.address" | "employee.organization.contact.address2" | "employee.organization.contact.postcode" | "employee.organization.contact.regionCode" | "employee.organization.contact.latitude" | "employee.organization.contact.longitude" | "employee.organization.contact.fax" | "employee.organization.contact.fiscalInformation" | "employee.organization.contact.website" | "employee.tags.id" | "employee.tags.tenantId" | "employee.tags.organizationId" | "employee.tags.createdAt" | "employee.tags.updatedAt" | "employee.tags.name" | "employee.tags.color" | "employee.tags.textColor" | "employee.tags.description" | "employee.tags.isSystem" | "employee.skills.id" | "employee.skills.tenantId" | "employee.skills.organizationId" | "employee.skills.createdAt" | "employee.skills.updatedAt" | "employee.skills.name" | "employee.skills.description" | "employee.skills.color" | "project.id" | "project.tenantId" | "project.organizationId" | "project.createdAt" | "project.updatedAt" | "project.name" | "project.startDate" | "project.endDate" | "project.billing" | "project.currency" | "project.public" | "project.billable" | "project.owner" | "project.budget" | "project.budgetType" | "project.color" | "project.description" | "project.organizationContactId" | "project.members.id" | "project.members.tenantId" | "project.members.organizationId" | "project.members.createdAt" | "project.members.updatedAt" | "project.members.firstName" | "project.members.lastName" | "project.members.userId" | "project.members.startedWorkOn" | "project.members.endWork" | "project.members.billRateValue" | "project.members.billRateCurrency" | "project.members.payPeriod" | "project.members.isActive" | "project.members.user.id" | "project.members.user.tenantId" | "project.members.user.createdAt" | "project.members.user.updatedAt" | "project.members.user.email" | "project.members.user.firstName" | "project.members.user.lastName" | "project.members.user.name" | "project.members.user.roleId" | "project.members.user.isActive" | "project.members.user.isEmailVerified" | "project.members.user.imageUrl" | "project.members.organization.id" | "project.members.organization.tenantId" | "project.members.organization.createdAt" | "project.members.organization.updatedAt" | "project.members.organization.name" | "project.members.organization.currency" | "project.members.organization.isDefault" | "project.members.organization.timeZone" | "project.members.organization.startWeekOn" | "project.members.organization.bonusType" | "project.members.organization.bonusPercentage" | "project.members.organization.website" | "project.members.organization.isActive" | "project.members.organization.contactId" | "project.members.tags.id" | "project.members.tags.tenantId" | "project.members.tags.organizationId" | "project.members.tags.createdAt" | "project.members.tags.updatedAt" | "project.members.tags.name" | "project.members.tags.color" | "project.members.tags.textColor" | "project.members.tags.description" | "project.members.tags.isSystem" | "project.members.skills.id" | "project.members.skills.tenantId" | "project.members.skills.organizationId" | "project.members.skills.createdAt" | "project.members.skills.updatedAt" | "project.members.skills.name" | "project.members.skills.description" | "project.members.skills.color" | "project.teams.id" | "project.teams.tenantId" | "project.teams.organizationId" | "project.teams.createdAt" | "project.teams.updatedAt" | "project.teams.name" | "project.teams.color" | "project.teams.emoji" | "project.teams.public" | "project.teams.members.id" | "project.teams.members.tenantId" | "project.teams.members.organizationId" | "project.teams.members.createdAt" | "project.teams.members.updatedAt" | "project.teams.members.firstName" | "project.teams.members.lastName" | "project.teams.members.userId" | "project.teams.members.startedWorkOn" | "project.teams.members.endWork" | "project.teams.members.billRateValue" | "project.teams.members.billRateCurrency" | "project.teams.members.payPeriod" | "project.teams.members.isActive" | "project.teams.tags.id" | "project.teams.tags.tenantId" | "project.teams.tags.organizationId" | "project.teams.tags.createdAt" | "project.teams.tags.updatedAt" | "project.teams.tags.name" | "project.teams.tags.color" | "project.teams.tags.textColor" | "project.teams.tags.description" | "project.teams.tags.isSystem" | "project.tags.id" | "project.tags.tenantId" | "project.tags.organizationId" | "project.tags.createdAt" | "project.tags.updatedAt" | "project.tags.name" | "project.tags.color" | "project.tags.textColor" | "project.tags.description" | "project.tags.isSystem" | "project.organizationContact.id" | "project.organizationContact.tenantId" | "project.organizationContact.organizationId" | "project.organizationContact.createdAt" | "project.organizationContact.updatedAt" | "project.organizationContact.name" | "project.organizationContact.primaryEmail" | "project.organizationContact.primaryPhone" | "project.organizationContact.contactType" | "project.organizationContact.budget" | "project.organizationContact.budgetType" | "project.organizationContact.tags.id" | "project.organizationContact.tags.tenantId" | "project.organizationContact.tags.organizationId" | "project.organizationContact.tags.createdAt" | "project.organizationContact.tags.updatedAt" | "project.organizationContact.tags.name" | "project.organizationContact.tags.color" | "project.organizationContact.tags.textColor" | "project.organizationContact.tags.description" | "project.organizationContact.tags.isSystem" | "task.id" | "task.tenantId" | "task.organizationId" | "task.createdAt" | "task.updatedAt" | "task.createdById" | "task.updatedById" | "task.deletedAt" | "task.deletedById" | "task.title" | "task.description" | "task.status" | "task.priority" | "task.size" | "task.estimate" | "task.dueDate" | "task.startDate" | "task.number" | "task.prefix" | "task.isDraft" | "task.public" | "task.projectId" | "task.parentId" | "task.organizationSprintId" | "task.creatorId" | "task.project.id" | "task.project.tenantId" | "task.project.organizationId" | "task.project.createdAt" | "task.project.updatedAt" | "task.project.name" | "task.project.startDate" | "task.project.endDate" | "task.project.billing" | "task.project.currency" | "task.project.public" | "task.project.billable" | "task.project.owner" | "task.project.budget" | "task.project.budgetType" | "task.project.color" | "task.project.description" | "task.project.organizationContactId" | "task.project.members.id" | "task.project.members.tenantId" | "task.project.members.organizationId" | "task.project.members.createdAt" | "task.project.members.updatedAt" | "task.project.members.firstName" | "task.project.members.lastName" | "task.project.members.userId" | "task.project.members.startedWorkOn" | "task.project.members.endWork" | "task.project.members.billRateValue" | "task.project.members.billRateCurrency" | "task.project.members.payPeriod" | "task.project.members.isActive" | "task.project.teams.id" | "task.project.teams.tenantId" | "task.project.teams.organizationId" | "task.project.teams.createdAt" | "task.project.teams.updatedAt" | "task.project.teams.name" | "task.project.teams.color" | "task.project.teams.emoji" | "task.project.teams.public" | "task.project.tags.id" | "task.project.tags.tenantId" | "task.project.tags.organizationId" | "task.project.tags.createdAt" | "task.project.tags.updatedAt" | "task.project.tags.name" | "task.project.tags.color" | "task.project.tags.textColor" | "task.project.tags.description" | "task.project.tags.isSystem" | "task.project.organizationContact.id" | "task.project.organizationContact.tenantId" | "task.project.organizationContact.organizationId" | "task.project.organizationContact.createdAt" | "task.project.organizationContact.updatedAt" | "task.project.organizationContact.name" | "task.project.organizationContact.primaryEmail" | "task.project.organizationContact.primaryPhone" | "task.project.organizationContact.contactType" | "task.project.organizationContact.budget" | "task.project.organizationContact.budgetType" | "task.creator.id" | "task.creator.tenantId" | "task.creator.createdAt" | "task.creator.updatedAt" | "task.creator.email" | "task.creator.firstName" | "task.creator.lastName" | "task.creator.name" | "task.creator.roleId" | "task.creator.isActive" | "task.creator.isEmailVerified" | "task.creator.imageUrl" | "task.creator.role.id" | "task.creator.role.tenantId" | "task.creator.role.createdAt" | "task.creator.role.updatedAt" | "task.creator.role.name" | "task.members.id" | "task.members.tenantId" | "task.members.organizationId" | "task.members.createdAt" | "task.members.updatedAt" | "task.members.firstName" | "task.members.lastName" | "task.members.userId" | "task.members.startedWorkOn" | "task.members.endWork" | "task.members.billRateValue" | "task.members.billRateCurrency" | "task.members.payPeriod" | "task.members.isActive" | "task.members.user.id" | "task.members.user.tenantId" | "task.members.user.createdAt" | "task.members.user.updatedAt" | "task.members.user.email" | "task.members.user.firstName" | "task.members.user.lastName" | "task.members.user.name" | "task.members.user.roleId" | "task.members.user.isActive" | "task.members.user.isEmailVerified" | "task.members.user.imageUrl" | "task.members.organization.id" | "task.members.organization.tenantId" | "task.members.organization.createdAt" | "task.members.organization.updatedAt" | "task.members.organization.name" | "task.members.organization.currency" | "task.members.organization.isDefault" | "task.members.organization.timeZone" | "task.members.organization.startWeekOn" | "task.members.organization.bonusType" | "task.members.organization.bonusPercentage" | "task.members.organization.website" | "task.members.organization.isActive" | "task.members.organization.contactId" | "task.members.tags.id" | "task.members.tags.tenantId" | "task.members.tags.organizationId" | "task.members.tags.createdAt" | "task.members.tags.updatedAt" | "task.members.tags.name" | "task.members.tags.color" | "task.members.tags.textColor" | "task.members.tags.description" | "task.members.tags.isSystem" | "task.members.skills.id" | "task.members.skills.tenantId" | "task.members.skills.organizationId" | "task.members.skills.createdAt" | "task.members.skills.updatedAt" | "task.members.skills.name" | "task.members.skills.description" | "task.members.skills.color" | "task.teams.id" | "task.teams.tenantId" | "task.teams.organizationId" | "task.teams.createdAt" | "task.teams.updatedAt" | "task.teams.name" | "task.teams.color" | "task.teams.emoji" | "task.teams.public" | "task.teams.members.id" | "task.teams.members.tenantId" | "task.teams.members.organizationId" | "task.teams.members.createdAt" | "task.teams.members.updatedAt" | "task.teams.members.firstName" | "task.teams.members.lastName" | "task.teams.members.userId" | "task.teams.members.startedWorkOn" | "task.teams.members.endWork" | "task.teams.members.billRateValue" | "task.teams.members.billRateCurrency" | "task.teams.members.payPeriod" | "task.teams.members.isActive" | "task.teams.tags.id" | "task.teams.tags.tenantId" | "task.teams.tags.organizationId" | "task.teams.tags.createdAt" | "task.teams.tags.updatedAt" | "task.teams.tags.name" | "task.teams.tags.color" | "task.teams.tags.textColor" | "task.teams.tags.description" | "task.teams.tags.isSystem" | "task.tags.id" | "task.tags.tenantId" | "task.tags.organizationId" | "task.tags.createdAt" | "task.tags.updatedAt" | "task.tags.name" | "task.tags.color" | "task.tags.textColor" | "task.tags.description" | "task.tags.isSystem" | "timeSlots.id" | "timeSlots.tenantId" | "timeSlots.organizationId" | "timeSlots.createdAt" | "timeSlots.updatedAt" | "timeSlots.employeeId" | "timeSlots.startedAt" | "timeSlots.duration" | "timeSlots.keyboard" | "timeSlots.mouse" | "timeSlots.overall" | "timeSlots.employee.id" | "timeSlots.employee.tenantId" | "timeSlots.employee.organizationId" | "timeSlots.employee.createdAt" | "timeSlots.employee.updatedAt" | "timeSlots.employee.firstName" | "timeSlots.employee.lastName" | "timeSlots.employee.userId" | "timeSlots.employee.startedWorkOn" | "timeSlots.employee.endWork" | "timeSlots.employee.billRateValue" | "timeSlots.employee.billRateCurrency" | "timeSlots.employee.payPeriod" | "timeSlots.employee.isActive" | "timeSlots.employee.user.id" | "timeSlots.employee.user.tenantId" | "timeSlots.employee.user.createdAt" | "timeSlots.employee.user.updatedAt" | "timeSlots.employee.user.email" | "timeSlots.employee.user.firstName" | "timeSlots.employee.user.lastName" | "timeSlots.employee.user.name" | "timeSlots.employee.user.roleId" | "timeSlots.employee.user.isActive" | "timeSlots.employee.user.isEmailVerified" | "timeSlots.employee.user.imageUrl" | "timeSlots.employee.organization.id" | "timeSlots.employee.organization.tenantId" | "timeSlots.employee.organization.createdAt" | "timeSlots.employee.organization.updatedAt" | "timeSlots.employee.organization.name" | "timeSlots.employee.organization.currency" | "timeSlots.employee.organization.isDefault" | "timeSlots.employee.organization.timeZone" | "timeSlots.employee.organization.startWeekOn" | "timeSlots.employee.organization.bonusType" | "timeSlots.employee.organization.bonusPercentage" | "timeSlots.employee.organization.website" | "timeSlots.employee.organization.isActive" | "timeSlots.employee.organization.contactId" | "timeSlots.employee.tags.id" | "timeSlots.employee.tags.tenantId" | "timeSlots.employee.tags.organizationId" | "timeSlots.employee.tags.createdAt" | "timeSlots.employee.tags.updatedAt" | "timeSlots.employee.tags.name" | "timeSlots.employee.tags.color" | "timeSlots.employee.tags.textColor" | "timeSlots.employee.tags.description" | "timeSlots.employee.tags.isSystem" | "timeSlots.employee.skills.id" | "timeSlots.employee.skills.tenantId" | "timeSlots.employee.skills.organizationId" | "timeSlots.employee.skills.createdAt" | "timeSlots.employee.skills.updatedAt" | "timeSlots.employee.skills.name" | "timeSlots.employee.skills.description" | "timeSlots.employee.skills.color" | "timeSlots.timeLogs.id" | "timeSlots.timeLogs.tenantId" | "timeSlots.timeLogs.organizationId" | "timeSlots.timeLogs.createdAt" | "timeSlots.timeLogs.updatedAt" | "timeSlots.timeLogs.createdById" | "timeSlots.timeLogs.updatedById" | "timeSlots.timeLogs.employeeId" | "timeSlots.timeLogs.startedAt" | "timeSlots.timeLogs.stoppedAt" | "timeSlots.timeLogs.duration" | "timeSlots.timeLogs.logType" | "timeSlots.timeLogs.source" | "timeSlots.timeLogs.description" | "timeSlots.timeLogs.reason" | "timeSlots.timeLogs.isBillable" | "timeSlots.timeLogs.projectId" | "timeSlots.timeLogs.taskId" | "timeSlots.timeLogs.timesheetId" | "timeSlots.timeLogs.organizationTeamId" | "timeSlots.timeLogs.employee.id" | "timeSlots.timeLogs.employee.tenantId" | "timeSlots.timeLogs.employee.organizationId" | "timeSlots.timeLogs.employee.createdAt" | "timeSlots.timeLogs.employee.updatedAt" | "timeSlots.timeLogs.employee.firstName" | "timeSlots.timeLogs.employee.lastName" | "timeSlots.timeLogs.employee.userId" | "timeSlots.timeLogs.employee.startedWorkOn" | "timeSlots.timeLogs.employee.endWork" | "timeSlots.timeLogs.employee.billRateValue" | "timeSlots.timeLogs.employee.billRateCurrency" | "timeSlots.timeLogs.employee.payPeriod" | "timeSlots.timeLogs.employee.isActive" | "timeSlots.timeLogs.project.id" | "timeSlots.timeLogs.project.tenantId" | "timeSlots.timeLogs.project.organizationId" | "timeSlots.timeLogs.project.createdAt" | "timeSlots.timeLogs.project.updatedAt" | "timeSlots.timeLogs.project.name" | "timeSlots.timeLogs.project.startDate" | "timeSlots.timeLogs.project.endDate" | "timeSlots.timeLogs.project.billing" | "timeSlots.timeLogs.project.currency" | "timeSlots.timeLogs.project.public" | "timeSlots.timeLogs.project.billable" | "timeSlots.timeLogs.project.owner" | "timeSlots.timeLogs.project.budget" | "timeSlots.timeLogs.project.budgetType" | "timeSlots.timeLogs.project.color" | "timeSlots.timeLogs.project.description" | "timeSlots.timeLogs.project.organizationContactId" | "timeSlots.timeLogs.task.id" | "timeSlots.timeLogs.task.tenantId" | "timeSlots.timeLogs.task.organizationId" | "timeSlots.timeLogs.task.createdAt" | "timeSlots.timeLogs.task.updatedAt" | "timeSlots.timeLogs.task.createdById" | "timeSlots.timeLogs.task.updatedById" | "timeSlots.timeLogs.task.deletedAt" | "timeSlots.timeLogs.task.deletedById" | "timeSlots.timeLogs.task.title" | "timeSlots.timeLogs.task.description" | "timeSlots.timeLogs.task.status" | "timeSlots.timeLogs.task.priority" | "timeSlots.timeLogs.task.size" | "timeSlots.timeLogs.task.estimate" | "timeSlots.timeLogs.task.dueDate" | "timeSlots.timeLogs.task.startDate" | "timeSlots.timeLogs.task.number" | "timeSlots.timeLogs.task.prefix" | "timeSlots.timeLogs.task.isDraft" | "timeSlots.timeLogs.task.public" | "timeSlots.timeLogs.task.projectId" | "timeSlots.timeLogs.task.parentId" | "timeSlots.timeLogs.task.organizationSprintId" | "timeSlots.timeLogs.task.creatorId" | "timeSlots.timeLogs.timeSlots.id" | "timeSlots.timeLogs.timeSlots.tenantId" | "timeSlots.timeLogs.timeSlots.organizationId" | "timeSlots.timeLogs.timeSlots.createdAt" | "timeSlots.timeLogs.timeSlots.updatedAt" | "timeSlots.timeLogs.timeSlots.employeeId" | "timeSlots.timeLogs.timeSlots.startedAt" | "timeSlots.timeLogs.timeSlots.duration" | "timeSlots.timeLogs.timeSlots.keyboard" | "timeSlots.timeLogs.timeSlots.mouse" | "timeSlots.timeLogs.timeSlots.overall";
         /** @description time-log narrowed by select[]: id and the fields named (a related record narrowed alike) */
         TimeLogSelected: {
             /** Format: uuid */
@@ -16966,6 +17839,16 @@ export interface components {
             readonly createdAt?: string;
             /** Format: date-time */
             readonly updatedAt?: string;
+            /**
+             * Format: uuid
+             * @description The user whose request created the record
+             */
+            readonly createdById?: string | null;
+            /**
+             * Format: uuid
+             * @description The user whose request last changed the record (its creator until then)
+             */
+            readonly updatedById?: string | null;
             /** Format: uuid */
             employeeId?: string;
             /** Format: date-time */
@@ -18293,7 +19176,7 @@ export interface components {
             or?: components["schemas"]["TimeSlotWhereGroup"][];
         };
         /** @enum {string} */
-        TimeSlotSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "employeeId" | "startedAt" | "duration" | "keyboard" | "mouse" | "overall" | "employee.id" | "employee.tenantId" | "employee.organizationId" | "employee.createdAt" | "employee.updatedAt" | "employee.firstName" | "employee.lastName" | "employee.userId" | "employee.startedWorkOn" | "employee.endWork" | "employee.billRateValue" | "employee.billRateCurrency" | "employee.payPeriod" | "employee.isActive" | "employee.user.id" | "employee.user.tenantId" | "employee.user.createdAt" | "employee.user.updatedAt" | "employee.user.email" | "employee.user.firstName" | "employee.user.lastName" | "employee.user.name" | "employee.user.roleId" | "employee.user.isActive" | "employee.user.isEmailVerified" | "employee.user.imageUrl" | "employee.user.role.id" | "employee.user.role.tenantId" | "employee.user.role.createdAt" | "employee.user.role.updatedAt" | "employee.user.role.name" | "employee.organization.id" | "employee.organization.tenantId" | "employee.organization.createdAt" | "employee.organization.updatedAt" | "employee.organization.name" | "employee.organization.currency" | "employee.organization.isDefault" | "employee.organization.timeZone" | "employee.organization.startWeekOn" | "employee.organization.bonusType" | "employee.organization.bonusPercentage" | "employee.organization.website" | "employee.organization.isActive" | "employee.organization.contactId" | "employee.organization.tags.id" | "employee.organization.tags.tenantId" | "employee.organization.tags.organizationId" | "employee.organization.tags.createdAt" | "employee.organization.tags.updatedAt" | "employee.organization.tags.name" | "employee.organization.tags.color" | "employee.organization.tags.textColor" | "employee.organization.tags.description" | "employee.organization.tags.isSystem" | "employee.organization.skills.id" | "employee.organization.skills.tenantId" | "employee.organization.skills.organizationId" | "employee.organization.skills.createdAt" | "employee.organization.skills.updatedAt" | "employee.organization.skills.name" | "employee.organization.skills.description" | "employee.organization.skills.color" | "employee.organization.contact.id" | "employee.organization.contact.tenantId" | "employee.organization.contact.createdAt" | "employee.organization.contact.updatedAt" | "employee.organization.contact.name" | "employee.organization.contact.firstName" | "employee.organization.contact.lastName" | "employee.organization.contact.country" | "employee.organization.contact.city" | "employee.organization.contact.address" | "employee.organization.contact.address2" | "employee.organization.contact.postcode" | "employee.organization.contact.regionCode" | "employee.organization.contact.latitude" | "employee.organization.contact.longitude" | "employee.organization.contact.fax" | "employee.organization.contact.fiscalInformation" | "employee.organization.contact.website" | "employee.tags.id" | "employee.tags.tenantId" | "employee.tags.organizationId" | "employee.tags.createdAt" | "employee.tags.updatedAt" | "employee.tags.name" | "employee.tags.color" | "employee.tags.textColor" | "employee.tags.description" | "employee.tags.isSystem" | "employee.skills.id" | "employee.skills.tenantId" | "employee.skills.organizationId" | "employee.skills.createdAt" | "employee.skills.updatedAt" | "employee.skills.name" | "employee.skills.description" | "employee.skills.color" | "timeLogs.id" | "timeLogs.tenantId" | "timeLogs.organizationId" | "timeLogs.createdAt" | "timeLogs.updatedAt" | "timeLogs.employeeId" | "timeLogs.startedAt" | "timeLogs.stoppedAt" | "timeLogs.duration" | "timeLogs.logType" | "timeLogs.source" | "timeLogs.description" | "timeLogs.reason" | "timeLogs.isBillable" | "timeLogs.projectId" | "timeLogs.taskId" | "timeLogs.timesheetId" | "timeLogs.organizationTeamId" | "timeLogs.employee.id" | "timeLogs.employee.tenantId" | "timeLogs.employee.organizationId" | "timeLogs.employee.createdAt" | "timeLogs.employee.updatedAt" | "timeLogs.employee.firstName" | "timeLogs.employee.lastName" | "timeLogs.employee.userId" | "timeLogs.employee.startedWorkOn" | "timeLogs.employee.endWork" | "timeLogs.employee.billRateValue" | "timeLogs.employee.billRateCurrency" | "timeLogs.employee.payPeriod" | "timeLogs.employee.isActive" | "timeLogs.employee.user.id" | "timeLogs.employee.user.tenantId" | "timeLogs.employee.user.createdAt" | "timeLogs.employee.user.updatedAt" | "timeLogs.employee.user.email" | "timeLogs.employee.user.firstName" | "timeLogs.employee.user.lastName" | "timeLogs.employee.user.name" | "timeLogs.employee.user.roleId" | "timeLogs.employee.user.isActive" | "timeLogs.employee.user.isEmailVerified" | "timeLogs.employee.user.imageUrl" | "timeLogs.employee.organization.id" | "timeLogs.employee.organization.tenantId" | "timeLogs.employee.organization.createdAt" | "timeLogs.employee.organization.updatedAt" | "timeLogs.employee.organization.name" | "timeLogs.employee.organization.currency" | "timeLogs.employee.organization.isDefault" | "timeLogs.employee.organization.timeZone" | "timeLogs.employee.organization.startWeekOn" | "timeLogs.employee.organization.bonusType" | "timeLogs.employee.organization.bonusPercentage" | "timeLogs.employee.organization.website" | "timeLogs.employee.organization.isActive" | "timeLogs.employee.organization.contactId" | "timeLogs.employee.tags.id" | "timeLogs.employee.tags.tenantId" | "timeLogs.employee.tags.organizationId" | "timeLogs.employee.tags.createdAt" | "timeLogs.employee.tags.updatedAt" | "timeLogs.employee.tags.name" | "timeLogs.employee.tags.color" | "timeLogs.employee.tags.textColor" | "timeLogs.employee.tags.description" | "timeLogs.employee.tags.isSystem" | "timeLogs.employee.skills.id" | "timeLogs.employee.skills.tenantId" | "timeLogs.employee.skills.organizationId" | "timeLogs.employee.skills.createdAt" | "timeLogs.employee.skills.updatedAt" | "timeLogs.employee.skills.name" | "timeLogs.employee.skills.description" | "timeLogs.employee.skills.color" | "timeLogs.project.id" | "timeLogs.project.tenantId" | "timeLogs.project.organizationId" | "timeLogs.project.createdAt" | "timeLogs.project.updatedAt" | "timeLogs.project.name" | "timeLogs.project.startDate" | "timeLogs.project.endDate" | "timeLogs.project.billing" | "timeLogs.project.currency" | "timeLogs.project.public" | "timeLogs.project.billable" | "timeLogs.project.owner" | "timeLogs.project.budget" | "timeLogs.project.budgetType" | "timeLogs.project.color" | "timeLogs.project.description" | "timeLogs.project.organizationContactId" | "timeLogs.project.members.id" | "timeLogs.project.members.tenantId" | "timeLogs.project.members.organizationId" | "timeLogs.project.members.createdAt" | "timeLogs.project.members.updatedAt" | "timeLogs.project.members.firstName" | "timeLogs.project.members.lastName" | "timeLogs.project.members.userId" | "timeLogs.project.members.startedWorkOn" | "timeLogs.project.members.endWork" | "timeLogs.project.members.billRateValue" | "timeLogs.project.members.billRateCurrency" | "timeLogs.project.members.payPeriod" | "timeLogs.project.members.isActive" | "timeLogs.project.teams.id" | "timeLogs.project.teams.tenantId" | "timeLogs.project.teams.organizationId" | "timeLogs.project.teams.createdAt" | "timeLogs.project.teams.updatedAt" | "timeLogs.project.teams.name" | "timeLogs.project.teams.color" | "timeLogs.project.teams.emoji" | "timeLogs.project.teams.public" | "timeLogs.project.tags.id" | "timeLogs.project.tags.tenantId" | "timeLogs.project.tags.organizationId" | "timeLogs.project.tags.createdAt" | "timeLogs.project.tags.updatedAt" | "timeLogs.project.tags.name" | "timeLogs.project.tags.color" | "timeLogs.project.tags.textColor" | "timeLogs.project.tags.description" | "timeLogs.project.tags.isSystem" | "timeLogs.project.organizationContact.id" | "timeLogs.project.organizationContact.tenantId" | "timeLogs.project.organizationContact.organizationId" | "timeLogs.project.organizationContact.createdAt" | "timeLogs.project.organizationContact.updatedAt" | "timeLogs.project.organizationContact.name" | "timeLogs.project.organizationContact.primaryEmail" | "timeLogs.project.organizationContact.primaryPhone" | "timeLogs.project.organizationContact.contactType" | "timeLogs.project.organizationContact.budget" | "timeLogs.project.organizationContact.budgetType" | "timeLogs.task.id" | "timeLogs.task.tenantId" | "timeLogs.task.organizationId" | "timeLogs.task.createdAt" | "timeLogs.task.updatedAt" | "timeLogs.task.title" | "timeLogs.task.description" | "timeLogs.task.status" | "timeLogs.task.priority" | "timeLogs.task.size" | "timeLogs.task.estimate" | "timeLogs.task.dueDate" | "timeLogs.task.startDate" | "timeLogs.task.number" | "timeLogs.task.prefix" | "timeLogs.task.isDraft" | "timeLogs.task.public" | "timeLogs.task.projectId" | "timeLogs.task.parentId" | "timeLogs.task.organizationSprintId" | "timeLogs.task.creatorId" | "timeLogs.task.project.id" | "timeLogs.task.project.tenantId" | "timeLogs.task.project.organizationId" | "timeLogs.task.project.createdAt" | "timeLogs.task.project.updatedAt" | "timeLogs.task.project.name" | "timeLogs.task.project.startDate" | "timeLogs.task.project.endDate" | "timeLogs.task.project.billing" | "timeLogs.task.project.currency" | "timeLogs.task.project.public" | "timeLogs.task.project.billable" | "timeLogs.task.project.owner" | "timeLogs.task.project.budget" | "timeLogs.task.project.budgetType" | "timeLogs.task.project.color" | "timeLogs.task.project.description" | "timeLogs.task.project.organizationContactId" | "timeLogs.task.creator.id" | "timeLogs.task.creator.tenantId" | "timeLogs.task.creator.createdAt" | "timeLogs.task.creator.updatedAt" | "timeLogs.task.creator.email" | "timeLogs.task.creator.firstName" | "timeLogs.task.creator.lastName" | "timeLogs.task.creator.name" | "timeLogs.task.creator.roleId" | "timeLogs.task.creator.isActive" | "timeLogs.task.creator.isEmailVerified" | "timeLogs.task.creator.imageUrl" | "timeLogs.task.members.id" | "timeLogs.task.members.tenantId" | "timeLogs.task.members.organizationId" | "timeLogs.task.members.createdAt" | "timeLogs.task.members.updatedAt" | "timeLogs.task.members.firstName" | "timeLogs.task.members.lastName" | "timeLogs.task.members.userId" | "timeLogs.task.members.startedWorkOn" | "timeLogs.task.members.endWork" | "timeLogs.task.members.billRateValue" | "timeLogs.task.members.billRateCurrency" | "timeLogs.task.members.payPeriod" | "timeLogs.task.members.isActive" | "timeLogs.task.teams.id" | "timeLogs.task.teams.tenantId" | "timeLogs.task.teams.organizationId" | "timeLogs.task.teams.createdAt" | "timeLogs.task.teams.updatedAt" | "timeLogs.task.teams.name" | "timeLogs.task.teams.color" | "timeLogs.task.teams.emoji" | "timeLogs.task.teams.public" | "timeLogs.task.tags.id" | "timeLogs.task.tags.tenantId" | "timeLogs.task.tags.organizationId" | "timeLogs.task.tags.createdAt" | "timeLogs.task.tags.updatedAt" | "timeLogs.task.tags.name" | "timeLogs.task.tags.color" | "timeLogs.task.tags.textColor" | "timeLogs.task.tags.description" | "timeLogs.task.tags.isSystem" | "timeLogs.timeSlots.id" | "timeLogs.timeSlots.tenantId" | "timeLogs.timeSlots.organizationId" | "timeLogs.timeSlots.createdAt" | "timeLogs.timeSlots.updatedAt" | "timeLogs.timeSlots.employeeId" | "timeLogs.timeSlots.startedAt" | "timeLogs.timeSlots.duration" | "timeLogs.timeSlots.keyboard" | "timeLogs.timeSlots.mouse" | "timeLogs.timeSlots.overall" | "timeLogs.timeSlots.employee.id" | "timeLogs.timeSlots.employee.tenantId" | "timeLogs.timeSlots.employee.organizationId" | "timeLogs.timeSlots.employee.createdAt" | "timeLogs.timeSlots.employee.updatedAt" | "timeLogs.timeSlots.employee.firstName" | "timeLogs.timeSlots.employee.lastName" | "timeLogs.timeSlots.employee.userId" | "timeLogs.timeSlots.employee.startedWorkOn" | "timeLogs.timeSlots.employee.endWork" | "timeLogs.timeSlots.employee.billRateValue" | "timeLogs.timeSlots.employee.billRateCurrency" | "timeLogs.timeSlots.employee.payPeriod" | "timeLogs.timeSlots.employee.isActive" | "timeLogs.timeSlots.timeLogs.id" | "timeLogs.timeSlots.timeLogs.tenantId" | "timeLogs.timeSlots.timeLogs.organizationId" | "timeLogs.timeSlots.timeLogs.createdAt" | "timeLogs.timeSlots.timeLogs.updatedAt" | "timeLogs.timeSlots.timeLogs.employeeId" | "timeLogs.timeSlots.timeLogs.startedAt" | "timeLogs.timeSlots.timeLogs.stoppedAt" | "timeLogs.timeSlots.timeLogs.duration" | "timeLogs.timeSlots.timeLogs.logType" | "timeLogs.timeSlots.timeLogs.source" | "timeLogs.timeSlots.timeLogs.description" | "timeLogs.timeSlots.timeLogs.reason" | "timeLogs.timeSlots.timeLogs.isBillable" | "timeLogs.timeSlots.timeLogs.projectId" | "timeLogs.timeSlots.timeLogs.taskId" | "timeLogs.timeSlots.timeLogs.timesheetId" | "timeLogs.timeSlots.timeLogs.organizationTeamId";
+        TimeSlotSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "employeeId" | "startedAt" | "duration" | "keyboard" | "mouse" | "overall" | "employee.id" | "employee.tenantId" | "employee.organizationId" | "employee.createdAt" | "employee.updatedAt" | "employee.firstName" | "employee.lastName" | "employee.userId" | "employee.startedWorkOn" | "employee.endWork" | "employee.billRateValue" | "employee.billRateCurrency" | "employee.payPeriod" | "employee.isActive" | "employee.user.id" | "employee.user.tenantId" | "employee.user.createdAt" | "employee.user.updatedAt" | "employee.user.email" | "employee.user.firstName" | "employee.user.lastName" | "employee.user.name" | "employee.user.roleId" | "employee.user.isActive" | "employee.user.isEmailVerified" | "employee.user.imageUrl" | "employee.user.role.id" | "employee.user.role.tenantId" | "employee.user.role.createdAt" | "employee.user.role.updatedAt" | "employee.user.role.name" | "employee.organization.id" | "employee.organization.tenantId" | "employee.organization.createdAt" | "employee.organization.updatedAt" | "employee.organization.name" | "employee.organization.currency" | "employee.organization.isDefault" | "employee.organization.timeZone" | "employee.organization.startWeekOn" | "employee.organization.bonusType" | "employee.organization.bonusPercentage" | "employee.organization.website" | "employee.organization.isActive" | "employee.organization.contactId" | "employee.organization.tags.id" | "employee.organization.tags.tenantId" | "employee.organization.tags.organizationId" | "employee.organization.tags.createdAt" | "employee.organization.tags.updatedAt" | "employee.organization.tags.name" | "employee.organization.tags.color" | "employee.organization.tags.textColor" | "employee.organization.tags.description" | "employee.organization.tags.isSystem" | "employee.organization.skills.id" | "employee.organization.skills.tenantId" | "employee.organization.skills.organizationId" | "employee.organization.skills.createdAt" | "employee.organization.skills.updatedAt" | "employee.organization.skills.name" | "employee.organization.skills.description" | "employee.organization.skills.color" | "employee.organization.contact.id" | "employee.organization.contact.tenantId" | "employee.organization.contact.createdAt" | "employee.organization.contact.updatedAt" | "employee.organization.contact.name" | "employee.organization.contact.firstName" | "employee.organization.contact.lastName" | "employee.organization.contact.country" | "employee.organization.contact.city" | "employee.organization.contact.address" | "employee.organization.contact.address2" | "employee.organization.contact.postcode" | "employee.organization.contact.regionCode" | "employee.organization.contact.latitude" | "employee.organization.contact.longitude" | "employee.organization.contact.fax" | "employee.organization.contact.fiscalInformation" | "employee.organization.contact.website" | "employee.tags.id" | "employee.tags.tenantId" | "employee.tags.organizationId" | "employee.tags.createdAt" | "employee.tags.updatedAt" | "employee.tags.name" | "employee.tags.color" | "employee.tags.textColor" | "employee.tags.description" | "employee.tags.isSystem" | "employee.skills.id" | "employee.skills.tenantId" | "employee.skills.organizationId" | "employee.skills.createdAt" | "employee.skills.updatedAt" | "employee.skills.name" | "employee.skills.description" | "employee.skills.color" | "timeLogs.id" | "timeLogs.tenantId" | "timeLogs.organizationId" | "timeLogs.createdAt" | "timeLogs.updatedAt" | "timeLogs.createdById" | "timeLogs.updatedById" | "timeLogs.employeeId" | "timeLogs.startedAt" | "timeLogs.stoppedAt" | "timeLogs.duration" | "timeLogs.logType" | "timeLogs.source" | "timeLogs.description" | "timeLogs.reason" | "timeLogs.isBillable" | "timeLogs.projectId" | "timeLogs.taskId" | "timeLogs.timesheetId" | "timeLogs.organizationTeamId" | "timeLogs.employee.id" | "timeLogs.employee.tenantId" | "timeLogs.employee.organizationId" | "timeLogs.employee.createdAt" | "timeLogs.employee.updatedAt" | "timeLogs.employee.firstName" | "timeLogs.employee.lastName" | "timeLogs.employee.userId" | "timeLogs.employee.startedWorkOn" | "timeLogs.employee.endWork" | "timeLogs.employee.billRateValue" | "timeLogs.employee.billRateCurrency" | "timeLogs.employee.payPeriod" | "timeLogs.employee.isActive" | "timeLogs.employee.user.id" | "timeLogs.employee.user.tenantId" | "timeLogs.employee.user.createdAt" | "timeLogs.employee.user.updatedAt" | "timeLogs.employee.user.email" | "timeLogs.employee.user.firstName" | "timeLogs.employee.user.lastName" | "timeLogs.employee.user.name" | "timeLogs.employee.user.roleId" | "timeLogs.employee.user.isActive" | "timeLogs.employee.user.isEmailVerified" | "timeLogs.employee.user.imageUrl" | "timeLogs.employee.organization.id" | "timeLogs.employee.organization.tenantId" | "timeLogs.employee.organization.createdAt" | "timeLogs.employee.organization.updatedAt" | "timeLogs.employee.organization.name" | "timeLogs.employee.organization.currency" | "timeLogs.employee.organization.isDefault" | "timeLogs.employee.organization.timeZone" | "timeLogs.employee.organization.startWeekOn" | "timeLogs.employee.organization.bonusType" | "timeLogs.employee.organization.bonusPercentage" | "timeLogs.employee.organization.website" | "timeLogs.employee.organization.isActive" | "timeLogs.employee.organization.contactId" | "timeLogs.employee.tags.id" | "timeLogs.employee.tags.tenantId" | "timeLogs.employee.tags.organizationId" | "timeLogs.employee.tags.createdAt" | "timeLogs.employee.tags.updatedAt" | "timeLogs.employee.tags.name" | "timeLogs.employee.tags.color" | "timeLogs.employee.tags.textColor" | "timeLogs.employee.tags.description" | "timeLogs.employee.tags.isSystem" | "timeLogs.employee.skills.id" | "timeLogs.employee.skills.tenantId" | "timeLogs.employee.skills.organizationId" | "timeLogs.employee.skills.createdAt" | "timeLogs.employee.skills.updatedAt" | "timeLogs.employee.skills.name" | "timeLogs.employee.skills.description" | "timeLogs.employee.skills.color" | "timeLogs.project.id" | "timeLogs.project.tenantId" | "timeLogs.project.organizationId" | "timeLogs.project.createdAt" | "timeLogs.project.updatedAt" | "timeLogs.project.name" | "timeLogs.project.startDate" | "timeLogs.project.endDate" | "timeLogs.project.billing" | "timeLogs.project.currency" | "timeLogs.project.public" | "timeLogs.project.billable" | "timeLogs.project.owner" | "timeLogs.project.budget" | "timeLogs.project.budgetType" | "timeLogs.project.color" | "timeLogs.project.description" | "timeLogs.project.organizationContactId" | "timeLogs.project.members.id" | "timeLogs.project.members.tenantId" | "timeLogs.project.members.organizationId" | "timeLogs.project.members.createdAt" | "timeLogs.project.members.updatedAt" | "timeLogs.project.members.firstName" | "timeLogs.project.members.lastName" | "timeLogs.project.members.userId" | "timeLogs.project.members.startedWorkOn" | "timeLogs.project.members.endWork" | "timeLogs.project.members.billRateValue" | "timeLogs.project.members.billRateCurrency" | "timeLogs.project.members.payPeriod" | "timeLogs.project.members.isActive" | "timeLogs.project.teams.id" | "timeLogs.project.teams.tenantId" | "timeLogs.project.teams.organizationId" | "timeLogs.project.teams.createdAt" | "timeLogs.project.teams.updatedAt" | "timeLogs.project.teams.name" | "timeLogs.project.teams.color" | "timeLogs.project.teams.emoji" | "timeLogs.project.teams.public" | "timeLogs.project.tags.id" | "timeLogs.project.tags.tenantId" | "timeLogs.project.tags.organizationId" | "timeLogs.project.tags.createdAt" | "timeLogs.project.tags.updatedAt" | "timeLogs.project.tags.name" | "timeLogs.project.tags.color" | "timeLogs.project.tags.textColor" | "timeLogs.project.tags.description" | "timeLogs.project.tags.isSystem" | "timeLogs.project.organizationContact.id" | "timeLogs.project.organizationContact.tenantId" | "timeLogs.project.organizationContact.organizationId" | "timeLogs.project.organizationContact.createdAt" | "timeLogs.project.organizationContact.updatedAt" | "timeLogs.project.organizationContact.name" | "timeLogs.project.organizationContact.primaryEmail" | "timeLogs.project.organizationContact.primaryPhone" | "timeLogs.project.organizationContact.contactType" | "timeLogs.project.organizationContact.budget" | "timeLogs.project.organizationContact.budgetType" | "timeLogs.task.id" | "timeLogs.task.tenantId" | "timeLogs.task.organizationId" | "timeLogs.task.createdAt" | "timeLogs.task.updatedAt" | "timeLogs.task.createdById" | "timeLogs.task.updatedById" | "timeLogs.task.deletedAt" | "timeLogs.task.deletedById" | "timeLogs.task.title" | "timeLogs.task.description" | "timeLogs.task.status" | "timeLogs.task.priority" | "timeLogs.task.size" | "timeLogs.task.estimate" | "timeLogs.task.dueDate" | "timeLogs.task.startDate" | "timeLogs.task.number" | "timeLogs.task.prefix" | "timeLogs.task.isDraft" | "timeLogs.task.public" | "timeLogs.task.projectId" | "timeLogs.task.parentId" | "timeLogs.task.organizationSprintId" | "timeLogs.task.creatorId" | "timeLogs.task.project.id" | "timeLogs.task.project.tenantId" | "timeLogs.task.project.organizationId" | "timeLogs.task.project.createdAt" | "timeLogs.task.project.updatedAt" | "timeLogs.task.project.name" | "timeLogs.task.project.startDate" | "timeLogs.task.project.endDate" | "timeLogs.task.project.billing" | "timeLogs.task.project.currency" | "timeLogs.task.project.public" | "timeLogs.task.project.billable" | "timeLogs.task.project.owner" | "timeLogs.task.project.budget" | "timeLogs.task.project.budgetType" | "timeLogs.task.project.color" | "timeLogs.task.project.description" | "timeLogs.task.project.organizationContactId" | "timeLogs.task.creator.id" | "timeLogs.task.creator.tenantId" | "timeLogs.task.creator.createdAt" | "timeLogs.task.creator.updatedAt" | "timeLogs.task.creator.email" | "timeLogs.task.creator.firstName" | "timeLogs.task.creator.lastName" | "timeLogs.task.creator.name" | "timeLogs.task.creator.roleId" | "timeLogs.task.creator.isActive" | "timeLogs.task.creator.isEmailVerified" | "timeLogs.task.creator.imageUrl" | "timeLogs.task.members.id" | "timeLogs.task.members.tenantId" | "timeLogs.task.members.organizationId" | "timeLogs.task.members.createdAt" | "timeLogs.task.members.updatedAt" | "timeLogs.task.members.firstName" | "timeLogs.task.members.lastName" | "timeLogs.task.members.userId" | "timeLogs.task.members.startedWorkOn" | "timeLogs.task.members.endWork" | "timeLogs.task.members.billRateValue" | "timeLogs.task.members.billRateCurrency" | "timeLogs.task.members.payPeriod" | "timeLogs.task.members.isActive" | "timeLogs.task.teams.id" | "timeLogs.task.teams.tenantId" | "timeLogs.task.teams.organizationId" | "timeLogs.task.teams.createdAt" | "timeLogs.task.teams.updatedAt" | "timeLogs.task.teams.name" | "timeLogs.task.teams.color" | "timeLogs.task.teams.emoji" | "timeLogs.task.teams.public" | "timeLogs.task.tags.id" | "timeLogs.task.tags.tenantId" | "timeLogs.task.tags.organizationId" | "timeLogs.task.tags.createdAt" | "timeLogs.task.tags.updatedAt" | "timeLogs.task.tags.name" | "timeLogs.task.tags.color" | "timeLogs.task.tags.textColor" | "timeLogs.task.tags.description" | "timeLogs.task.tags.isSystem" | "timeLogs.timeSlots.id" | "timeLogs.timeSlots.tenantId" | "timeLogs.timeSlots.organizationId" | "timeLogs.timeSlots.createdAt" | "timeLogs.timeSlots.updatedAt" | "timeLogs.timeSlots.employeeId" | "timeLogs.timeSlots.startedAt" | "timeLogs.timeSlots.duration" | "timeLogs.timeSlots.keyboard" | "timeLogs.timeSlots.mouse" | "timeLogs.timeSlots.overall" | "timeLogs.timeSlots.employee.id" | "timeLogs.timeSlots.employee.tenantId" | "timeLogs.timeSlots.employee.organizationId" | "timeLogs.timeSlots.employee.createdAt" | "timeLogs.timeSlots.employee.updatedAt" | "timeLogs.timeSlots.employee.firstName" | "timeLogs.timeSlots.employee.lastName" | "timeLogs.timeSlots.employee.userId" | "timeLogs.timeSlots.employee.startedWorkOn" | "timeLogs.timeSlots.employee.endWork" | "timeLogs.timeSlots.employee.billRateValue" | "timeLogs.timeSlots.employee.billRateCurrency" | "timeLogs.timeSlots.employee.payPeriod" | "timeLogs.timeSlots.employee.isActive" | "timeLogs.timeSlots.timeLogs.id" | "timeLogs.timeSlots.timeLogs.tenantId" | "timeLogs.timeSlots.timeLogs.organizationId" | "timeLogs.timeSlots.timeLogs.createdAt" | "timeLogs.timeSlots.timeLogs.updatedAt" | "timeLogs.timeSlots.timeLogs.createdById" | "timeLogs.timeSlots.timeLogs.updatedById" | "timeLogs.timeSlots.timeLogs.employeeId" | "timeLogs.timeSlots.timeLogs.startedAt" | "timeLogs.timeSlots.timeLogs.stoppedAt" | "timeLogs.timeSlots.timeLogs.duration" | "timeLogs.timeSlots.timeLogs.logType" | "timeLogs.timeSlots.timeLogs.source" | "timeLogs.timeSlots.timeLogs.description" | "timeLogs.timeSlots.timeLogs.reason" | "timeLogs.timeSlots.timeLogs.isBillable" | "timeLogs.timeSlots.timeLogs.projectId" | "timeLogs.timeSlots.timeLogs.taskId" | "timeLogs.timeSlots.timeLogs.timesheetId" | "timeLogs.timeSlots.timeLogs.organizationTeamId";
         /** @description time-slot narrowed by select[]: id and the fields named (a related record narrowed alike) */
         TimeSlotSelected: {
             /** Format: uuid */
@@ -18335,6 +19218,16 @@ export interface components {
             readonly createdAt: string;
             /** Format: date-time */
             readonly updatedAt: string;
+            /**
+             * Format: uuid
+             * @description The user whose request created the record
+             */
+            readonly createdById?: string | null;
+            /**
+             * Format: uuid
+             * @description The user whose request last changed the record (its creator until then)
+             */
+            readonly updatedById?: string | null;
             /** Format: uuid */
             employeeId: string;
             /** Format: date-time */
@@ -18365,7 +19258,7 @@ export interface components {
             /** @description Present only when requested with relations[]=timeLogs */
             timeLogs?: components["schemas"]["TimeLog"][];
         };
-        /** @description A new timesheet. Read-only properties (id, tenantId, createdAt, updatedAt) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
+        /** @description A new timesheet. Read-only properties (id, tenantId, createdAt, updatedAt, createdById, updatedById) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
         TimesheetCreate: {
             /** Format: uuid */
             organizationId?: string;
@@ -18412,8 +19305,12 @@ export interface components {
             readonly createdAt?: unknown;
             /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
             readonly updatedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's createdById is the server's to set) */
+            readonly createdById?: unknown;
+            /** @description Ignored, whatever its value (the record's updatedById is the server's to set) */
+            readonly updatedById?: unknown;
         };
-        /** @description Every field of the timesheet: required fields must be present, absent optional fields are reset (to their default, if they have one). Read-only properties (id, tenantId, createdAt, updatedAt) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
+        /** @description Every field of the timesheet: required fields must be present, absent optional fields are reset (to their default, if they have one). Read-only properties (id, tenantId, createdAt, updatedAt, createdById, updatedById) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
         TimesheetReplace: {
             /** Format: uuid */
             organizationId?: string;
@@ -18460,8 +19357,12 @@ export interface components {
             readonly createdAt?: unknown;
             /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
             readonly updatedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's createdById is the server's to set) */
+            readonly createdById?: unknown;
+            /** @description Ignored, whatever its value (the record's updatedById is the server's to set) */
+            readonly updatedById?: unknown;
         };
-        /** @description Only the timesheet fields to change; an empty or absent body changes nothing. Read-only properties (id, tenantId, createdAt, updatedAt) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
+        /** @description Only the timesheet fields to change; an empty or absent body changes nothing. Read-only properties (id, tenantId, createdAt, updatedAt, createdById, updatedById) may be sent and are ignored (a tenantId other than the caller's is a 403); any other unknown property is a 400. null is accepted only where a property is nullable. */
         TimesheetPatch: {
             /** Format: uuid */
             organizationId?: string;
@@ -18508,6 +19409,10 @@ export interface components {
             readonly createdAt?: unknown;
             /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
             readonly updatedAt?: unknown;
+            /** @description Ignored, whatever its value (the record's createdById is the server's to set) */
+            readonly createdById?: unknown;
+            /** @description Ignored, whatever its value (the record's updatedById is the server's to set) */
+            readonly updatedById?: unknown;
         };
         TimesheetList: {
             items: (components["schemas"]["Timesheet"] | components["schemas"]["TimesheetSelected"])[];
@@ -18590,6 +19495,24 @@ export interface components {
                 ne?: string;
                 in?: string[] | string;
                 nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            createdById?: ((string | unknown | "null") | null) | {
+                /** @description A createdById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A createdById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            updatedById?: ((string | unknown | "null") | null) | {
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             employeeId?: string | {
@@ -18736,6 +19659,24 @@ export interface components {
                 ne?: string;
                 in?: string[] | string;
                 nin?: string[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            createdById?: ((string | unknown | "null") | null) | {
+                /** @description A createdById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A createdById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            updatedById?: ((string | unknown | "null") | null) | {
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             employeeId?: string | {
@@ -18890,6 +19831,24 @@ export interface components {
                 nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
+            createdById?: ((string | unknown | "null") | null) | {
+                /** @description A createdById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A createdById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
+            updatedById?: ((string | unknown | "null") | null) | {
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                eq?: (string | unknown | "null") | null;
+                /** @description A updatedById value, or null (in a query string: the word null) */
+                ne?: (string | unknown | "null") | null;
+                in?: ((string | unknown | "null") | null)[] | string;
+                nin?: ((string | unknown | "null") | null)[] | string;
+                isNull?: boolean | ("true" | "1" | "false" | "0");
+            };
             employeeId?: string | {
                 /** Format: uuid */
                 eq?: string;
@@ -19021,7 +19980,7 @@ export interface components {
             or?: components["schemas"]["TimesheetWhereGroup"][];
         };
         /** @enum {string} */
-        TimesheetSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "employeeId" | "startedAt" | "stoppedAt" | "duration" | "keyboard" | "mouse" | "overall" | "status" | "isBilled" | "approvedAt" | "submittedAt" | "approvedById" | "employee.id" | "employee.tenantId" | "employee.organizationId" | "employee.createdAt" | "employee.updatedAt" | "employee.firstName" | "employee.lastName" | "employee.userId" | "employee.startedWorkOn" | "employee.endWork" | "employee.billRateValue" | "employee.billRateCurrency" | "employee.payPeriod" | "employee.isActive" | "employee.user.id" | "employee.user.tenantId" | "employee.user.createdAt" | "employee.user.updatedAt" | "employee.user.email" | "employee.user.firstName" | "employee.user.lastName" | "employee.user.name" | "employee.user.roleId" | "employee.user.isActive" | "employee.user.isEmailVerified" | "employee.user.imageUrl" | "employee.user.role.id" | "employee.user.role.tenantId" | "employee.user.role.createdAt" | "employee.user.role.updatedAt" | "employee.user.role.name" | "employee.organization.id" | "employee.organization.tenantId" | "employee.organization.createdAt" | "employee.organization.updatedAt" | "employee.organization.name" | "employee.organization.currency" | "employee.organization.isDefault" | "employee.organization.timeZone" | "employee.organization.startWeekOn" | "employee.organization.bonusType" | "employee.organization.bonusPercentage" | "employee.organization.website" | "employee.organization.isActive" | "employee.organization.contactId" | "employee.organization.tags.id" | "employee.organization.tags.tenantId" | "employee.organization.tags.organizationId" | "employee.organization.tags.createdAt" | "employee.organization.tags.updatedAt" | "employee.organization.tags.name" | "employee.organization.tags.color" | "employee.organization.tags.textColor" | "employee.organization.tags.description" | "employee.organization.tags.isSystem" | "employee.organization.skills.id" | "employee.organization.skills.tenantId" | "employee.organization.skills.organizationId" | "employee.organization.skills.createdAt" | "employee.organization.skills.updatedAt" | "employee.organization.skills.name" | "employee.organization.skills.description" | "employee.organization.skills.color" | "employee.organization.contact.id" | "employee.organization.contact.tenantId" | "employee.organization.contact.createdAt" | "employee.organization.contact.updatedAt" | "employee.organization.contact.name" | "employee.organization.contact.firstName" | "employee.organization.contact.lastName" | "employee.organization.contact.country" | "employee.organization.contact.city" | "employee.organization.contact.address" | "employee.organization.contact.address2" | "employee.organization.contact.postcode" | "employee.organization.contact.regionCode" | "employee.organization.contact.latitude" | "employee.organization.contact.longitude" | "employee.organization.contact.fax" | "employee.organization.contact.fiscalInformation" | "employee.organization.contact.website" | "employee.tags.id" | "employee.tags.tenantId" | "employee.tags.organizationId" | "employee.tags.createdAt" | "employee.tags.updatedAt" | "employee.tags.name" | "employee.tags.color" | "employee.tags.textColor" | "employee.tags.description" | "employee.tags.isSystem" | "employee.skills.id" | "employee.skills.tenantId" | "employee.skills.organizationId" | "employee.skills.createdAt" | "employee.skills.updatedAt" | "employee.skills.name" | "employee.skills.description" | "employee.skills.color" | "approvedBy.id" | "approvedBy.tenantId" | "approvedBy.createdAt" | "approvedBy.updatedAt" | "approvedBy.email" | "approvedBy.firstName" | "approvedBy.lastName" | "approvedBy.name" | "approvedBy.roleId" | "approvedBy.isActive" | "approvedBy.isEmailVerified" | "approvedBy.imageUrl" | "approvedBy.role.id" | "approvedBy.role.tenantId" | "approvedBy.role.createdAt" | "approvedBy.role.updatedAt" | "approvedBy.role.name" | "timeLogs.id" | "timeLogs.tenantId" | "timeLogs.organizationId" | "timeLogs.createdAt" | "timeLogs.updatedAt" | "timeLogs.employeeId" | "timeLogs.startedAt" | "timeLogs.stoppedAt" | "timeLogs.duration" | "timeLogs.logType" | "timeLogs.source" | "timeLogs.description" | "timeLogs.reason" | "timeLogs.isBillable" | "timeLogs.projectId" | "timeLogs.taskId" | "timeLogs.timesheetId" | "timeLogs.organizationTeamId" | "timeLogs.employee.id" | "timeLogs.employee.tenantId" | "timeLogs.employee.organizationId" | "timeLogs.employee.createdAt" | "timeLogs.employee.updatedAt" | "timeLogs.employee.firstName" | "timeLogs.employee.lastName" | "timeLogs.employee.userId" | "timeLogs.employee.startedWorkOn" | "timeLogs.employee.endWork" | "timeLogs.employee.billRateValue" | "timeLogs.employee.billRateCurrency" | "timeLogs.employee.payPeriod" | "timeLogs.employee.isActive" | "timeLogs.employee.user.id" | "timeLogs.employee.user.tenantId" | "timeLogs.employee.user.createdAt" | "timeLogs.employee.user.updatedAt" | "timeLogs.employee.user.email" | "timeLogs.employee.user.firstName" | "timeLogs.employee.user.lastName" | "timeLogs.employee.user.name" | "timeLogs.employee.user.roleId" | "timeLogs.employee.user.isActive" | "timeLogs.employee.user.isEmailVerified" | "timeLogs.employee.user.imageUrl" | "timeLogs.employee.organization.id" | "timeLogs.employee.organization.tenantId" | "timeLogs.employee.organization.createdAt" | "timeLogs.employee.organization.updatedAt" | "timeLogs.employee.organization.name" | "timeLogs.employee.organization.currency" | "timeLogs.employee.organization.isDefault" | "timeLogs.employee.organization.timeZone" | "timeLogs.employee.organization.startWeekOn" | "timeLogs.employee.organization.bonusType" | "timeLogs.employee.organization.bonusPercentage" | "timeLogs.employee.organization.website" | "timeLogs.employee.organization.isActive" | "timeLogs.employee.organization.contactId" | "timeLogs.employee.tags.id" | "timeLogs.employee.tags.tenantId" | "timeLogs.employee.tags.organizationId" | "timeLogs.employee.tags.createdAt" | "timeLogs.employee.tags.updatedAt" | "timeLogs.employee.tags.name" | "timeLogs.employee.tags.color" | "timeLogs.employee.tags.textColor" | "timeLogs.employee.tags.description" | "timeLogs.employee.tags.isSystem" | "timeLogs.employee.skills.id" | "timeLogs.employee.skills.tenantId" | "timeLogs.employee.skills.organizationId" | "timeLogs.employee.skills.createdAt" | "timeLogs.employee.skills.updatedAt" | "timeLogs.employee.skills.name" | "timeLogs.employee.skills.description" | "timeLogs.employee.skills.color" | "timeLogs.project.id" | "timeLogs.project.tenantId" | "timeLogs.project.organizationId" | "timeLogs.project.createdAt" | "timeLogs.project.updatedAt" | "timeLogs.project.name" | "timeLogs.project.startDate" | "timeLogs.project.endDate" | "timeLogs.project.billing" | "timeLogs.project.currency" | "timeLogs.project.public" | "timeLogs.project.billable" | "timeLogs.project.owner" | "timeLogs.project.budget" | "timeLogs.project.budgetType" | "timeLogs.project.color" | "timeLogs.project.description" | "timeLogs.project.organizationContactId" | "timeLogs.project.members.id" | "timeLogs.project.members.tenantId" | "timeLogs.project.members.organizationId" | "timeLogs.project.members.createdAt" | "timeLogs.project.members.updatedAt" | "timeLogs.project.members.firstName" | "timeLogs.project.members.lastName" | "timeLogs.project.members.userId" | "timeLogs.project.members.startedWorkOn" | "timeLogs.project.members.endWork" | "timeLogs.project.members.billRateValue" | "timeLogs.project.members.billRateCurrency" | "timeLogs.project.members.payPeriod" | "timeLogs.project.members.isActive" | "timeLogs.project.teams.id" | "timeLogs.project.teams.tenantId" | "timeLogs.project.teams.organizationId" | "timeLogs.project.teams.createdAt" | "timeLogs.project.teams.updatedAt" | "timeLogs.project.teams.name" | "timeLogs.project.teams.color" | "timeLogs.project.teams.emoji" | "timeLogs.project.teams.public" | "timeLogs.project.tags.id" | "timeLogs.project.tags.tenantId" | "timeLogs.project.tags.organizationId" | "timeLogs.project.tags.createdAt" | "timeLogs.project.tags.updatedAt" | "timeLogs.project.tags.name" | "timeLogs.project.tags.color" | "timeLogs.project.tags.textColor" | "timeLogs.project.tags.description" | "timeLogs.project.tags.isSystem" | "timeLogs.project.organizationContact.id" | "timeLogs.project.organizationContact.tenantId" | "timeLogs.project.organizationContact.organizationId" | "timeLogs.project.organizationContact.createdAt" | "timeLogs.project.organizationContact.updatedAt" | "timeLogs.project.organizationContact.name" | "timeLogs.project.organizationContact.primaryEmail" | "timeLogs.project.organizationContact.primaryPhone" | "timeLogs.project.organizationContact.contactType" | "timeLogs.project.organizationContact.budget" | "timeLogs.project.organizationContact.budgetType" | "timeLogs.task.id" | "timeLogs.task.tenantId" | "timeLogs.task.organizationId" | "timeLogs.task.createdAt" | "timeLogs.task.updatedAt" | "timeLogs.task.title" | "timeLogs.task.description" | "timeLogs.task.status" | "timeLogs.task.priority" | "timeLogs.task.size" | "timeLogs.task.estimate" | "timeLogs.task.dueDate" | "timeLogs.task.startDate" | "timeLogs.task.number" | "timeLogs.task.prefix" | "timeLogs.task.isDraft" | "timeLogs.task.public" | "timeLogs.task.projectId" | "timeLogs.task.parentId" | "timeLogs.task.organizationSprintId" | "timeLogs.task.creatorId" | "timeLogs.task.project.id" | "timeLogs.task.project.tenantId" | "timeLogs.task.project.organizationId" | "timeLogs.task.project.createdAt" | "timeLogs.task.project.updatedAt" | "timeLogs.task.project.name" | "timeLogs.task.project.startDate" | "timeLogs.task.project.endDate" | "timeLogs.task.project.billing" | "timeLogs.task.project.currency" | "timeLogs.task.project.public" | "timeLogs.task.project.billable" | "timeLogs.task.project.owner" | "timeLogs.task.project.budget" | "timeLogs.task.project.budgetType" | "timeLogs.task.project.color" | "timeLogs.task.project.description" | "timeLogs.task.project.organizationContactId" | "timeLogs.task.creator.id" | "timeLogs.task.creator.tenantId" | "timeLogs.task.creator.createdAt" | "timeLogs.task.creator.updatedAt" | "timeLogs.task.creator.email" | "timeLogs.task.creator.firstName" | "timeLogs.task.creator.lastName" | "timeLogs.task.creator.name" | "timeLogs.task.creator.roleId" | "timeLogs.task.creator.isActive" | "timeLogs.task.creator.isEmailVerified" | "timeLogs.task.creator.imageUrl" | "timeLogs.task.members.id" | "timeLogs.task.members.tenantId" | "timeLogs.task.members.organizationId" | "timeLogs.task.members.createdAt" | "timeLogs.task.members.updatedAt" | "timeLogs.task.members.firstName" | "timeLogs.task.members.lastName" | "timeLogs.task.members.userId" | "timeLogs.task.members.startedWorkOn" | "timeLogs.task.members.endWork" | "timeLogs.task.members.billRateValue" | "timeLogs.task.members.billRateCurrency" | "timeLogs.task.members.payPeriod" | "timeLogs.task.members.isActive" | "timeLogs.task.teams.id" | "timeLogs.task.teams.tenantId" | "timeLogs.task.teams.organizationId" | "timeLogs.task.teams.createdAt" | "timeLogs.task.teams.updatedAt" | "timeLogs.task.teams.name" | "timeLogs.task.teams.color" | "timeLogs.task.teams.emoji" | "timeLogs.task.teams.public" | "timeLogs.task.tags.id" | "timeLogs.task.tags.tenantId" | "timeLogs.task.tags.organizationId" | "timeLogs.task.tags.createdAt" | "timeLogs.task.tags.updatedAt" | "timeLogs.task.tags.name" | "timeLogs.task.tags.color" | "timeLogs.task.tags.textColor" | "timeLogs.task.tags.description" | "timeLogs.task.tags.isSystem" | "timeLogs.timeSlots.id" | "timeLogs.timeSlots.tenantId" | "timeLogs.timeSlots.organizationId" | "timeLogs.timeSlots.createdAt" | "timeLogs.timeSlots.updatedAt" | "timeLogs.timeSlots.employeeId" | "timeLogs.timeSlots.startedAt" | "timeLogs.timeSlots.duration" | "timeLogs.timeSlots.keyboard" | "timeLogs.timeSlots.mouse" | "timeLogs.timeSlots.overall" | "timeLogs.timeSlots.employee.id" | "timeLogs.timeSlots.employee.tenantId" | "timeLogs.timeSlots.employee.organizationId" | "timeLogs.timeSlots.employee.createdAt" | "timeLogs.timeSlots.employee.updatedAt" | "timeLogs.timeSlots.employee.firstName" | "timeLogs.timeSlots.employee.lastName" | "timeLogs.timeSlots.employee.userId" | "timeLogs.timeSlots.employee.startedWorkOn" | "timeLogs.timeSlots.employee.endWork" | "timeLogs.timeSlots.employee.billRateValue" | "timeLogs.timeSlots.employee.billRateCurrency" | "timeLogs.timeSlots.employee.payPeriod" | "timeLogs.timeSlots.employee.isActive" | "timeLogs.timeSlots.timeLogs.id" | "timeLogs.timeSlots.timeLogs.tenantId" | "timeLogs.timeSlots.timeLogs.organizationId" | "timeLogs.timeSlots.timeLogs.createdAt" | "timeLogs.timeSlots.timeLogs.updatedAt" | "timeLogs.timeSlots.timeLogs.employeeId" | "timeLogs.timeSlots.timeLogs.startedAt" | "timeLogs.timeSlots.timeLogs.stoppedAt" | "timeLogs.timeSlots.timeLogs.duration" | "timeLogs.timeSlots.timeLogs.logType" | "timeLogs.timeSlots.timeLogs.source" | "timeLogs.timeSlots.timeLogs.description" | "timeLogs.timeSlots.timeLogs.reason" | "timeLogs.timeSlots.timeLogs.isBillable" | "timeLogs.timeSlots.timeLogs.projectId" | "timeLogs.timeSlots.timeLogs.taskId" | "timeLogs.timeSlots.timeLogs.timesheetId" | "timeLogs.timeSlots.timeLogs.organizationTeamId";
+        TimesheetSelectable: "id" | "tenantId" | "organizationId" | "createdAt" | "updatedAt" | "createdById" | "updatedById" | "employeeId" | "startedAt" | "stoppedAt" | "duration" | "keyboard" | "mouse" | "overall" | "status" | "isBilled" | "approvedAt" | "submittedAt" | "approvedById" | "employee.id" | "employee.tenantId" | "employee.organizationId" | "employee.createdAt" | "employee.updatedAt" | "employee.firstName" | "employee.lastName" | "employee.userId" | "employee.startedWorkOn" | "employee.endWork" | "employee.billRateValue" | "employee.billRateCurrency" | "employee.payPeriod" | "employee.isActive" | "employee.user.id" | "employee.user.tenantId" | "employee.user.createdAt" | "employee.user.updatedAt" | "employee.user.email" | "employee.user.firstName" | "employee.user.lastName" | "employee.user.name" | "employee.user.roleId" | "employee.user.isActive" | "employee.user.isEmailVerified" | "employee.user.imageUrl" | "employee.user.role.id" | "employee.user.role.tenantId" | "employee.user.role.createdAt" | "employee.user.role.updatedAt" | "employee.user.role.name" | "employee.organization.id" | "employee.organization.tenantId" | "employee.organization.createdAt" | "employee.organization.updatedAt" | "employee.organization.name" | "employee.organization.currency" | "employee.organization.isDefault" | "employee.organization.timeZone" | "employee.organization.startWeekOn" | "employee.organization.bonusType" | "employee.organization.bonusPercentage" | "employee.organization.website" | "employee.organization.isActive" | "employee.organization.contactId" | "employee.organization.tags.id" | "employee.organization.tags.tenantId" | "employee.organization.tags.organizationId" | "employee.organization.tags.createdAt" | "employee.organization.tags.updatedAt" | "employee.organization.tags.name" | "employee.organization.tags.color" | "employee.organization.tags.textColor" | "employee.organization.tags.description" | "employee.organization.tags.isSystem" | "employee.organization.skills.id" | "employee.organization.skills.tenantId" | "employee.organization.skills.organizationId" | "employee.organization.skills.createdAt" | "employee.organization.skills.updatedAt" | "employee.organization.skills.name" | "employee.organization.skills.description" | "employee.organization.skills.color" | "employee.organization.contact.id" | "employee.organization.contact.tenantId" | "employee.organization.contact.createdAt" | "employee.organization.contact.updatedAt" | "employee.organization.contact.name" | "employee.organization.contact.firstName" | "employee.organization.contact.lastName" | "employee.organization.contact.country" | "employee.organization.contact.city" | "employee.organization.contact.address" | "employee.organization.contact.address2" | "employee.organization.contact.postcode" | "employee.organization.contact.regionCode" | "employee.organization.contact.latitude" | "employee.organization.contact.longitude" | "employee.organization.contact.fax" | "employee.organization.contact.fiscalInformation" | "employee.organization.contact.website" | "employee.tags.id" | "employee.tags.tenantId" | "employee.tags.organizationId" | "employee.tags.createdAt" | "employee.tags.updatedAt" | "employee.tags.name" | "employee.tags.color" | "employee.tags.textColor" | "employee.tags.description" | "employee.tags.isSystem" | "employee.skills.id" | "employee.skills.tenantId" | "employee.skills.organizationId" | "employee.skills.createdAt" | "employee.skills.updatedAt" | "employee.skills.name" | "employee.skills.description" | "employee.skills.color" | "approvedBy.id" | "approvedBy.tenantId" | "approvedBy.createdAt" | "approvedBy.updatedAt" | "approvedBy.email" | "approvedBy.firstName" | "approvedBy.lastName" | "approvedBy.name" | "approvedBy.roleId" | "approvedBy.isActive" | "approvedBy.isEmailVerified" | "approvedBy.imageUrl" | "approvedBy.role.id" | "approvedBy.role.tenantId" | "approvedBy.role.createdAt" | "approvedBy.role.updatedAt" | "approvedBy.role.name" | "timeLogs.id" | "timeLogs.tenantId" | "timeLogs.organizationId" | "timeLogs.createdAt" | "timeLogs.updatedAt" | "timeLogs.createdById" | "timeLogs.updatedById" | "timeLogs.employeeId" | "timeLogs.startedAt" | "timeLogs.stoppedAt" | "timeLogs.duration" | "timeLogs.logType" | "timeLogs.source" | "timeLogs.description" | "timeLogs.reason" | "timeLogs.isBillable" | "timeLogs.projectId" | "timeLogs.taskId" | "timeLogs.timesheetId" | "timeLogs.organizationTeamId" | "timeLogs.employee.id" | "timeLogs.employee.tenantId" | "timeLogs.employee.organizationId" | "timeLogs.employee.createdAt" | "timeLogs.employee.updatedAt" | "timeLogs.employee.firstName" | "timeLogs.employee.lastName" | "timeLogs.employee.userId" | "timeLogs.employee.startedWorkOn" | "timeLogs.employee.endWork" | "timeLogs.employee.billRateValue" | "timeLogs.employee.billRateCurrency" | "timeLogs.employee.payPeriod" | "timeLogs.employee.isActive" | "timeLogs.employee.user.id" | "timeLogs.employee.user.tenantId" | "timeLogs.employee.user.createdAt" | "timeLogs.employee.user.updatedAt" | "timeLogs.employee.user.email" | "timeLogs.employee.user.firstName" | "timeLogs.employee.user.lastName" | "timeLogs.employee.user.name" | "timeLogs.employee.user.roleId" | "timeLogs.employee.user.isActive" | "timeLogs.employee.user.isEmailVerified" | "timeLogs.employee.user.imageUrl" | "timeLogs.employee.organization.id" | "timeLogs.employee.organization.tenantId" | "timeLogs.employee.organization.createdAt" | "timeLogs.employee.organization.updatedAt" | "timeLogs.employee.organization.name" | "timeLogs.employee.organization.currency" | "timeLogs.employee.organization.isDefault" | "timeLogs.employee.organization.timeZone" | "timeLogs.employee.organization.startWeekOn" | "timeLogs.employee.organization.bonusType" | "timeLogs.employee.organization.bonusPercentage" | "timeLogs.employee.organization.website" | "timeLogs.employee.organization.isActive" | "timeLogs.employee.organization.contactId" | "timeLogs.employee.tags.id" | "timeLogs.employee.tags.tenantId" | "timeLogs.employee.tags.organizationId" | "timeLogs.employee.tags.createdAt" | "timeLogs.employee.tags.updatedAt" | "timeLogs.employee.tags.name" | "timeLogs.employee.tags.color" | "timeLogs.employee.tags.textColor" | "timeLogs.employee.tags.description" | "timeLogs.employee.tags.isSystem" | "timeLogs.employee.skills.id" | "timeLogs.employee.skills.tenantId" | "timeLogs.employee.skills.organizationId" | "timeLogs.employee.skills.createdAt" | "timeLogs.employee.skills.updatedAt" | "timeLogs.employee.skills.name" | "timeLogs.employee.skills.description" | "timeLogs.employee.skills.color" | "timeLogs.project.id" | "timeLogs.project.tenantId" | "timeLogs.project.organizationId" | "timeLogs.project.createdAt" | "timeLogs.project.updatedAt" | "timeLogs.project.name" | "timeLogs.project.startDate" | "timeLogs.project.endDate" | "timeLogs.project.billing" | "timeLogs.project.currency" | "timeLogs.project.public" | "timeLogs.project.billable" | "timeLogs.project.owner" | "timeLogs.project.budget" | "timeLogs.project.budgetType" | "timeLogs.project.color" | "timeLogs.project.description" | "timeLogs.project.organizationContactId" | "timeLogs.project.members.id" | "timeLogs.project.members.tenantId" | "timeLogs.project.members.organizationId" | "timeLogs.project.members.createdAt" | "timeLogs.project.members.updatedAt" | "timeLogs.project.members.firstName" | "timeLogs.project.members.lastName" | "timeLogs.project.members.userId" | "timeLogs.project.members.startedWorkOn" | "timeLogs.project.members.endWork" | "timeLogs.project.members.billRateValue" | "timeLogs.project.members.billRateCurrency" | "timeLogs.project.members.payPeriod" | "timeLogs.project.members.isActive" | "timeLogs.project.teams.id" | "timeLogs.project.teams.tenantId" | "timeLogs.project.teams.organizationId" | "timeLogs.project.teams.createdAt" | "timeLogs.project.teams.updatedAt" | "timeLogs.project.teams.name" | "timeLogs.project.teams.color" | "timeLogs.project.teams.emoji" | "timeLogs.project.teams.public" | "timeLogs.project.tags.id" | "timeLogs.project.tags.tenantId" | "timeLogs.project.tags.organizationId" | "timeLogs.project.tags.createdAt" | "timeLogs.project.tags.updatedAt" | "timeLogs.project.tags.name" | "timeLogs.project.tags.color" | "timeLogs.project.tags.textColor" | "timeLogs.project.tags.description" | "timeLogs.project.tags.isSystem" | "timeLogs.project.organizationContact.id" | "timeLogs.project.organizationContact.tenantId" | "timeLogs.project.organizationContact.organizationId" | "timeLogs.project.organizationContact.createdAt" | "timeLogs.project.organizationContact.updatedAt" | "timeLogs.project.organizationContact.name" | "timeLogs.project.organizationContact.primaryEmail" | "timeLogs.project.organizationContact.primaryPhone" | "timeLogs.project.organizationContact.contactType" | "timeLogs.project.organizationContact.budget" | "timeLogs.project.organizationContact.budgetType" | "timeLogs.task.id" | "timeLogs.task.tenantId" | "timeLogs.task.organizationId" | "timeLogs.task.createdAt" | "timeLogs.task.updatedAt" | "timeLogs.task.createdById" | "timeLogs.task.updatedById" | "timeLogs.task.deletedAt" | "timeLogs.task.deletedById" | "timeLogs.task.title" | "timeLogs.task.description" | "timeLogs.task.status" | "timeLogs.task.priority" | "timeLogs.task.size" | "timeLogs.task.estimate" | "timeLogs.task.dueDate" | "timeLogs.task.startDate" | "timeLogs.task.number" | "timeLogs.task.prefix" | "timeLogs.task.isDraft" | "timeLogs.task.public" | "timeLogs.task.projectId" | "timeLogs.task.parentId" | "timeLogs.task.organizationSprintId" | "timeLogs.task.creatorId" | "timeLogs.task.project.id" | "timeLogs.task.project.tenantId" | "timeLogs.task.project.organizationId" | "timeLogs.task.project.createdAt" | "timeLogs.task.project.updatedAt" | "timeLogs.task.project.name" | "timeLogs.task.project.startDate" | "timeLogs.task.project.endDate" | "timeLogs.task.project.billing" | "timeLogs.task.project.currency" | "timeLogs.task.project.public" | "timeLogs.task.project.billable" | "timeLogs.task.project.owner" | "timeLogs.task.project.budget" | "timeLogs.task.project.budgetType" | "timeLogs.task.project.color" | "timeLogs.task.project.description" | "timeLogs.task.project.organizationContactId" | "timeLogs.task.creator.id" | "timeLogs.task.creator.tenantId" | "timeLogs.task.creator.createdAt" | "timeLogs.task.creator.updatedAt" | "timeLogs.task.creator.email" | "timeLogs.task.creator.firstName" | "timeLogs.task.creator.lastName" | "timeLogs.task.creator.name" | "timeLogs.task.creator.roleId" | "timeLogs.task.creator.isActive" | "timeLogs.task.creator.isEmailVerified" | "timeLogs.task.creator.imageUrl" | "timeLogs.task.members.id" | "timeLogs.task.members.tenantId" | "timeLogs.task.members.organizationId" | "timeLogs.task.members.createdAt" | "timeLogs.task.members.updatedAt" | "timeLogs.task.members.firstName" | "timeLogs.task.members.lastName" | "timeLogs.task.members.userId" | "timeLogs.task.members.startedWorkOn" | "timeLogs.task.members.endWork" | "timeLogs.task.members.billRateValue" | "timeLogs.task.members.billRateCurrency" | "timeLogs.task.members.payPeriod" | "timeLogs.task.members.isActive" | "timeLogs.task.teams.id" | "timeLogs.task.teams.tenantId" | "timeLogs.task.teams.organizationId" | "timeLogs.task.teams.createdAt" | "timeLogs.task.teams.updatedAt" | "timeLogs.task.teams.name" | "timeLogs.task.teams.color" | "timeLogs.task.teams.emoji" | "timeLogs.task.teams.public" | "timeLogs.task.tags.id" | "timeLogs.task.tags.tenantId" | "timeLogs.task.tags.organizationId" | "timeLogs.task.tags.createdAt" | "timeLogs.task.tags.updatedAt" | "timeLogs.task.tags.name" | "timeLogs.task.tags.color" | "timeLogs.task.tags.textColor" | "timeLogs.task.tags.description" | "timeLogs.task.tags.isSystem" | "timeLogs.timeSlots.id" | "timeLogs.timeSlots.tenantId" | "timeLogs.timeSlots.organizationId" | "timeLogs.timeSlots.createdAt" | "timeLogs.timeSlots.updatedAt" | "timeLogs.timeSlots.employeeId" | "timeLogs.timeSlots.startedAt" | "timeLogs.timeSlots.duration" | "timeLogs.timeSlots.keyboard" | "timeLogs.timeSlots.mouse" | "timeLogs.timeSlots.overall" | "timeLogs.timeSlots.employee.id" | "timeLogs.timeSlots.employee.tenantId" | "timeLogs.timeSlots.employee.organizationId" | "timeLogs.timeSlots.employee.createdAt" | "timeLogs.timeSlots.employee.updatedAt" | "timeLogs.timeSlots.employee.firstName" | "timeLogs.timeSlots.employee.lastName" | "timeLogs.timeSlots.employee.userId" | "timeLogs.timeSlots.employee.startedWorkOn" | "timeLogs.timeSlots.employee.endWork" | "timeLogs.timeSlots.employee.billRateValue" | "timeLogs.timeSlots.employee.billRateCurrency" | "timeLogs.timeSlots.employee.payPeriod" | "timeLogs.timeSlots.employee.isActive" | "timeLogs.timeSlots.timeLogs.id" | "timeLogs.timeSlots.timeLogs.tenantId" | "timeLogs.timeSlots.timeLogs.organizationId" | "timeLogs.timeSlots.timeLogs.createdAt" | "timeLogs.timeSlots.timeLogs.updatedAt" | "timeLogs.timeSlots.timeLogs.createdById" | "timeLogs.timeSlots.timeLogs.updatedById" | "timeLogs.timeSlots.timeLogs.employeeId" | "timeLogs.timeSlots.timeLogs.startedAt" | "timeLogs.timeSlots.timeLogs.stoppedAt" | "timeLogs.timeSlots.timeLogs.duration" | "timeLogs.timeSlots.timeLogs.logType" | "timeLogs.timeSlots.timeLogs.source" | "timeLogs.timeSlots.timeLogs.description" | "timeLogs.timeSlots.timeLogs.reason" | "timeLogs.timeSlots.timeLogs.isBillable" | "timeLogs.timeSlots.timeLogs.projectId" | "timeLogs.timeSlots.timeLogs.taskId" | "timeLogs.timeSlots.timeLogs.timesheetId" | "timeLogs.timeSlots.timeLogs.organizationTeamId";
         /** @description timesheet narrowed by select[]: id and the fields named (a related record narrowed alike) */
         TimesheetSelected: {
             /** Format: uuid */
@@ -19034,6 +19993,16 @@ export interface components {
             readonly createdAt?: string;
             /** Format: date-time */
             readonly updatedAt?: string;
+            /**
+             * Format: uuid
+             * @description The user whose request created the record
+             */
+            readonly createdById?: string | null;
+            /**
+             * Format: uuid
+             * @description The user whose request last changed the record (its creator until then)
+             */
+            readonly updatedById?: string | null;
             /** Format: uuid */
             employeeId?: string;
             /** Format: date-time */
@@ -21432,7 +22401,7 @@ export interface operations {
                     rating?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, userId, sourceId, candidateLevel, appliedDate, hiredDate, rating. On related records: where[relation][field]=value (or [operator]=value) for user, source, interview, skills (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, deletedAt, deletedById, status, userId, sourceId, candidateLevel, appliedDate, hiredDate, rating. On related records: where[relation][field]=value (or [operator]=value) for user, source, interview, skills (their id and filterable fields).
                  * @example {}
                  */
                 where?: components["schemas"]["CandidateWhere"];
@@ -21448,6 +22417,8 @@ export interface operations {
                 startDate?: string;
                 /** @description Latest appliedDate; a date-only value includes that whole day. */
                 endDate?: string;
+                /** @description true: deleted records too (their deletedAt is set); needs the delete permission (403 without it). false or absent: records not deleted only */
+                withDeleted?: boolean;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -22801,6 +23772,8 @@ export interface operations {
                 "relations[]"?: ("user" | "user.role" | "source" | "interview" | "interview.candidate" | "interview.candidate.user" | "interview.candidate.source" | "interview.candidate.skills" | "skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["CandidateSelectable"][];
+                /** @description true: deleted records too (their deletedAt is set); needs the delete permission (403 without it). false or absent: records not deleted only */
+                withDeleted?: boolean;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -23010,6 +23983,99 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    recoverCandidate: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The candidate, no longer deleted */
+            200: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Candidate"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    softDeleteCandidate: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted (marked deleted: recover brings it back) */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     countCandidate: {
         parameters: {
             query?: {
@@ -23040,7 +24106,7 @@ export interface operations {
                     rating?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, userId, sourceId, candidateLevel, appliedDate, hiredDate, rating. On related records: where[relation][field]=value (or [operator]=value) for user, source, interview, skills (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, deletedAt, deletedById, status, userId, sourceId, candidateLevel, appliedDate, hiredDate, rating. On related records: where[relation][field]=value (or [operator]=value) for user, source, interview, skills (their id and filterable fields).
                  * @example {}
                  */
                 where?: components["schemas"]["CandidateWhere"];
@@ -23056,6 +24122,8 @@ export interface operations {
                 startDate?: string;
                 /** @description Latest appliedDate; a date-only value includes that whole day. */
                 endDate?: string;
+                /** @description true: deleted records too (their deletedAt is set); needs the delete permission (403 without it). false or absent: records not deleted only */
+                withDeleted?: boolean;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -23128,7 +24196,7 @@ export interface operations {
                     rating?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, userId, sourceId, candidateLevel, appliedDate, hiredDate, rating. On related records: where[relation][field]=value (or [operator]=value) for user, source, interview, skills (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, deletedAt, deletedById, status, userId, sourceId, candidateLevel, appliedDate, hiredDate, rating. On related records: where[relation][field]=value (or [operator]=value) for user, source, interview, skills (their id and filterable fields).
                  * @example {}
                  */
                 where?: components["schemas"]["CandidateWhere"];
@@ -23144,6 +24212,8 @@ export interface operations {
                 startDate?: string;
                 /** @description Latest appliedDate; a date-only value includes that whole day. */
                 endDate?: string;
+                /** @description true: deleted records too (their deletedAt is set); needs the delete permission (403 without it). false or absent: records not deleted only */
+                withDeleted?: boolean;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -29652,7 +30722,7 @@ export interface operations {
                     status?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, invoiceNumber, status, isEstimate, estimateStatus, currency, toContactId, fromOrganizationId, invoiceDate, dueDate, totalValue. On related records: where[relation][field]=value (or [operator]=value) for toContact, fromOrganization, invoiceItems, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, deletedAt, deletedById, invoiceNumber, status, isEstimate, estimateStatus, currency, toContactId, fromOrganizationId, invoiceDate, dueDate, totalValue. On related records: where[relation][field]=value (or [operator]=value) for toContact, fromOrganization, invoiceItems, tags (their id and filterable fields).
                  * @example {}
                  */
                 where?: components["schemas"]["InvoiceWhere"];
@@ -29670,6 +30740,8 @@ export interface operations {
                 startDate?: string;
                 /** @description Latest invoiceDate; a date-only value includes that whole day. */
                 endDate?: string;
+                /** @description true: deleted records too (their deletedAt is set); needs the delete permission (403 without it). false or absent: records not deleted only */
+                withDeleted?: boolean;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
                 "tags[]"?: string[];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -30410,6 +31482,8 @@ export interface operations {
                 "relations[]"?: ("toContact" | "toContact.tags" | "fromOrganization" | "fromOrganization.tags" | "fromOrganization.skills" | "fromOrganization.contact" | "invoiceItems" | "invoiceItems.invoice" | "invoiceItems.invoice.toContact" | "invoiceItems.invoice.fromOrganization" | "invoiceItems.task" | "invoiceItems.task.project" | "invoiceItems.task.creator" | "invoiceItems.task.members" | "invoiceItems.task.teams" | "invoiceItems.task.tags" | "invoiceItems.employee" | "invoiceItems.employee.user" | "invoiceItems.employee.organization" | "invoiceItems.employee.tags" | "invoiceItems.employee.skills" | "invoiceItems.project" | "invoiceItems.project.members" | "invoiceItems.project.teams" | "invoiceItems.project.tags" | "invoiceItems.project.organizationContact")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["InvoiceSelectable"][];
+                /** @description true: deleted records too (their deletedAt is set); needs the delete permission (403 without it). false or absent: records not deleted only */
+                withDeleted?: boolean;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -30619,6 +31693,56 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    recoverInvoice: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invoice, no longer deleted */
+            200: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invoice"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listInvoiceShareLinks: {
         parameters: {
             query?: {
@@ -30752,6 +31876,49 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    softDeleteInvoice: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted (marked deleted: recover brings it back) */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     countInvoice: {
         parameters: {
             query?: {
@@ -30784,7 +31951,7 @@ export interface operations {
                     status?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, invoiceNumber, status, isEstimate, estimateStatus, currency, toContactId, fromOrganizationId, invoiceDate, dueDate, totalValue. On related records: where[relation][field]=value (or [operator]=value) for toContact, fromOrganization, invoiceItems, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, deletedAt, deletedById, invoiceNumber, status, isEstimate, estimateStatus, currency, toContactId, fromOrganizationId, invoiceDate, dueDate, totalValue. On related records: where[relation][field]=value (or [operator]=value) for toContact, fromOrganization, invoiceItems, tags (their id and filterable fields).
                  * @example {}
                  */
                 where?: components["schemas"]["InvoiceWhere"];
@@ -30802,6 +31969,8 @@ export interface operations {
                 startDate?: string;
                 /** @description Latest invoiceDate; a date-only value includes that whole day. */
                 endDate?: string;
+                /** @description true: deleted records too (their deletedAt is set); needs the delete permission (403 without it). false or absent: records not deleted only */
+                withDeleted?: boolean;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
                 "tags[]"?: string[];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -30878,7 +32047,7 @@ export interface operations {
                     status?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, invoiceNumber, status, isEstimate, estimateStatus, currency, toContactId, fromOrganizationId, invoiceDate, dueDate, totalValue. On related records: where[relation][field]=value (or [operator]=value) for toContact, fromOrganization, invoiceItems, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, deletedAt, deletedById, invoiceNumber, status, isEstimate, estimateStatus, currency, toContactId, fromOrganizationId, invoiceDate, dueDate, totalValue. On related records: where[relation][field]=value (or [operator]=value) for toContact, fromOrganization, invoiceItems, tags (their id and filterable fields).
                  * @example {}
                  */
                 where?: components["schemas"]["InvoiceWhere"];
@@ -30896,6 +32065,8 @@ export interface operations {
                 startDate?: string;
                 /** @description Latest invoiceDate; a date-only value includes that whole day. */
                 endDate?: string;
+                /** @description true: deleted records too (their deletedAt is set); needs the delete permission (403 without it). false or absent: records not deleted only */
+                withDeleted?: boolean;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
                 "tags[]"?: string[];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -39903,7 +41074,7 @@ export interface operations {
                     estimate?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number, dueDate, startDate, estimate. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for project, creator, members, teams, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, deletedAt, deletedById, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number, dueDate, startDate, estimate. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for project, creator, members, teams, tags (their id and filterable fields).
                  * @example {}
                  */
                 where?: components["schemas"]["TaskWhere"];
@@ -39921,6 +41092,8 @@ export interface operations {
                 startDate?: string;
                 /** @description Latest dueDate; a date-only value includes that whole day. */
                 endDate?: string;
+                /** @description true: deleted records too (their deletedAt is set); needs the delete permission (403 without it). false or absent: records not deleted only */
+                withDeleted?: boolean;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
                 "tags[]"?: string[];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -40046,6 +41219,8 @@ export interface operations {
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TaskSelectable"][];
+                /** @description true: deleted records too (their deletedAt is set); needs the delete permission (403 without it). false or absent: records not deleted only */
+                withDeleted?: boolean;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -40255,6 +41430,99 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    recoverTask: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task, no longer deleted */
+            200: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    softDeleteTask: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted (marked deleted: recover brings it back) */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     countTask: {
         parameters: {
             query?: {
@@ -40291,7 +41559,7 @@ export interface operations {
                     estimate?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number, dueDate, startDate, estimate. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for project, creator, members, teams, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, deletedAt, deletedById, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number, dueDate, startDate, estimate. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for project, creator, members, teams, tags (their id and filterable fields).
                  * @example {}
                  */
                 where?: components["schemas"]["TaskWhere"];
@@ -40309,6 +41577,8 @@ export interface operations {
                 startDate?: string;
                 /** @description Latest dueDate; a date-only value includes that whole day. */
                 endDate?: string;
+                /** @description true: deleted records too (their deletedAt is set); needs the delete permission (403 without it). false or absent: records not deleted only */
+                withDeleted?: boolean;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
                 "tags[]"?: string[];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -40389,7 +41659,7 @@ export interface operations {
                     estimate?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number, dueDate, startDate, estimate. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for project, creator, members, teams, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, deletedAt, deletedById, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number, dueDate, startDate, estimate. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for project, creator, members, teams, tags (their id and filterable fields).
                  * @example {}
                  */
                 where?: components["schemas"]["TaskWhere"];
@@ -40407,6 +41677,8 @@ export interface operations {
                 startDate?: string;
                 /** @description Latest dueDate; a date-only value includes that whole day. */
                 endDate?: string;
+                /** @description true: deleted records too (their deletedAt is set); needs the delete permission (403 without it). false or absent: records not deleted only */
+                withDeleted?: boolean;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
                 "tags[]"?: string[];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -40560,7 +41832,7 @@ export interface operations {
                     estimate?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number, dueDate, startDate, estimate. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for project, creator, members, teams, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, deletedAt, deletedById, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number, dueDate, startDate, estimate. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for project, creator, members, teams, tags (their id and filterable fields).
                  * @example {}
                  */
                 where?: components["schemas"]["TaskWhere"];
@@ -40578,6 +41850,8 @@ export interface operations {
                 startDate?: string;
                 /** @description Latest dueDate; a date-only value includes that whole day. */
                 endDate?: string;
+                /** @description true: deleted records too (their deletedAt is set); needs the delete permission (403 without it). false or absent: records not deleted only */
+                withDeleted?: boolean;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
                 "tags[]"?: string[];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -40703,6 +41977,8 @@ export interface operations {
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
                 "select[]"?: components["schemas"]["TaskSelectable"][];
+                /** @description true: deleted records too (their deletedAt is set); needs the delete permission (403 without it). false or absent: records not deleted only */
+                withDeleted?: boolean;
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
@@ -40912,6 +42188,99 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    recoverTaskViaTasks: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task, no longer deleted */
+            200: {
+                headers: {
+                    /** @description Strong tag of the record's current version (and of the answer's shape when relations[], select[] or written children shape it): send it in If-None-Match, or in If-Match to change only this version */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    softDeleteTaskViaTasks: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                "If-Match"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted (marked deleted: recover brings it back) */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     countTaskViaTasks: {
         parameters: {
             query?: {
@@ -40948,7 +42317,7 @@ export interface operations {
                     estimate?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number, dueDate, startDate, estimate. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for project, creator, members, teams, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, deletedAt, deletedById, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number, dueDate, startDate, estimate. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for project, creator, members, teams, tags (their id and filterable fields).
                  * @example {}
                  */
                 where?: components["schemas"]["TaskWhere"];
@@ -40966,6 +42335,8 @@ export interface operations {
                 startDate?: string;
                 /** @description Latest dueDate; a date-only value includes that whole day. */
                 endDate?: string;
+                /** @description true: deleted records too (their deletedAt is set); needs the delete permission (403 without it). false or absent: records not deleted only */
+                withDeleted?: boolean;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
                 "tags[]"?: string[];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -41046,7 +42417,7 @@ export interface operations {
                     estimate?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number, dueDate, startDate, estimate. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for project, creator, members, teams, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, deletedAt, deletedById, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number, dueDate, startDate, estimate. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for project, creator, members, teams, tags (their id and filterable fields).
                  * @example {}
                  */
                 where?: components["schemas"]["TaskWhere"];
@@ -41064,6 +42435,8 @@ export interface operations {
                 startDate?: string;
                 /** @description Latest dueDate; a date-only value includes that whole day. */
                 endDate?: string;
+                /** @description true: deleted records too (their deletedAt is set); needs the delete permission (403 without it). false or absent: records not deleted only */
+                withDeleted?: boolean;
                 /** @description Tag ids: records linked to any of them through tags. Also accepted as tags[0]=… or tags=…; at most 100. */
                 "tags[]"?: string[];
                 /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
@@ -41264,7 +42637,7 @@ export interface operations {
                     duration?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, project, task, timeSlots, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, project, task, timeSlots, tags (their id and filterable fields).
                  * @example {}
                  */
                 where?: components["schemas"]["TimeLogWhere"];
@@ -41644,7 +43017,7 @@ export interface operations {
                     duration?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, project, task, timeSlots, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, project, task, timeSlots, tags (their id and filterable fields).
                  * @example {}
                  */
                 where?: components["schemas"]["TimeLogWhere"];
@@ -41734,7 +43107,7 @@ export interface operations {
                     duration?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, project, task, timeSlots, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, project, task, timeSlots, tags (their id and filterable fields).
                  * @example {}
                  */
                 where?: components["schemas"]["TimeLogWhere"];
@@ -43153,7 +44526,7 @@ export interface operations {
                     duration?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, status, isBilled, approvedById, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, approvedBy, timeLogs (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, employeeId, status, isBilled, approvedById, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, approvedBy, timeLogs (their id and filterable fields).
                  * @example {}
                  */
                 where?: components["schemas"]["TimesheetWhere"];
@@ -43531,7 +44904,7 @@ export interface operations {
                     duration?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, status, isBilled, approvedById, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, approvedBy, timeLogs (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, employeeId, status, isBilled, approvedById, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, approvedBy, timeLogs (their id and filterable fields).
                  * @example {}
                  */
                 where?: components["schemas"]["TimesheetWhere"];
@@ -43619,7 +44992,7 @@ export interface operations {
                     duration?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, status, isBilled, approvedById, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, approvedBy, timeLogs (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, employeeId, status, isBilled, approvedById, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, approvedBy, timeLogs (their id and filterable fields).
                  * @example {}
                  */
                 where?: components["schemas"]["TimesheetWhere"];
@@ -43778,7 +45151,7 @@ export interface operations {
                     duration?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, project, task, timeSlots, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, project, task, timeSlots, tags (their id and filterable fields).
                  * @example {}
                  */
                 where?: components["schemas"]["TimeLogWhere"];
@@ -44158,7 +45531,7 @@ export interface operations {
                     duration?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, project, task, timeSlots, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, project, task, timeSlots, tags (their id and filterable fields).
                  * @example {}
                  */
                 where?: components["schemas"]["TimeLogWhere"];
@@ -44248,7 +45621,7 @@ export interface operations {
                     duration?: "ASC" | "DESC" | "asc" | "desc";
                 };
                 /**
-                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, project, task, timeSlots, tags (their id and filterable fields).
+                 * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, project, task, timeSlots, tags (their id and filterable fields).
                  * @example {}
                  */
                 where?: components["schemas"]["TimeLogWhere"];

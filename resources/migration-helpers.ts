@@ -1,10 +1,10 @@
 // What this project's migrations build with: the engine's column helpers, bound to our tables.
 // (Kept outside migrations/, whose every file is a migration.)
-import { atLeastRule, joinTable, recordColumnsFor, secondsBetweenColumn, tenantWideUnique } from '../engine/db/migrations.js';
+import { atLeastRule, joinTable, recordColumnsFor, secondsBetweenColumn, tenantWideUnique, uniqueWhereNull } from '../engine/db/migrations.js';
 import { dropSearchIndex, fulltextIndex, trigramIndex } from '../engine/db/search-indexes.js';
 import { createIdempotencyTable, dropIdempotencyTable } from '../engine/idempotency/table.js';
 
 /** id, tenantId, (organizationId,) createdAt, updatedAt and the default-list index. */
 export const recordColumns = recordColumnsFor({ tenant: 'tenant', organization: 'organization' });
 
-export { atLeastRule, createIdempotencyTable, dropIdempotencyTable, dropSearchIndex, fulltextIndex, joinTable, secondsBetweenColumn, tenantWideUnique, trigramIndex };
+export { atLeastRule, createIdempotencyTable, dropIdempotencyTable, dropSearchIndex, fulltextIndex, joinTable, secondsBetweenColumn, tenantWideUnique, trigramIndex, uniqueWhereNull };

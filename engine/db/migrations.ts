@@ -148,6 +148,18 @@ export function tenantWideUnique(knex: Knex, t: Knex.CreateTableBuilder | Knex.A
 
 export const tenantWideUniqueName = (table: string, columns: string[]) => `${table}_${columns.join('_')}_tenant_wide_unique`.toLowerCase().slice(0, 63);
 
+/**
+ * A unique rule over the rows where `nulls` are null: a softDelete resource's rule holds over the
+ * records not deleted (deletedAt null), so a new record may take a deleted one's values.
+ */
+export function uniqueWhereNull(knex: Knex, t: Knex.CreateTableBuilder | Knex.AlterTableBuilder, table: string, columns: string[], nulls: string[]) {
+  const predicate = nulls.reduce((query, column) => query.whereNull(column), knex.queryBuilder());
+  t.unique(columns, { indexName: uniqueWhereNullName(table, columns, nulls), predicate });
+}
+
+export const uniqueWhereNullName = (table: string, columns: string[], nulls: string[]) =>
+  `${table}_${columns.join('_')}_where_${nulls.join('_')}_null`.toLowerCase().slice(0, 63);
+
 const quoted = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`;
 
 /**

@@ -4,6 +4,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { CompiledResource, Registry } from '../resource/compiled.js';
 import { supportedParameters } from '../resource/list-query.js';
+import { withDeletedProperty } from './soft-delete-fragments.js';
 import {
   ERROR_RESPONSES,
   findInputName,
@@ -139,6 +140,7 @@ function findInputSchema(resource: CompiledResource): Json {
     properties.endDate = dateSchema(`Latest ${resource.dateRange}; a date-only value includes that whole day`);
   }
   if (supported.has('tags')) properties.tags = { type: 'array', items: { type: 'string', format: 'uuid' }, description: 'Tag ids' };
+  if (supported.has('withDeleted')) properties.withDeleted = withDeletedProperty();
   return {
     type: 'object',
     additionalProperties: false,

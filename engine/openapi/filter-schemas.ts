@@ -10,13 +10,20 @@ import { toOpenApiSchema } from './schema-conversion.js';
 
 /**
  * What a filter takes, from the field it filters (the server's own rule: engine/resource/fields.ts
- * filterSchema); organizationId may also be null where records may have none.
+ * filterSchema); a nullable base field (organizationId where records may have none, who changed
+ * or deleted a record) may also be null.
  */
 function filterValueSchema(resource: CompiledResource, name: string): object {
   const field = resource.fields.get(name);
   if (!field) return { type: 'string' };
   if (!field.nullableBase) return toOpenApiSchema(filterSchema(field.definition));
-  // Only organizationId is ever a nullable base field: an organization id, the word null, or JSON null.
+  // Who changed a record, and its deletion: their value, the word null, or JSON null.
+  if (name !== 'organizationId') {
+    // The type is said once, outside: inside anyOf it would refuse JSON null, which nullable allows.
+    const { type: _type, ...value } = toOpenApiSchema(filterSchema(field.definition)) as Record<string, unknown>;
+    return { type: 'string', nullable: true, anyOf: [value, { enum: ['null'] }], description: `A ${name} value, or null (in a query string: the word null)` };
+  }
+  // An organization id, the word null, or JSON null.
   return {
     type: 'string',
     nullable: true,

@@ -9,6 +9,10 @@ import { MAX_CURSOR_LENGTH } from '../resource/cursor.js';
 import { MAX_QUERY_VALUES } from '../http/context.js';
 import { toOpenApiSchema } from './schema-conversion.js';
 import { whereSchema } from './filter-schemas.js';
+import { withDeletedParameters } from './soft-delete-fragments.js';
+
+/** "a" or "an" before a noun. */
+export const article = (noun: string) => (/^[aeiou]/i.test(noun) ? 'an' : 'a');
 
 export type SchemaKind = 'record' | 'create' | 'replace' | 'patch' | 'list';
 
@@ -270,6 +274,7 @@ export function listParameters(resource: CompiledResource): object[] {
       { name: 'endDate', in: 'query', required: false, description: `Latest ${resource.dateRange}; a date-only value includes that whole day.`, schema: dateSchema() },
     );
   }
+  parameters.push(...withDeletedParameters(resource));
   if (supported.has('tags')) {
     parameters.push({
       name: 'tags[]',

@@ -6,6 +6,7 @@ import type { CompiledResource, Operation } from '../resource/compiled.js';
 import { COUNT_PATH, PAGINATION_PATH, TOTAL_EXACT_HEADER } from '../resource/route-names.js';
 import {
   answeredRecord,
+  article,
   errorResponses,
   idParameter,
   jsonBody,
@@ -21,8 +22,8 @@ import {
   selectParameter,
 } from './fragments.js';
 import { etagHeader, ifMatchParameter, ifNoneMatchParameter, notModifiedResponse } from './conditional-fragments.js';
+import { softDeletePaths, withDeletedParameters } from './soft-delete-fragments.js';
 
-const article = (noun: string) => (/^[aeiou]/i.test(noun) ? 'an' : 'a');
 
 function permissionNote(resource: CompiledResource, operation: Operation): string {
   const permission = resource.permissions[operation];
@@ -41,7 +42,7 @@ interface Names {
 }
 
 /** Operation ids' verbs, which a module may annotate with a sentence of its own. */
-export type OperationVerb = 'list' | 'paginate' | 'count' | 'create' | 'search' | 'get' | 'replace' | 'update' | 'delete';
+export type OperationVerb = 'list' | 'paginate' | 'count' | 'create' | 'search' | 'get' | 'replace' | 'update' | 'delete' | 'recover' | 'softDelete';
 export type OperationNotes = Partial<Record<OperationVerb, string>>;
 
 function operation(resource: CompiledResource, names: Names, id: OperationVerb, summary: string, op: Operation, rest: object): object {
@@ -149,7 +150,7 @@ export function resourcePaths(resource: CompiledResource, notes: OperationNotes 
     };
     paths[`${base}/{id}`] = {
       get: operation(resource, names, 'get', `Read one ${n}`, 'read', {
-        parameters: [idParameter(), relationsParameter(resource), selectParameter(resource), ifNoneMatchParameter()],
+        parameters: [idParameter(), relationsParameter(resource), selectParameter(resource), ...withDeletedParameters(resource), ifNoneMatchParameter()],
         responses: { '200': taggedResponse(`The ${n}`, answeredRecord(resource)), '304': notModifiedResponse(), ...errorResponses(400, 401, 403, 404, 500, 503) },
       }),
       put: operation(resource, names, 'replace', `Replace ${article(n)} ${n} (absent optional fields are reset; the organization, owner and caller-filled fields are kept)`, 'update', {
@@ -163,12 +164,15 @@ export function resourcePaths(resource: CompiledResource, notes: OperationNotes 
         requestBody: jsonBody(ref(schemaName(resource, 'patch')), undefined, { required: false }),
         responses: { '200': taggedResponse(`The updated ${n}`, record), ...errorResponses(400, 401, 403, 404, 409, ...conditionalErrors, 413, 415, 500, 503) },
       }),
-      delete: operation(resource, names, 'delete', `Delete ${article(n)} ${n}`, 'delete', {
+      delete: operation(resource, names, 'delete', resource.softDelete ? `Delete ${article(n)} ${n} (marked deleted: PUT /{id}/recover brings it back)` : `Delete ${article(n)} ${n}`, 'delete', {
         parameters: [idParameter(), ifMatch],
         // 400 also when other records still reference it.
         responses: { '204': { description: 'Deleted' }, ...errorResponses(400, 401, 403, 404, ...conditionalErrors, 500, 503) },
       }),
     };
+    if (resource.softDelete) {
+      Object.assign(paths, softDeletePaths(resource, base, record, ifMatch, conditionalErrors, (verb, summary, rest) => operation(resource, names, verb, summary, 'delete', rest)));
+    }
   }
   return paths;
 }

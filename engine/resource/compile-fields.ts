@@ -13,7 +13,10 @@ const OPTIONAL_ORGANIZATION =
   "The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, " +
   "the caller's own organization (its organizationId claim), or the tenant's only one; else null";
 
-/** The columns every record of a scope has, before the definition's own fields. */
+/**
+ * The columns every record of a scope has, before the definition's own fields, and those of who
+ * changed it (changedBy) and of its deletion (softDelete), which the engine alone writes.
+ */
 function baseFields(definition: ResourceDefinition, organizationRoot?: string): Array<[string, FieldDefinition, boolean]> {
   const fields: Array<[string, FieldDefinition, boolean]> = [
     ['id', { ...uuid, readOnly: true }, false],
@@ -24,9 +27,24 @@ function baseFields(definition: ResourceDefinition, organizationRoot?: string): 
     fields.push(['organizationId', { ...uuid, references: organizationRoot, ...described }, true]);
   }
   fields.push(['createdAt', { ...timestamp, readOnly: true }, false], ['updatedAt', { ...timestamp, readOnly: true }, false]);
+  if (definition.changedBy) {
+    fields.push(
+      ['createdById', { ...uuid, readOnly: true, description: 'The user whose request created the record' }, false],
+      ['updatedById', { ...uuid, readOnly: true, description: 'The user whose request last changed the record (its creator until then)' }, false],
+    );
+  }
+  if (definition.softDelete) {
+    fields.push(
+      ['deletedAt', { ...timestamp, readOnly: true, description: 'When the record was deleted; null while it is not (deleted records show only with withDeleted=true)' }, false],
+      ['deletedById', { ...uuid, readOnly: true, description: 'The user whose request deleted the record; null while it is not deleted' }, false],
+    );
+  }
   return fields;
 }
 
+
+/** Base columns that may hold null: records written before changedBy, or by a module; a record not deleted. */
+const NULLABLE_BASE = new Set(['createdById', 'updatedById', 'deletedAt', 'deletedById']);
 
 const STRING_RULES = ['minLength', 'maxLength', 'enum', 'format'] as const;
 const NUMBER_RULES = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'] as const;
@@ -83,7 +101,7 @@ export function compileFields(check: Check, organizationRoot?: string): Map<stri
     problem(check, ['scope'], 'scope "organization" needs a resource marked organizationRoot (the organizations records belong to)');
   }
   for (const [name, def, writable] of baseFields(definition, organizationRoot)) {
-    const nullableBase = name === 'organizationId' && definition.organizationOptional === true;
+    const nullableBase = (name === 'organizationId' && definition.organizationOptional === true) || NULLABLE_BASE.has(name);
     fields.set(name, { name, definition: def, base: true, writable, hidden: false, ...(nullableBase ? { nullableBase } : {}) });
   }
   for (const [name, def] of Object.entries(definition.fields)) {

@@ -112,6 +112,11 @@ function compileOne(source: SourcedDefinition, known: ReadonlySet<string>, probl
     // where[organizationId]=null lists the records of no organization, where there can be any.
     filters.set('organizationId', byDefault(fields.get('organizationId')!.definition, organizationOptional));
   }
+  // Who created, changed or deleted a record, and when it was deleted: filterable without being named.
+  for (const name of ['createdById', 'updatedById', 'deletedAt', 'deletedById']) {
+    const field = fields.get(name);
+    if (field?.base) filters.set(name, byDefault(field.definition, true));
+  }
   (definition.filters ?? []).forEach((entry, i) => {
     const name = typeof entry === 'string' ? entry : entry.field;
     const field = fieldNamed(name, typeof entry === 'string' ? ['filters', i] : ['filters', i, 'field'], 'filter');
@@ -205,6 +210,8 @@ function compileOne(source: SourcedDefinition, known: ReadonlySet<string>, probl
     maxTake: definition.maxTake ?? DEFAULT_MAX_TAKE,
     count: countPolicyOf(check, definition.maxTake ?? DEFAULT_MAX_TAKE),
     requireIfMatch: definition.ifMatch === 'required',
+    softDelete: definition.softDelete === true,
+    changedBy: definition.changedBy === true,
     owner: definition.owner,
     permissions: permissionsOf(check, known),
     ruleMessages,
@@ -241,6 +248,7 @@ function listParametersOf(resource: CompiledResource): string[] {
   if (resource.search.length) names.push('search');
   if (resource.dateRange) names.push('startDate', 'endDate');
   if (resource.tagRelation) names.push('tags');
+  if (resource.softDelete) names.push('withDeleted');
   return names;
 }
 

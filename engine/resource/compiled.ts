@@ -104,6 +104,13 @@ export interface CompiledResource {
   count: CountPolicy;
   /** Updates and deletes need If-Match (428 without it): the definition's `ifMatch: required`. */
   requireIfMatch: boolean;
+  /**
+   * DELETE sets deletedAt and deletedById instead of removing the row; every scope (scopeSql, the
+   * model's scoped()) then leaves deleted rows out, unless a list or read asks withDeleted.
+   */
+  softDelete: boolean;
+  /** Records carry createdById and updatedById, set from the caller by every create and update. */
+  changedBy: boolean;
   owner?: string;
   /** The application's owner rule, on a resource with an owner field (model.ts: scopeConditions applies it). */
   ownerRule?: OwnerRule;

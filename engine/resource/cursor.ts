@@ -47,7 +47,7 @@ const filterTexts = new WeakMap<ListQuery, string>();
 function filterText(query: ListQuery): string {
   let text = filterTexts.get(query);
   if (text === undefined) {
-    text = JSON.stringify([groupText(query), query.or.map(groupText), query.search ?? null, query.startDate ?? null, query.endDate ?? null, query.tags ?? null]);
+    text = JSON.stringify([groupText(query), query.or.map(groupText), query.search ?? null, query.startDate ?? null, query.endDate ?? null, query.tags ?? null, query.withDeleted ?? false]);
     filterTexts.set(query, text);
   }
   return text;

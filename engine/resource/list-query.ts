@@ -35,6 +35,8 @@ export interface ListQuery extends FilterGroup {
   /** Exclusive when the client gave a date only: the whole day is included. */
   endDate?: { at: string; exclusive: boolean };
   tags?: string[];
+  /** withDeleted=true on a softDelete resource: deleted records are listed too (the route checks the permission). */
+  withDeleted?: boolean;
 }
 
 export const MAX_SEARCH_LENGTH = 200;
@@ -201,6 +203,16 @@ function parseTags(raw: unknown, problems: string[]): string[] {
   return ids;
 }
 
+/** withDeleted=true|false (a boolean in a search body); one value. */
+export function parseWithDeleted(raw: unknown, problems: string[]): boolean | undefined {
+  const value = single('withDeleted', raw, problems);
+  if (value === undefined) return undefined;
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  problems.push('withDeleted must be true or false');
+  return undefined;
+}
+
 /**
  * @param input the parsed query string, or the search body (already unwrapped from findInput)
  * @param tenantId the caller's tenant: a where[tenantId] naming another tenant is a 403
@@ -266,6 +278,7 @@ export function parseListQuery(resource: CompiledResource, input: Record<string,
     }
   }
   if (input.tags !== undefined && supported.has('tags')) query.tags = parseTags(input.tags, problems);
+  if (input.withDeleted !== undefined && supported.has('withDeleted')) query.withDeleted = parseWithDeleted(input.withDeleted, problems);
   if (problems.length) throw badRequest(problems);
   return query;
 }

@@ -6,6 +6,7 @@
 import { Model, type ModelClass, type QueryBuilder, type TransactionOrKnex } from 'objection';
 import type { Caller } from '../caller.js';
 import type { CompiledResource } from './compiled.js';
+import { DELETED_AT } from './soft-delete.js';
 
 /** A record of a resource: its columns are the definition's, known at run time only. */
 export interface ResourceRecord extends Model {
@@ -23,7 +24,7 @@ export interface TenantReader {
 export interface ResourceModelClass extends ModelClass<ResourceRecord> {
   /**
    * The records of the resource the caller may see: its tenant's, and for the owner rule's role
-   * its own, or none at all. The conditions are added when the query is built, on the table or on
+   * its own, or none at all; on a softDelete resource, only those not deleted. The conditions are added when the query is built, on the table or on
    * the alias the query was given (`.alias('e')`), whatever is chained after; they are ANDed with
    * the query's own conditions as SQL reads them, so an `orWhere` must be grouped inside
    * `.where((q) => q.where(…).orWhere(…))`: `where tenant and a or b` would reach other tenants.
@@ -61,6 +62,7 @@ export function buildModel(resource: CompiledResource, base: typeof Model): Reso
         if (!conditions) return void query.whereRaw('false');
         const ref = query.tableRefFor(this);
         for (const [column, value] of conditions) query.where(`${ref}.${column}`, value);
+        if (resource.softDelete) query.whereNull(`${ref}.${DELETED_AT}`);
       });
     }
 

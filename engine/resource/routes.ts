@@ -10,7 +10,9 @@ import { resourcePaths, type OperationNotes } from '../openapi/resource-paths.js
 import type { OperationDoc, Route, RouteMethod } from '../route.js';
 import type { CompiledResource } from './compiled.js';
 import { UUID_PATTERN } from './fields.js';
-import { parseListQuery, parseRelations, parseSelect, type ListQuery } from './list-query.js';
+import { parseListQuery, parseRelations, parseSelect, parseWithDeleted, type ListQuery } from './list-query.js';
+import { checkWithDeleted } from './soft-delete.js';
+import type { Caller } from '../caller.js';
 import type { Selection } from './selection.js';
 import type { ListResult, ResourceService } from './service.js';
 import { COUNT_PATH, PAGINATION_PATH, TOTAL_EXACT_HEADER } from './route-names.js';
@@ -22,8 +24,9 @@ const PREFERS_NO_COUNT = /(?:^|[,;]\s*)count\s*=\s*"?none"?\s*(?:$|[,;])/i;
 
 const prefersNoCount = (ctx: Context) => PREFERS_NO_COUNT.test(ctx.get('Prefer'));
 
-function listQueryOf(ctx: Context, resource: CompiledResource, input: Record<string, unknown>, tenantId: string): ListQuery {
-  const query = parseListQuery(resource, input, tenantId);
+function listQueryOf(ctx: Context, resource: CompiledResource, input: Record<string, unknown>, caller: Caller): ListQuery {
+  const query = parseListQuery(resource, input, caller.tenantId);
+  checkWithDeleted(resource, caller, query.withDeleted);
   if (prefersNoCount(ctx)) query.count = 'none';
   return query;
 }
@@ -59,14 +62,16 @@ function answerWritten(ctx: Context, children: readonly string[], record: Record
   ctx.body = record;
 }
 
-/** GET by id's parameters: relations[] and select[], as a list takes them. */
-function readOptions(resource: CompiledResource, ctx: Context): { relations: string[]; select?: Selection } {
+/** GET by id's parameters: relations[] and select[], as a list takes them, and withDeleted on a softDelete resource. */
+function readOptions(resource: CompiledResource, ctx: Context, caller: Caller): { relations: string[]; select?: Selection; withDeleted: boolean } {
   const problems: string[] = [];
-  const parameters = readParameters(ctx, ['relations', 'select']);
+  const parameters = readParameters(ctx, resource.softDelete ? ['relations', 'select', 'withDeleted'] : ['relations', 'select']);
   const relations = parseRelations(resource, parameters.relations, problems);
   const select = parseSelect(resource, parameters.select, relations, problems);
+  const withDeleted = parameters.withDeleted === undefined ? false : parseWithDeleted(parameters.withDeleted, problems);
   if (problems.length) throw badRequest(problems);
-  return { relations, select };
+  checkWithDeleted(resource, caller, withDeleted);
+  return { relations, select, withDeleted: withDeleted === true };
 }
 
 /**
@@ -88,23 +93,25 @@ function crudHandlers(service: ResourceService): Record<CrudOperation, Middlewar
     async list(ctx) {
       const caller = callerOf(ctx);
       const held = heldTags(ctx);
-      answerList(ctx, await service.list(caller, listQueryOf(ctx, resource, parseQueryString(ctx.querystring), caller.tenantId)), { held });
+      answerList(ctx, await service.list(caller, listQueryOf(ctx, resource, parseQueryString(ctx.querystring), caller)), { held });
     },
     async count(ctx) {
       const caller = callerOf(ctx);
-      const { total, exact } = await service.count(caller, parseListQuery(resource, parseQueryString(ctx.querystring), caller.tenantId));
+      const query = parseListQuery(resource, parseQueryString(ctx.querystring), caller.tenantId);
+      checkWithDeleted(resource, caller, query.withDeleted);
+      const { total, exact } = await service.count(caller, query);
       ctx.set(TOTAL_EXACT_HEADER, String(exact));
       ctx.body = { total };
     },
     async search(ctx) {
       const caller = callerOf(ctx);
-      answerList(ctx, await service.list(caller, listQueryOf(ctx, resource, searchInput(ctx.request.body), caller.tenantId)), false);
+      answerList(ctx, await service.list(caller, listQueryOf(ctx, resource, searchInput(ctx.request.body), caller)), false);
     },
     async read(ctx) {
       const caller = callerOf(ctx);
-      const { relations, select } = readOptions(resource, ctx);
+      const { relations, select, withDeleted } = readOptions(resource, ctx, caller);
       const held = heldTags(ctx);
-      const record = await service.read(caller, ctx.params.id, relations, select);
+      const record = await service.read(caller, ctx.params.id, relations, select, withDeleted);
       answerRecord(ctx, held, record, versionOf(record)!, relations.length > 0 || select !== undefined);
     },
     async create(ctx) {
@@ -127,10 +134,14 @@ function crudHandlers(service: ResourceService): Record<CrudOperation, Middlewar
       await service.remove(caller, ctx.params.id, ifMatchVersions(ctx, resource.requireIfMatch));
       ctx.status = 204;
     },
+    async recover(ctx) {
+      const caller = callerOf(ctx);
+      answerWritten(ctx, children, await service.recover(caller, ctx.params.id, ifMatchVersions(ctx, resource.requireIfMatch)));
+    },
   };
 }
 
-type CrudOperation = 'list' | 'count' | 'search' | 'read' | 'create' | 'replace' | 'modify' | 'remove';
+type CrudOperation = 'list' | 'count' | 'search' | 'read' | 'create' | 'replace' | 'modify' | 'remove' | 'recover';
 
 /** Each route of a resource's path: method, sub-path, handler, permission. */
 const CRUD_TABLE: Array<[RouteMethod, string, CrudOperation, 'read' | 'create' | 'update' | 'delete']> = [
@@ -145,6 +156,12 @@ const CRUD_TABLE: Array<[RouteMethod, string, CrudOperation, 'read' | 'create' |
   ['DELETE', '/:id', 'remove', 'delete'],
 ];
 
+/** A softDelete resource's two more: recover, and Ever Gauzy's spelling of its delete. */
+const SOFT_DELETE_TABLE: typeof CRUD_TABLE = [
+  ['PUT', '/:id/recover', 'recover', 'delete'],
+  ['DELETE', '/:id/soft', 'remove', 'delete'],
+];
+
 /**
  * The seven routes under the resource's path and each alias, and the list's two Ever Gauzy
  * spellings: /pagination (the list itself) and /count (its total); documented as
@@ -155,8 +172,9 @@ export function crudRoutes(service: ResourceService, notes?: OperationNotes): Ro
   const { resource } = service;
   const handlers = crudHandlers(service);
   const documented = resourcePaths(resource, notes);
+  const table = resource.softDelete ? [...CRUD_TABLE, ...SOFT_DELETE_TABLE] : CRUD_TABLE;
   return resource.paths.flatMap((path) =>
-    CRUD_TABLE.map(([method, sub, operation, permission]): Route => {
+    table.map(([method, sub, operation, permission]): Route => {
       const routePath = `/api/${path}${sub}`;
       return {
         method,

@@ -14,7 +14,7 @@ import { run } from './sql/runner.js';
 import { matchesStatement, orderKeyAlias, orderValuesOf, pageStatement, readStatement } from './sql/select.js';
 import { effectiveOrder, type ListCursors } from './cursor.js';
 import { countMatches, type CountResult } from './count.js';
-import { deleteStatement, insertStatement, updateStatement } from './sql/write.js';
+import { deleteStatement, insertStatement, recoverStatement, updateStatement } from './sql/write.js';
 import { keepVersion } from './versions.js';
 import { prepareChildren, prepareWrite, type PreparedWrite, type WriteContext } from './write-body.js';
 
@@ -111,10 +111,10 @@ export class ResourceService {
   }
 
   /** One record; `relations` loaded onto it, `select` narrowing what it answers (selection.ts). */
-  async read(caller: Caller, id: string, relations: string[] = [], select?: Selection): Promise<Record<string, any>> {
+  async read(caller: Caller, id: string, relations: string[] = [], select?: Selection, withDeleted = false): Promise<Record<string, any>> {
     const { db, resource } = this;
     const tree = relationTree(relations);
-    const [found] = await run(db, readStatement(resource, caller, checkId(id), columnsAt(resource, select, '', tree)));
+    const [found] = await run(db, readStatement(resource, caller, checkId(id), columnsAt(resource, select, '', tree), withDeleted));
     if (!found) throw notFound();
     keepVersion(found);
     await loadRelations(db, resource, caller, [found], tree, select);
@@ -143,6 +143,25 @@ export class ResourceService {
     const recordId = checkId(id);
     const deleted = await run(this.db, deleteStatement(this.resource, caller, recordId, versions));
     if (!deleted.length) throw await this.missed(this.db, caller, recordId, versions);
+  }
+
+  /**
+   * A softDelete resource's deleted record back among the live ones (404 when there is no deleted
+   * record of that id in the caller's scope; 412 when it is not at one of `versions`).
+   */
+  async recover(caller: Caller, id: string, versions?: readonly string[]): Promise<Record<string, any>> {
+    const recordId = checkId(id);
+    if (!this.resource.softDelete) throw notFound();
+    try {
+      const [row] = await run(this.db, recoverStatement(this.resource, caller, recordId, versions));
+      if (row) return keepVersion(row);
+    } catch (err) {
+      // Another record took its unique values while it was deleted: the rule's own 409.
+      definedViolation([this.resource], err);
+    }
+    if (!versions) throw notFound();
+    const [deleted] = await run(this.db, readStatement(this.resource, caller, recordId, ['id', 'deletedAt'], true));
+    throw deleted?.deletedAt ? preconditionFailed() : notFound();
   }
 
   private async update(caller: Caller, id: string, body: unknown, mode: 'replace' | 'patch', versions?: readonly string[]) {

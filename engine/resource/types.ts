@@ -129,6 +129,10 @@ export interface ResourceDefinition {
   count?: CountDefinition;
   /** required: updates and deletes must send If-Match (docs/api-conventions.md#conditional-requests); optional by default. */
   ifMatch?: 'optional' | 'required';
+  /** true: DELETE marks the record deleted instead of removing it (docs/api-conventions.md#soft-delete). */
+  softDelete?: boolean;
+  /** true: records carry createdById and updatedById, the users who created and last changed them. */
+  changedBy?: boolean;
   rules?: RuleDefinition[];
   /** Rate limits of this resource's own endpoints (docs/rate-limits.md). */
   limits?: ResourceLimitDefinition[];

@@ -12,6 +12,7 @@ import { readStatement, someIdsStatement } from './sql/select.js';
 import { existingCountsStatement } from './sql/write.js';
 import { filledFromParent } from './schemas.js';
 import { isPlainObject } from '../objects.js';
+import { CREATED_BY, UPDATED_BY } from './soft-delete.js';
 
 export type WriteMode = 'create' | 'replace' | 'patch';
 
@@ -214,6 +215,7 @@ async function prepareRow(
     else if (mode === 'create' && field.name in resource.defaults) row[field.name] = resource.defaults[field.name];
     else if (mode === 'replace' && !resource.keptOnReplace.has(field.name)) row[field.name] = resource.defaults[field.name] ?? null;
   }
+  if (mode === 'create' && resource.changedBy) row[CREATED_BY] = row[UPDATED_BY] = caller.userId;
   if (mode === 'create') {
     for (const { field, claim } of resource.callerDefaults) {
       const value = claim === 'userId' ? caller.userId : caller.claims[claim];

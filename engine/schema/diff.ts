@@ -24,6 +24,10 @@ export type Fix =
   | { kind: 'addUnique'; table: string; columns: string[] }
   /** The unique index of a rule over the records of no organization (tenantWideUnique): `fields` are the rule's. */
   | { kind: 'addTenantWideUnique'; table: string; fields: string[] }
+  /** A unique index over the rows where `whereNull` are null (uniqueWhereNull): a softDelete resource's rule. */
+  | { kind: 'addUniqueWhereNull'; table: string; columns: string[]; whereNull: string[] }
+  /** A unique constraint (`constraint`) or index over all rows, where the rule leaves deleted rows out. */
+  | { kind: 'dropUnique'; table: string; columns: string[]; name: string; constraint: boolean }
   | { kind: 'addIndex'; table: string; columns: string[] }
   /** The GIN index of the fulltext search document of `columns` (fulltextIndex). */
   | { kind: 'addFulltextIndex'; table: string; columns: string[]; replaces?: string[] }
@@ -127,9 +131,27 @@ function foreignKeyDifference(table: ExpectedTable, fk: ExpectedForeignKey, actu
 }
 
 /** A partial index's condition is exactly "column IS NULL" (pg_get_expr writes it in parentheses). */
-function isNullTest(predicate: string, column: string): boolean {
-  const text = predicate.trim().replace(/^\((.*)\)$/s, '$1').trim();
-  return new RegExp(`^("${column}"|${column}) is null$`, 'i').test(text);
+/** Whether a partial index's condition is `<each of columns> is null`, ANDed, in any order. */
+function isNullTest(predicate: string, columns: string[]): boolean {
+  const unwrap = (text: string) => text.trim().replace(/^\((.*)\)$/s, '$1').trim();
+  const parts = unwrap(predicate).split(/\s+and\s+/i).map(unwrap);
+  const named = parts.map((part) => /^"?([^"]+)"? is null$/i.exec(part)?.[1]);
+  return named.every((name) => name !== undefined) && sameSet(named as string[], columns);
+}
+
+/**
+ * A unique constraint (or index) over every row where the rule must hold over the rows not deleted
+ * only: it would refuse a new record the value of a deleted one. Each is a difference, to drop.
+ */
+function wholeTableUniques(table: string, columns: string[], nulls: string[], actual: ActualTable): Difference[] {
+  if (!nulls.includes('deletedAt')) return [];
+  const constraints = actual.constraints.filter((c) => c.type === 'u' && sameSet(c.columns, columns));
+  const indexes = actual.indexes.filter((i) => i.unique && i.plain && sameSet(i.columns, columns) && !constraints.some((c) => c.name === i.name));
+  return [...constraints.map((c) => ({ name: c.name, constraint: true })), ...indexes.map((i) => ({ name: i.name, constraint: false }))].map(({ name, constraint }) => ({
+    table,
+    message: `${table} has the unique ${constraint ? 'constraint' : 'index'} ${name} on ${list(columns)} over deleted records too; softDelete needs it over the records not deleted only`,
+    fix: { kind: 'dropUnique', table, columns, name, constraint },
+  }));
 }
 
 function checkMatches(check: ExpectedCheck, actual: ActualTable): 'ok' | 'missing' | 'other' {
@@ -218,13 +240,17 @@ function tableDifferences(table: ExpectedTable, actual: ActualTable | undefined,
   ];
   for (const unique of table.uniques) {
     if (unique.whereNull) {
-      const column = unique.whereNull;
-      const partial = actual.indexes.some((i) => i.unique && i.predicate && sameSet(i.columns, unique.columns) && isNullTest(i.predicate, column));
+      const nulls = unique.whereNull;
+      out.push(...wholeTableUniques(table.name, unique.columns, nulls, actual));
+      const partial = actual.indexes.some((i) => i.unique && i.predicate && sameSet(i.columns, unique.columns) && isNullTest(i.predicate, nulls));
       if (partial) continue;
+      const tenantWide = nulls.length === 1 && nulls[0] === 'organizationId';
       out.push({
         table: table.name,
-        message: `${table.name} has no unique index on ${list(unique.columns)} where ${column} is null; ${unique.why} needs one`,
-        fix: { kind: 'addTenantWideUnique', table: table.name, fields: unique.ruleFields ?? unique.columns },
+        message: `${table.name} has no unique index on ${list(unique.columns)} where ${nulls.join(' and ')} ${nulls.length > 1 ? 'are' : 'is'} null; ${unique.why} needs one`,
+        fix: tenantWide
+          ? { kind: 'addTenantWideUnique', table: table.name, fields: unique.ruleFields ?? unique.columns }
+          : { kind: 'addUniqueWhereNull', table: table.name, columns: unique.columns, whereNull: nulls },
       });
       continue;
     }

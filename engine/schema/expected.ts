@@ -26,6 +26,10 @@
 //                                  (the primary key serves one direction, a page's links; the other
 //                                  index the other, the records linked to one target)
 //   scope: tenant                → id (uuid primary key), tenantId, createdAt, updatedAt
+//   changedBy: true              → createdById, updatedById (uuid, nullable)
+//   softDelete: true             → deletedAt (timestamp with time zone), deletedById (uuid), both
+//                                  nullable; each unique rule is then a unique index over the rows
+//                                  where deletedAt is null (uniqueWhereNull in the migration helpers)
 //   scope: organization          → the same plus organizationId (not null; nullable with
 //                                  organizationOptional, and each unique rule naming it then also
 //                                  has a unique index of (tenantId, its other fields) where
@@ -144,6 +148,9 @@ function baseColumns(resource: CompiledResource, options: ExpectedOptions): Expe
     { name: 'createdAt', type: time, nullable: 'no', default: { expression: 'now' }, why: scope },
     { name: 'updatedAt', type: time, nullable: 'no', default: { expression: 'now' }, why: scope },
   );
+  // Who changed it (changedBy) and its deletion (softDelete): null until the service sets them.
+  if (resource.changedBy) columns.push({ name: 'createdById', type: uuid, nullable: 'yes', why: 'changedBy' }, { name: 'updatedById', type: uuid, nullable: 'yes', why: 'changedBy' });
+  if (resource.softDelete) columns.push({ name: 'deletedAt', type: time, nullable: 'yes', why: 'softDelete' }, { name: 'deletedById', type: uuid, nullable: 'yes', why: 'softDelete' });
   return columns;
 }
 
@@ -178,6 +185,7 @@ function recordTable(resource: CompiledResource, options: ExpectedOptions, targe
     indexes.push({ columns: [definition.owner], why: 'owner (the owner-scoped role lists only its own)' });
   }
   const { fulltext, substring } = resource.searchModes;
+  const live = resource.softDelete ? ['deletedAt'] : undefined;
   if (fulltext.length) indexes.push({ columns: fulltext, kind: 'fulltext', why: `search (fulltext over ${fulltext.join(', ')})` });
   for (const field of substring) indexes.push({ columns: [field], kind: 'trigram', why: `search (substring of ${field})` });
   return {
@@ -187,9 +195,10 @@ function recordTable(resource: CompiledResource, options: ExpectedOptions, targe
     scope: resource.scope,
     columns,
     primaryKey: ['id'],
+    // A deleted record (softDelete) holds no unique value: a new record may take it.
     uniques: resource.uniqueMessages.flatMap((u, i) => [
-      { columns: u.fields, why: `unique[${i}]` },
-      ...(u.tenantWide ? [{ columns: u.tenantWide, whereNull: 'organizationId', ruleFields: u.fields, why: `unique[${i}] over the records of no organization (organizationOptional)` }] : []),
+      { columns: u.fields, ...(live ? { whereNull: live } : {}), why: `unique[${i}]${live ? ' over the records not deleted (softDelete)' : ''}` },
+      ...(u.tenantWide ? [{ columns: u.tenantWide, whereNull: ['organizationId', ...(live ?? [])], ruleFields: u.fields, why: `unique[${i}] over the records of no organization (organizationOptional)` }] : []),
     ]),
     indexes,
     checks: (definition.rules ?? []).map((rule, i) => ({

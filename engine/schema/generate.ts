@@ -3,7 +3,7 @@
 // reads like a hand-written one. Nothing is ever dropped that a definition still needs; a column
 // only the database has is left alone. `down` undoes what `up` did, where that can be undone.
 import type { Difference, Fix } from './diff.js';
-import { tenantWideUniqueName } from '../db/migrations.js';
+import { tenantWideUniqueName, uniqueWhereNullName } from '../db/migrations.js';
 import { fulltextIndexName, trigramIndexName } from '../db/search-indexes.js';
 import { tenantWideUniqueColumns } from '../resource/compiled.js';
 import { DEFAULT_STRING_LENGTH } from './expected.js';
@@ -85,8 +85,14 @@ function createTable(table: ExpectedTable, uses: Set<string>): string[] {
   // only on the scope, so recordColumns cannot make them all.
   for (const index of table.indexes) if (!index.kind) body.push(`t.index(${cols(index.columns)});`);
   for (const unique of table.uniques) {
-    if (unique.whereNull) uses.add('tenantWideUnique');
-    body.push(unique.whereNull ? tenantWideUniqueStatement(table.name, unique.ruleFields ?? unique.columns) : `t.unique(${cols(unique.columns)});`);
+    if (!unique.whereNull) body.push(`t.unique(${cols(unique.columns)});`);
+    else if (unique.whereNull.join() === 'organizationId') {
+      uses.add('tenantWideUnique');
+      body.push(tenantWideUniqueStatement(table.name, unique.ruleFields ?? unique.columns));
+    } else {
+      uses.add('uniqueWhereNull');
+      body.push(uniqueWhereNullStatement(table.name, unique.columns, unique.whereNull));
+    }
   }
   for (const check of table.checks) {
     uses.add('atLeastRule');
@@ -103,6 +109,7 @@ function searchIndexStatement(table: string, kind: 'fulltext' | 'trigram', colum
 }
 
 const tenantWideUniqueStatement = (table: string, fields: string[]) => `tenantWideUnique(knex, t, ${q(table)}, ${cols(fields)});`;
+const uniqueWhereNullStatement = (table: string, columns: string[], nulls: string[]) => `uniqueWhereNull(knex, t, ${q(table)}, ${cols(columns)}, ${cols(nulls)});`;
 
 /** Tables to create, each after the tables it points at (when those are created here too). */
 function creationOrder(tables: ExpectedTable[]): ExpectedTable[] {
@@ -194,6 +201,20 @@ function alterations(fix: Exclude<Fix, { kind: 'createTable' }>, changes: TableC
       changes.undoBuilder.push(`t.dropIndex([], ${q(tenantWideUniqueName(fix.table, columns))});`);
       return;
     }
+    case 'addUniqueWhereNull':
+      uses.add('uniqueWhereNull');
+      changes.builder.push(uniqueWhereNullStatement(fix.table, fix.columns, fix.whereNull));
+      changes.undoBuilder.push(`t.dropIndex([], ${q(uniqueWhereNullName(fix.table, fix.columns, fix.whereNull))});`);
+      return;
+    case 'dropUnique':
+      // Dropped before the new index is made, so that no row is held by both meanwhile.
+      changes.before.push(
+        fix.constraint
+          ? `await knex.raw('alter table ?? drop constraint ??', [${table}, ${q(fix.name)}]);`
+          : `await knex.raw('drop index ??', [${q(fix.name)}]);`,
+      );
+      changes.undoBefore.push(`await knex.schema.alterTable(${table}, (t) => t.unique(${cols(fix.columns)}, { indexName: ${q(fix.name)} }));`);
+      return;
     case 'addIndex':
       changes.builder.push(`t.index(${cols(fix.columns)});`);
       changes.undoBuilder.push(`t.dropIndex(${cols(fix.columns)});`);

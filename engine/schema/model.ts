@@ -60,10 +60,11 @@ export interface ExpectedUnique {
   columns: string[];
   why: string;
   /**
-   * A unique index over the rows where this column is null only (a `unique:` rule over the records
-   * of no organization: tenantWideUnique in the migration helpers); the rule it serves names these.
+   * A unique index over the rows where these columns are null only: organizationId (a `unique:`
+   * rule over the records of no organization: tenantWideUnique in the migration helpers), deletedAt
+   * (a softDelete resource's rule, which deleted records do not hold: uniqueWhereNull).
    */
-  whereNull?: string;
+  whereNull?: string[];
   /** whereNull: the fields of the rule it serves, as a generated migration passes them to tenantWideUnique. */
   ruleFields?: string[];
 }

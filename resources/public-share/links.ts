@@ -68,6 +68,8 @@ export async function sharedInvoice(
     .whereNull('link.revokedAt')
     .where('link.expiresAt', '>', db.fn.now())
     .where('invoice.isEstimate', found.isEstimate)
+    // Read before the tenant is known, so not through scoped(): a deleted invoice (softDelete) opens nothing.
+    .whereNull('invoice.deletedAt')
     .select([...columns, 'link.tenantId as linkTenantId'])
     .first();
   if (!row) return undefined;

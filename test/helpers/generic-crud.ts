@@ -368,6 +368,24 @@ export function genericCrudTests(options: GenericCrudOptions = {}): { app: () =>
       const res = await t.http.delete(`${base(r)}/${fresh.id}`).set(acme.auth);
       assert.is(res.status, 204, show(res));
       assertNotFound(await t.http.get(`${base(r)}/${fresh.id}`).set(acme.auth));
+      if (r.softDelete) {
+        // Marked deleted by the caller, kept, out of the list; recover brings it back.
+        const row = await rowOf(r, fresh.id);
+        assert.ok(row?.deletedAt, 'the row is kept, marked deleted');
+        assert.is(row.deletedById, acme.userId, 'deletedById is the caller');
+        assert.not.ok((await listAll(r, acme)).ids.includes(fresh.id), 'a deleted record is not listed');
+        const seen = await t.http.get(`${base(r)}/${fresh.id}`).query({ withDeleted: true }).set(acme.auth);
+        assert.is(seen.status, 200, show(seen));
+        assert.ok(seen.body.deletedAt, 'withDeleted reads it, deletedAt set');
+        assertNotFound(await t.http.delete(`${base(r)}/${fresh.id}`).set(acme.auth));
+        const recovered = await t.http.put(`${base(r)}/${fresh.id}/recover`).set(acme.auth);
+        assert.is(recovered.status, 200, show(recovered));
+        assert.is(recovered.body.deletedAt, null);
+        assert.is((await rowOf(r, fresh.id)).deletedAt, null, 'the row is live again');
+        assert.is((await t.http.get(`${base(r)}/${fresh.id}`).set(acme.auth)).status, 200);
+        assertNotFound(await t.http.put(`${base(r)}/${fresh.id}/recover`).set(acme.auth));
+        return;
+      }
       assert.is(await rowOf(r, fresh.id), undefined);
       assertNotFound(await t.http.delete(`${base(r)}/${fresh.id}`).set(acme.auth));
     });
@@ -442,6 +460,13 @@ export function genericCrudTests(options: GenericCrudOptions = {}): { app: () =>
       };
       const before = await pointing();
       const res = await t.http.delete(`${base(r)}/${record.id}`).set(acme.auth);
+      if (r.softDelete) {
+        // Marked deleted: what points at it keeps pointing (recover brings it back whole).
+        assert.is(res.status, 204, show(res));
+        assert.ok((await rowOf(r, record.id))?.deletedAt, 'the row is kept, marked deleted');
+        assert.equal(await pointing(), before, 'what pointed at it still does');
+        return;
+      }
       if (res.status === 400) {
         assertError(res, 400, /^The record is still referenced by \S+ records; delete or move them first$/);
         const table = /referenced by (\S+) records/.exec(res.body.message[0])![1].replace(/-/g, '_');

@@ -127,6 +127,12 @@ export async function attackRecord(w: AttackWorld, r: CompiledResource) {
     assertNotFound(await w.http.patch(url).set(auth).send(patchOf(w, r)));
     assertNotFound(await w.http.patch(url).set(auth).send({}));
     assertNotFound(await w.http.delete(url).set(auth));
+    if (r.softDelete) {
+      // Asking for deleted records widens nothing beyond the caller's scope.
+      assertNotFound(await w.http.get(url).query({ withDeleted: true }).set(auth));
+      assertNotFound(await w.http.put(`${url}/recover`).set(auth));
+      assertNotFound(await w.http.delete(`${url}/soft`).set(auth));
+    }
   }
   // Ids are compared in lower case: the same id in capitals is the same record, still not the viewer's.
   assertNotFound(await w.http.get(`/api/${r.paths[0]}/${victim.id.toUpperCase()}`).set(auth));

@@ -58,12 +58,13 @@ export const ownerApplies = (viewer: Viewer, r: CompiledResource) => ownerScoped
 export function visibleRows(db: Knex, r: CompiledResource, viewer: Viewer, ref = r.table): Knex.QueryBuilder {
   const query = db(r.table === ref ? r.table : { [ref]: r.table }).where(`${ref}.tenantId`, viewer.tenantId);
   if (ownerApplies(viewer, r)) query.where(`${ref}.${r.owner}`, viewer.ownEmployeeId!);
+  if (r.softDelete) query.whereNull(`${ref}.deletedAt`);
   return query;
 }
 
 /** Whether a record (a row of the database or one the API answered) is one the viewer may see. */
 export function isVisible(r: CompiledResource, record: Row, viewer: Viewer): boolean {
-  if (record.tenantId !== viewer.tenantId) return false;
+  if (record.tenantId !== viewer.tenantId || (r.softDelete && record.deletedAt)) return false;
   return !ownerApplies(viewer, r) || record[r.owner!] === viewer.ownEmployeeId;
 }
 

@@ -169,7 +169,7 @@ test('revoking: 204, revokedAt set and kept; again 204 unchanged; a link of anot
   assert.is((await links({ id: theirs.id }).first()).revokedAt, null);
 });
 
-test("estimateStatus is the customer's: ignored in invoice bodies; deleting an invoice deletes its links", async () => {
+test("estimateStatus is the customer's: ignored in invoice bodies; a deleted invoice's links open nothing until it is recovered", async () => {
   const estimate = await invoiceOf(t, w.acme, { isEstimate: true, estimateStatus: 'ACCEPTED', estimateDecidedAt: '2026-01-01T00:00:00Z' });
   assert.is(estimate.estimateStatus, null);
   assert.is(estimate.estimateDecidedAt, null);
@@ -178,8 +178,14 @@ test("estimateStatus is the customer's: ignored in invoice bodies; deleting an i
   assert.is((await t.db('invoice').where({ id: estimate.id }).first()).estimateStatus, null);
 
   const link = await share(t, w.acme, estimate.id);
+  const open = () => t.http.get(publicUrl('estimate', estimate.id, link.token));
+  assert.is((await open()).status, 200);
+  // Invoices are soft-deleted: the link is kept, and opens nothing while its invoice is deleted.
   assert.is((await t.http.delete(`/api/invoice/${estimate.id}`).set(w.acme.auth)).status, 204);
-  assert.is(await count({ id: link.id }), 0);
+  assert.is(await count({ id: link.id }), 1);
+  assert.is((await open()).status, 404);
+  assert.is((await t.http.put(`/api/invoice/${estimate.id}/recover`).set(w.acme.auth)).status, 200);
+  assert.is((await open()).status, 200);
 });
 
 test.run();

@@ -181,12 +181,20 @@ test('tenant isolation: another tenant gets 404 and the candidate is unchanged',
   assert.not.ok(theirs.body.items.some((c: any) => c.id === created.id));
 });
 
-test('deleting a candidate deletes its interviews and skill links', async () => {
+test('deleting a candidate (soft) keeps its interviews and skill links; recover brings it back whole', async () => {
   const created = await newCandidate({ skillIds: [java] });
-  await t.http.post('/api/candidate-interview').set(acme.auth).send({ candidateId: created.id, title: 'Gone soon' }).expect(201);
+  await t.http.post('/api/candidate-interview').set(acme.auth).send({ candidateId: created.id, title: 'Kept' }).expect(201);
   await t.http.delete(`/api/candidate/${created.id}`).set(acme.auth).expect(204);
-  assert.is((await t.db('candidate_interview').where({ candidateId: created.id }).count({ n: '*' }))[0].n, 0);
-  assert.equal(await linkedSkills(created.id), []);
+  assert.ok((await t.db('candidate').where({ id: created.id }).first()).deletedAt);
+  assert.is(Number((await t.db('candidate_interview').where({ candidateId: created.id }).count({ n: '*' }))[0].n), 1);
+  assert.equal(await linkedSkills(created.id), [java]);
+  // A deleted candidate is no reference for a new interview.
+  const refused = await t.http.post('/api/candidate-interview').set(acme.auth).send({ candidateId: created.id, title: 'Late' });
+  assert.is(refused.status, 400, JSON.stringify(refused.body));
+  const recovered = await t.http.put(`/api/candidate/${created.id}/recover`).set(acme.auth);
+  assert.is(recovered.status, 200, JSON.stringify(recovered.body));
+  const read = await t.http.get(`/api/candidate/${created.id}?relations=interview`).set(acme.auth);
+  assert.is(read.status, 200, JSON.stringify(read.body));
 });
 
 test.run();

@@ -77,9 +77,12 @@ test('time-log: create answers the record with defaults and the computed duratio
     Object.keys(body).sort(),
     [
       'id', 'tenantId', 'organizationId', 'createdAt', 'updatedAt', 'employeeId', 'startedAt', 'stoppedAt', 'duration', 'logType', 'source',
-      'description', 'reason', 'isBillable', 'projectId', 'taskId', 'timesheetId', 'organizationTeamId',
+      'description', 'reason', 'isBillable', 'projectId', 'taskId', 'timesheetId', 'organizationTeamId', 'createdById', 'updatedById',
     ].sort(),
   );
+  // changedBy: the caller created it, and changed it last.
+  assert.is(body.createdById, admin.userId);
+  assert.is(body.updatedById, admin.userId);
   assert.is(body.duration, 5400);
   assert.is(body.logType, 'TRACKED');
   assert.is(body.source, 'WEB_TIMER');

@@ -76,7 +76,10 @@ async function roundTrip(path: string, table: string, body: Record<string, unkno
 
   assert.is((await t.http.delete(`/api/${path}/${id}`).set(acme.auth)).status, 204);
   assertNotFound(await t.http.get(`/api/${path}/${id}`).set(acme.auth));
-  assert.not.ok(await t.db(table).where({ id }).first(), 'the row is gone');
+  // A softDelete resource keeps the row, marked deleted.
+  const left = await t.db(table).where({ id }).first();
+  if ([...t.engine.registry.values()].find((r) => r.table === table)!.softDelete) assert.ok(left?.deletedAt, 'the row is marked deleted');
+  else assert.not.ok(left, 'the row is gone');
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -84,6 +84,8 @@ function generatedRouteExemption(key: string): string | undefined {
         [`PUT ${base}/:id`]: can.record || can.writes,
         [`PATCH ${base}/:id`]: can.record || can.writes,
         [`DELETE ${base}/:id`]: can.record,
+        [`PUT ${base}/:id/recover`]: can.record,
+        [`DELETE ${base}/:id/soft`]: can.record,
       };
       if (key in routes) return routes[key] ? undefined : `${r.name} has no owner field, and this route cannot reach a record that has one`;
     }

@@ -13,6 +13,7 @@ import { rankSql, searchSql } from './search.js';
 import type { Statement } from './runner.js';
 import { col, id, SqlText } from './text.js';
 import { versionColumn } from './version.js';
+import { DELETED_AT } from '../soft-delete.js';
 
 /** `select "t"."a", "t"."b" …` of a resource's visible columns, made once per resource and reference. */
 const selectLists = new WeakMap<CompiledResource, Map<string, string>>();
@@ -27,12 +28,15 @@ export function selectList(resource: CompiledResource, ref = resource.table, col
   return list;
 }
 
-/** Tenant and owner conditions on `ref` (the table or its alias), as the model's scoped() (model.ts). */
-export function scopeSql(sql: SqlText, resource: CompiledResource, caller: Caller, ref = resource.table): SqlText {
+/**
+ * Tenant and owner conditions on `ref` (the table or its alias), as the model's scoped() (model.ts),
+ * and on a softDelete resource, records not deleted (all of them with `withDeleted`).
+ */
+export function scopeSql(sql: SqlText, resource: CompiledResource, caller: Caller, ref = resource.table, withDeleted = false): SqlText {
   const conditions = scopeConditions(resource, caller);
   if (!conditions) return sql.sql('false');
   conditions.forEach(([column, value], i) => sql.sql(`${i ? ' and ' : ''}${col(ref, column)} = `).value(value));
-  return sql;
+  return resource.softDelete && !withDeleted ? sql.sql(` and ${col(ref, DELETED_AT)} is null`) : sql;
 }
 
 /** `exists (select 1 from target as alias … where <related to the outer row> and <scope>` — left open for more conditions. */
@@ -73,7 +77,7 @@ function groupSql(sql: SqlText, resource: CompiledResource, caller: Caller, grou
 export function whereSql(sql: SqlText, resource: CompiledResource, caller: Caller, query: ListQuery): SqlText {
   const table = resource.table;
   sql.sql(' where ');
-  scopeSql(sql, resource, caller);
+  scopeSql(sql, resource, caller, table, query.withDeleted);
   groupSql(sql, resource, caller, query, 'r');
   if (query.or.length) {
     // Each group opens with `true` so that its conditions all follow an ` and `.
@@ -218,10 +222,10 @@ export function matchesStatement(resource: CompiledResource, caller: Caller, que
   return whereSql(sql, resource, caller, query).statement();
 }
 
-/** One record by id, inside the caller's scope, and its version (version.ts). */
-export function readStatement(resource: CompiledResource, caller: Caller, recordId: string, columns: readonly string[] = resource.visibleColumns): Statement {
+/** One record by id, inside the caller's scope (deleted ones too, `withDeleted`), and its version (version.ts). */
+export function readStatement(resource: CompiledResource, caller: Caller, recordId: string, columns: readonly string[] = resource.visibleColumns, withDeleted = false): Statement {
   const sql = new SqlText().sql(`select ${selectList(resource, resource.table, columns)}${versionColumn(resource)} from ${id(resource.table)} where ${col(resource.table, 'id')} = `).value(recordId).sql(' and ');
-  return scopeSql(sql, resource, caller).statement();
+  return scopeSql(sql, resource, caller, resource.table, withDeleted).statement();
 }
 
 /** The ids of at most `limit` records in the caller's scope (any order). */

@@ -6,6 +6,7 @@ import type { Statement } from './runner.js';
 import { scopeSql, selectList } from './select.js';
 import { col, id, SqlText } from './text.js';
 import { versionColumn, versionSql } from './version.js';
+import { DELETED_AT, DELETED_BY, UPDATED_BY } from '../soft-delete.js';
 
 /** The written record's visible columns and its new version (version.ts). */
 const returning = (resource: CompiledResource) => ` returning ${selectList(resource)}${versionColumn(resource)}`;
@@ -60,20 +61,39 @@ export function updateStatement(resource: CompiledResource, caller: Caller, reco
   const table = resource.table;
   const sql = openWrite(resource).sql(`update ${id(table)} set `);
   for (const c of Object.keys(row)) if (row[c] !== undefined) sql.sql(`${id(c)} = `).value(row[c]).sql(', ');
+  if (resource.changedBy) sql.sql(`${id(UPDATED_BY)} = `).value(caller.userId).sql(', ');
   sql.sql(`${id('updatedAt')} = CURRENT_TIMESTAMP where ${col(table, 'id')} = `).value(recordId).sql(' and ');
   return touchParents(versionCondition(scopeSql(sql, resource, caller), resource, versions).sql(returning(resource)), resource);
 }
 
-/** Deletes the record with this id in the caller's scope (at one of `versions`, when given); its id back when there was one. */
+/**
+ * Deletes the record with this id in the caller's scope (at one of `versions`, when given): removes
+ * it, or on a softDelete resource marks it deleted by the caller. Its id back when there was one.
+ */
 export function deleteStatement(resource: CompiledResource, caller: Caller, recordId: string, versions?: readonly string[]): Statement {
   const table = resource.table;
-  const sql = openWrite(resource).sql(`delete from ${id(table)} where ${col(table, 'id')} = `).value(recordId).sql(' and ');
+  const sql = openWrite(resource);
+  if (resource.softDelete) sql.sql(`update ${id(table)} set ${id(DELETED_AT)} = CURRENT_TIMESTAMP, ${id(DELETED_BY)} = `).value(caller.userId);
+  else sql.sql(`delete from ${id(table)}`);
+  sql.sql(` where ${col(table, 'id')} = `).value(recordId).sql(' and ');
   // A child's delete also returns what touchParents needs: its parents' ids and its tenant.
   const touched = resource.parentTouches.length ? [...resource.parentTouches.map((t) => t.via), 'tenantId'] : [];
   const returned = ['id', ...new Set(touched)].map((c) => col(table, c)).join(', ');
   return touchParents(versionCondition(scopeSql(sql, resource, caller), resource, versions).sql(` returning ${returned}`), resource);
 }
 
+/**
+ * A softDelete resource's deleted record with this id in the caller's scope (at one of `versions`,
+ * when given) back among the live ones, changed now by the caller; no row back when there is none.
+ */
+export function recoverStatement(resource: CompiledResource, caller: Caller, recordId: string, versions?: readonly string[]): Statement {
+  const table = resource.table;
+  const sql = openWrite(resource).sql(`update ${id(table)} set ${id(DELETED_AT)} = null, ${id(DELETED_BY)} = null, `);
+  if (resource.changedBy) sql.sql(`${id(UPDATED_BY)} = `).value(caller.userId).sql(', ');
+  sql.sql(`${id('updatedAt')} = CURRENT_TIMESTAMP where ${col(table, 'id')} = `).value(recordId).sql(' and ');
+  scopeSql(sql, resource, caller, table, true).sql(` and ${col(table, DELETED_AT)} is not null`);
+  return touchParents(versionCondition(sql, resource, versions).sql(returning(resource)), resource);
+}
 
 /** How many of `ids` (distinct) each target has in the caller's scope: one row, a column c0, c1, … per check. */
 export function existingCountsStatement(checks: Array<{ target: CompiledResource; ids: string[]; caller: Caller }>): Statement {

@@ -9,12 +9,13 @@ import { openApiPath } from '../openapi/declared-paths.js';
 import { resourcePaths, type OperationNotes } from '../openapi/resource-paths.js';
 import type { OperationDoc, Route, RouteMethod } from '../route.js';
 import type { CompiledResource } from './compiled.js';
-import { UUID_PATTERN } from './fields.js';
 import { parseListQuery, parseRelations, parseSelect, type ListQuery } from './list-query.js';
 import type { Selection } from './selection.js';
 import type { ListResult, ResourceService } from './service.js';
 import { COUNT_PATH, PAGINATION_PATH, TOTAL_EXACT_HEADER } from './route-names.js';
 import { versionOf } from './versions.js';
+import { writeContext } from './write-context.js';
+import { bulkRoutes } from './bulk-routes.js';
 
 
 /** Prefer: count=none (RFC 7240 form) asks, like count=none, for no count. */
@@ -69,16 +70,7 @@ function readOptions(resource: CompiledResource, ctx: Context): { relations: str
   return { relations, select };
 }
 
-/**
- * The organization header (Organization-Id for Ever Gauzy clients) may name a new record's
- * organization. Sent, it must be a UUID, also when the body names the organization itself (one
- * rule, the document's); sent empty, it counts as not sent.
- */
-export function writeContext(ctx: Context, resource: CompiledResource) {
-  const organizationHeader = (resource.organizationHeader && ctx.get(resource.organizationHeader)) || undefined;
-  if (organizationHeader !== undefined && !UUID_PATTERN.test(organizationHeader)) throw badRequest(`${resource.organizationHeader} header must be a UUID`);
-  return { organizationHeader };
-}
+export { writeContext };
 
 /** The generated handlers; each runs after its declaration's permission check (callerOf, not authorize). */
 function crudHandlers(service: ResourceService): Record<CrudOperation, Middleware> {
@@ -155,7 +147,7 @@ export function crudRoutes(service: ResourceService, notes?: OperationNotes): Ro
   const { resource } = service;
   const handlers = crudHandlers(service);
   const documented = resourcePaths(resource, notes);
-  return resource.paths.flatMap((path) =>
+  const crud = resource.paths.flatMap((path) =>
     CRUD_TABLE.map(([method, sub, operation, permission]): Route => {
       const routePath = `/api/${path}${sub}`;
       return {
@@ -169,4 +161,5 @@ export function crudRoutes(service: ResourceService, notes?: OperationNotes): Ro
       };
     }),
   );
+  return [...crud, ...bulkRoutes(service)];
 }

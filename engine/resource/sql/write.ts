@@ -43,13 +43,27 @@ function touchParents(sql: SqlText, resource: CompiledResource): Statement {
 
 /** One new row (its tenantId included). */
 export function insertStatement(resource: CompiledResource, row: Record<string, unknown>): Statement {
-  const columns = Object.keys(row).filter((c) => row[c] !== undefined);
-  const sql = openWrite(resource).sql(`insert into ${id(resource.table)} (${columns.map(id).join(', ')}) values (`);
-  columns.forEach((c, i) => {
-    if (i) sql.sql(', ');
-    sql.value(row[c]);
+  return insertRowsStatement(resource, [row]);
+}
+
+/**
+ * New rows (their tenantId included) in one statement, returned in the order given (PostgreSQL
+ * returns a multi-row insert's rows in the order of its values). A column some rows leave out
+ * (undefined) takes its default in those rows.
+ */
+export function insertRowsStatement(resource: CompiledResource, rows: Array<Record<string, unknown>>): Statement {
+  const columns = [...new Set(rows.flatMap((row) => Object.keys(row).filter((c) => row[c] !== undefined)))];
+  const sql = openWrite(resource).sql(`insert into ${id(resource.table)} (${columns.map(id).join(', ')}) values `);
+  rows.forEach((row, r) => {
+    sql.sql(r ? ', (' : '(');
+    columns.forEach((c, i) => {
+      if (i) sql.sql(', ');
+      if (row[c] === undefined) sql.sql('default');
+      else sql.value(row[c]);
+    });
+    sql.sql(')');
   });
-  return touchParents(sql.sql(`)${returning(resource)}`), resource);
+  return touchParents(sql.sql(returning(resource)), resource);
 }
 
 /**
@@ -66,14 +80,22 @@ export function updateStatement(resource: CompiledResource, caller: Caller, reco
 
 /** Deletes the record with this id in the caller's scope (at one of `versions`, when given); its id back when there was one. */
 export function deleteStatement(resource: CompiledResource, caller: Caller, recordId: string, versions?: readonly string[]): Statement {
+  return deleteWhere(resource, caller, (sql) => sql.value(recordId), versions);
+}
+
+/** Deletes the records with these ids in the caller's scope; the ids of those there were back. */
+export function deleteManyStatement(resource: CompiledResource, caller: Caller, recordIds: readonly string[]): Statement {
+  return deleteWhere(resource, caller, (sql) => sql.sql('any(').value(recordIds).sql(')'));
+}
+
+function deleteWhere(resource: CompiledResource, caller: Caller, ids: (sql: SqlText) => SqlText, versions?: readonly string[]): Statement {
   const table = resource.table;
-  const sql = openWrite(resource).sql(`delete from ${id(table)} where ${col(table, 'id')} = `).value(recordId).sql(' and ');
+  const sql = ids(openWrite(resource).sql(`delete from ${id(table)} where ${col(table, 'id')} = `)).sql(' and ');
   // A child's delete also returns what touchParents needs: its parents' ids and its tenant.
   const touched = resource.parentTouches.length ? [...resource.parentTouches.map((t) => t.via), 'tenantId'] : [];
   const returned = ['id', ...new Set(touched)].map((c) => col(table, c)).join(', ');
   return touchParents(versionCondition(scopeSql(sql, resource, caller), resource, versions).sql(` returning ${returned}`), resource);
 }
-
 
 /** How many of `ids` (distinct) each target has in the caller's scope: one row, a column c0, c1, … per check. */
 export function existingCountsStatement(checks: Array<{ target: CompiledResource; ids: string[]; caller: Caller }>): Statement {

@@ -28,7 +28,10 @@ export async function chargeItems(ctx: Context, items: number): Promise<void> {
 /** Whole seconds until a window frees up, at least 1. */
 const waitFor = (count: Count, now: number) => Math.max(1, Math.min(Math.ceil(count.policy.windowSeconds), Math.ceil(count.resetAt - now)));
 
-/** 429 for a request whose items a limit cannot take: a plain one when the limit is used up, else one that says how many items fit. */
+/**
+ * 429 for a request whose items a limit cannot take: a plain one when the limit is used up, else
+ * one that says how many it had left for the request (its own count on the way in included).
+ */
 export function tooManyItems(refused: Count[], items: number, now: number): HttpError {
   const used = refused.filter((c) => c.remaining === 0);
   if (used.length) return tooManyRequests(used, now);
@@ -38,7 +41,7 @@ export function tooManyItems(refused: Count[], items: number, now: number): Http
   const advice = items > requests ? `send at most ${requests} items per request` : `retry in ${wait} s, or send fewer items`;
   return new HttpError(
     429,
-    `Too Many Requests: this request counts as ${items} requests (one per item) and the limit "${name}" (${requests} requests per ${Math.ceil(tightest.policy.windowSeconds)} s) has ${tightest.remaining} left; ${advice}`,
+    `Too Many Requests: this request counts as ${items} requests (one per item) and the limit "${name}" (${requests} requests per ${Math.ceil(tightest.policy.windowSeconds)} s) had ${tightest.remaining + 1} left for it; ${advice}`,
     { 'Retry-After': String(wait) },
   );
 }

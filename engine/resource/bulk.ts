@@ -135,6 +135,8 @@ class Found extends Error {
 /** Deletes every record as DELETE /api/{r}/{id} would, in one statement; all or none. */
 export async function removeAll(service: ResourceService, caller: Caller, ids: string[]): Promise<void> {
   const { db, resource } = service;
+  // Ids out of reach first, as a single delete finds none before any reference could block it.
+  await checkFound(service, caller, ids);
   try {
     await db.transaction(async (trx) => {
       const deleted = new Set((await run(trx, deleteManyStatement(resource, caller, ids))).map((row) => row.id));

@@ -127,6 +127,17 @@ export async function attackRecord(w: AttackWorld, r: CompiledResource) {
     assertNotFound(await w.http.patch(url).set(auth).send(patchOf(w, r)));
     assertNotFound(await w.http.patch(url).set(auth).send({}));
     assertNotFound(await w.http.delete(url).set(auth));
+    // Bulk writes naming the victim: a 404 for the whole request, nothing written.
+    const bulk = `/api/${path}/bulk`;
+    const own = w.probes.get(r.name);
+    const ids = own ? [own.id, victim.id] : [victim.id];
+    const missed = (res: Response) => {
+      assertNotFound(res);
+      assert.equal(res.body.errors.map((e: { index: number }) => e.index), [ids.length - 1], `${bulk}: ${show(res)}`);
+    };
+    missed(await w.http.patch(bulk).set(auth).send(ids.map((id) => ({ id, ...patchOf(w, r) }))));
+    missed(await w.http.delete(bulk).set(auth).send({ ids }));
+    if (w.foreignTenantId) assertForbidden(await w.http.post(bulk).set(auth).set(w.createHeaders).send([{ ...copy(body), tenantId: w.foreignTenantId }]));
   }
   // Ids are compared in lower case: the same id in capitals is the same record, still not the viewer's.
   assertNotFound(await w.http.get(`/api/${r.paths[0]}/${victim.id.toUpperCase()}`).set(auth));

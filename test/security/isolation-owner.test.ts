@@ -84,6 +84,9 @@ function generatedRouteExemption(key: string): string | undefined {
         [`PUT ${base}/:id`]: can.record || can.writes,
         [`PATCH ${base}/:id`]: can.record || can.writes,
         [`DELETE ${base}/:id`]: can.record,
+        [`POST ${base}/bulk`]: can.record,
+        [`PATCH ${base}/bulk`]: can.record,
+        [`DELETE ${base}/bulk`]: can.record,
       };
       if (key in routes) return routes[key] ? undefined : `${r.name} has no owner field, and this route cannot reach a record that has one`;
     }

@@ -544,6 +544,40 @@ export interface paths {
         patch: operations["updateCandidateInterview"];
         trace?: never;
     };
+    "/api/candidate-interview/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many candidate-interview records at once
+         * @description Needs the ORG_CANDIDATES_EDIT permission. Each item is a create body, checked and written as POST /api/candidate-interview would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateCandidateInterview"];
+        /**
+         * Delete many candidate-interview records at once
+         * @description Needs the ORG_CANDIDATES_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteCandidateInterview"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many candidate-interview records at once
+         * @description Needs the ORG_CANDIDATES_EDIT permission. Each item is {id, …fields}, checked as PATCH /api/candidate-interview/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateCandidateInterview"];
+        trace?: never;
+    };
     "/api/candidate-interview/count": {
         parameters: {
             query?: never;
@@ -676,6 +710,40 @@ export interface paths {
          *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
         patch: operations["updateCandidateSource"];
+        trace?: never;
+    };
+    "/api/candidate-source/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many candidate-source records at once
+         * @description Needs the ORG_CANDIDATES_EDIT permission. Each item is a create body, checked and written as POST /api/candidate-source would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateCandidateSource"];
+        /**
+         * Delete many candidate-source records at once
+         * @description Needs the ORG_CANDIDATES_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteCandidateSource"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many candidate-source records at once
+         * @description Needs the ORG_CANDIDATES_EDIT permission. Each item is {id, …fields}, checked as PATCH /api/candidate-source/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateCandidateSource"];
         trace?: never;
     };
     "/api/candidate-source/count": {
@@ -828,6 +896,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/candidate/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many candidate records at once
+         * @description Needs the ORG_CANDIDATES_EDIT permission. Each item is a create body, checked and written as POST /api/candidate would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateCandidate"];
+        /**
+         * Delete many candidate records at once
+         * @description Needs the ORG_CANDIDATES_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteCandidate"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many candidate records at once
+         * @description Needs the ORG_CANDIDATES_EDIT permission. Each item is {id, …fields}, checked as PATCH /api/candidate/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateCandidate"];
+        trace?: never;
+    };
     "/api/candidate/count": {
         parameters: {
             query?: never;
@@ -960,6 +1062,40 @@ export interface paths {
          *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
         patch: operations["updateComment"];
+        trace?: never;
+    };
+    "/api/comment/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many comment records at once
+         * @description Needs the TIME_TRACKER permission. Each item is a create body, checked and written as POST /api/comment would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateComment"];
+        /**
+         * Delete many comment records at once
+         * @description Needs the TIME_TRACKER permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteComment"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many comment records at once
+         * @description Needs the TIME_TRACKER permission. Each item is {id, …fields}, checked as PATCH /api/comment/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateComment"];
         trace?: never;
     };
     "/api/comment/count": {
@@ -1096,6 +1232,40 @@ export interface paths {
         patch: operations["updateContact"];
         trace?: never;
     };
+    "/api/contact/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many contact records at once
+         * @description Needs the ALL_ORG_EDIT permission. Each item is a create body, checked and written as POST /api/contact would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateContact"];
+        /**
+         * Delete many contact records at once
+         * @description Needs the ALL_ORG_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteContact"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many contact records at once
+         * @description Needs the ALL_ORG_EDIT permission. Each item is {id, …fields}, checked as PATCH /api/contact/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateContact"];
+        trace?: never;
+    };
     "/api/contact/count": {
         parameters: {
             query?: never;
@@ -1228,6 +1398,40 @@ export interface paths {
          *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
         patch: operations["updateDailyPlan"];
+        trace?: never;
+    };
+    "/api/daily-plan/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many daily-plan records at once
+         * @description Needs the DAILY_PLAN_CREATE permission. The EMPLOYEE role reaches only records whose employeeId is its own employee. Each item is a create body, checked and written as POST /api/daily-plan would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateDailyPlan"];
+        /**
+         * Delete many daily-plan records at once
+         * @description Needs the DAILY_PLAN_DELETE permission. The EMPLOYEE role reaches only records whose employeeId is its own employee. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteDailyPlan"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many daily-plan records at once
+         * @description Needs the DAILY_PLAN_UPDATE permission. The EMPLOYEE role reaches only records whose employeeId is its own employee. Each item is {id, …fields}, checked as PATCH /api/daily-plan/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateDailyPlan"];
         trace?: never;
     };
     "/api/daily-plan/count": {
@@ -1494,6 +1698,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/employee/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many employee records at once
+         * @description Needs the ORG_EMPLOYEES_EDIT permission. The EMPLOYEE role reaches only records whose id is its own employee. Each item is a create body, checked and written as POST /api/employee would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateEmployee"];
+        /**
+         * Delete many employee records at once
+         * @description Needs the ORG_EMPLOYEES_EDIT permission. The EMPLOYEE role reaches only records whose id is its own employee. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteEmployee"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many employee records at once
+         * @description Needs the ORG_EMPLOYEES_EDIT permission. The EMPLOYEE role reaches only records whose id is its own employee. Each item is {id, …fields}, checked as PATCH /api/employee/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateEmployee"];
+        trace?: never;
+    };
     "/api/employee/count": {
         parameters: {
             query?: never;
@@ -1628,6 +1866,40 @@ export interface paths {
         patch: operations["updateEntitySubscription"];
         trace?: never;
     };
+    "/api/entity-subscription/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many entity-subscription records at once
+         * @description Needs the TIME_TRACKER permission. The EMPLOYEE role reaches only records whose employeeId is its own employee. Each item is a create body, checked and written as POST /api/entity-subscription would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateEntitySubscription"];
+        /**
+         * Delete many entity-subscription records at once
+         * @description Needs the TIME_TRACKER permission. The EMPLOYEE role reaches only records whose employeeId is its own employee. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteEntitySubscription"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many entity-subscription records at once
+         * @description Needs the TIME_TRACKER permission. The EMPLOYEE role reaches only records whose employeeId is its own employee. Each item is {id, …fields}, checked as PATCH /api/entity-subscription/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateEntitySubscription"];
+        trace?: never;
+    };
     "/api/entity-subscription/count": {
         parameters: {
             query?: never;
@@ -1760,6 +2032,40 @@ export interface paths {
          *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
         patch: operations["updateEventType"];
+        trace?: never;
+    };
+    "/api/event-type/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many event-type records at once
+         * @description Needs the EVENT_TYPES_EDIT permission. Each item is a create body, checked and written as POST /api/event-type would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateEventType"];
+        /**
+         * Delete many event-type records at once
+         * @description Needs the EVENT_TYPES_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteEventType"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many event-type records at once
+         * @description Needs the EVENT_TYPES_EDIT permission. Each item is {id, …fields}, checked as PATCH /api/event-type/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateEventType"];
         trace?: never;
     };
     "/api/event-type/count": {
@@ -2028,6 +2334,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/image-asset/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many image-asset records at once
+         * @description Needs the MEDIA_GALLERY_ADD permission. Each item is a create body, checked and written as POST /api/image-asset would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateImageAsset"];
+        /**
+         * Delete many image-asset records at once
+         * @description Needs the MEDIA_GALLERY_DELETE permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteImageAsset"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many image-asset records at once
+         * @description Needs the MEDIA_GALLERY_ADD permission. Each item is {id, …fields}, checked as PATCH /api/image-asset/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateImageAsset"];
+        trace?: never;
+    };
     "/api/image-asset/count": {
         parameters: {
             query?: never;
@@ -2210,6 +2550,40 @@ export interface paths {
          */
         head: operations["headImageAssetFileViaImageAssets"];
         patch?: never;
+        trace?: never;
+    };
+    "/api/image-assets/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many image-asset records at once
+         * @description Needs the MEDIA_GALLERY_ADD permission. Each item is a create body, checked and written as POST /api/image-assets would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Alias of /api/image-asset/bulk, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateImageAssetViaImageAssets"];
+        /**
+         * Delete many image-asset records at once
+         * @description Needs the MEDIA_GALLERY_DELETE permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally. Alias of /api/image-asset/bulk, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteImageAssetViaImageAssets"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many image-asset records at once
+         * @description Needs the MEDIA_GALLERY_ADD permission. Each item is {id, …fields}, checked as PATCH /api/image-assets/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally. Alias of /api/image-asset/bulk, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateImageAssetViaImageAssets"];
         trace?: never;
     };
     "/api/image-assets/count": {
@@ -2418,6 +2792,40 @@ export interface paths {
         patch: operations["updateInvoiceItem"];
         trace?: never;
     };
+    "/api/invoice-item/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many invoice-item records at once
+         * @description Needs the INVOICES_EDIT permission. Each item is a create body, checked and written as POST /api/invoice-item would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateInvoiceItem"];
+        /**
+         * Delete many invoice-item records at once
+         * @description Needs the INVOICES_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteInvoiceItem"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many invoice-item records at once
+         * @description Needs the INVOICES_EDIT permission. Each item is {id, …fields}, checked as PATCH /api/invoice-item/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateInvoiceItem"];
+        trace?: never;
+    };
     "/api/invoice-item/count": {
         parameters: {
             query?: never;
@@ -2618,6 +3026,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/invoice/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many invoice records at once
+         * @description Needs the INVOICES_EDIT permission. Each item is a create body, checked and written as POST /api/invoice would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateInvoice"];
+        /**
+         * Delete many invoice records at once
+         * @description Needs the INVOICES_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteInvoice"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many invoice records at once
+         * @description Needs the INVOICES_EDIT permission. Each item is {id, …fields}, checked as PATCH /api/invoice/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateInvoice"];
+        trace?: never;
+    };
     "/api/invoice/count": {
         parameters: {
             query?: never;
@@ -2780,6 +3222,40 @@ export interface paths {
         patch: operations["updateOrganizationContact"];
         trace?: never;
     };
+    "/api/organization-contact/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many organization-contact records at once
+         * @description Needs the ORG_PROJECT_EDIT permission. Each item is a create body, checked and written as POST /api/organization-contact would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateOrganizationContact"];
+        /**
+         * Delete many organization-contact records at once
+         * @description Needs the ORG_PROJECT_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteOrganizationContact"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many organization-contact records at once
+         * @description Needs the ORG_PROJECT_EDIT permission. Each item is {id, …fields}, checked as PATCH /api/organization-contact/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateOrganizationContact"];
+        trace?: never;
+    };
     "/api/organization-contact/count": {
         parameters: {
             query?: never;
@@ -2912,6 +3388,40 @@ export interface paths {
          *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
         patch: operations["updateOrganizationProject"];
+        trace?: never;
+    };
+    "/api/organization-project/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many organization-project records at once
+         * @description Needs the ORG_PROJECT_EDIT permission. Each item is a create body, checked and written as POST /api/organization-project would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateOrganizationProject"];
+        /**
+         * Delete many organization-project records at once
+         * @description Needs the ORG_PROJECT_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteOrganizationProject"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many organization-project records at once
+         * @description Needs the ORG_PROJECT_EDIT permission. Each item is {id, …fields}, checked as PATCH /api/organization-project/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateOrganizationProject"];
         trace?: never;
     };
     "/api/organization-project/count": {
@@ -3048,6 +3558,40 @@ export interface paths {
         patch: operations["updateOrganizationProjectViaOrganizationProjects"];
         trace?: never;
     };
+    "/api/organization-projects/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many organization-project records at once
+         * @description Needs the ORG_PROJECT_EDIT permission. Each item is a create body, checked and written as POST /api/organization-projects would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Alias of /api/organization-project/bulk, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateOrganizationProjectViaOrganizationProjects"];
+        /**
+         * Delete many organization-project records at once
+         * @description Needs the ORG_PROJECT_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally. Alias of /api/organization-project/bulk, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteOrganizationProjectViaOrganizationProjects"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many organization-project records at once
+         * @description Needs the ORG_PROJECT_EDIT permission. Each item is {id, …fields}, checked as PATCH /api/organization-projects/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally. Alias of /api/organization-project/bulk, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateOrganizationProjectViaOrganizationProjects"];
+        trace?: never;
+    };
     "/api/organization-projects/count": {
         parameters: {
             query?: never;
@@ -3180,6 +3724,40 @@ export interface paths {
          *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
         patch: operations["updateOrganizationSprint"];
+        trace?: never;
+    };
+    "/api/organization-sprint/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many organization-sprint records at once
+         * @description Needs the ORG_PROJECT_EDIT permission. Each item is a create body, checked and written as POST /api/organization-sprint would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateOrganizationSprint"];
+        /**
+         * Delete many organization-sprint records at once
+         * @description Needs the ORG_PROJECT_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteOrganizationSprint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many organization-sprint records at once
+         * @description Needs the ORG_PROJECT_EDIT permission. Each item is {id, …fields}, checked as PATCH /api/organization-sprint/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateOrganizationSprint"];
         trace?: never;
     };
     "/api/organization-sprint/count": {
@@ -3316,6 +3894,40 @@ export interface paths {
         patch: operations["updateOrganizationTeam"];
         trace?: never;
     };
+    "/api/organization-team/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many organization-team records at once
+         * @description Needs the ORG_PROJECT_EDIT permission. Each item is a create body, checked and written as POST /api/organization-team would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateOrganizationTeam"];
+        /**
+         * Delete many organization-team records at once
+         * @description Needs the ORG_PROJECT_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteOrganizationTeam"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many organization-team records at once
+         * @description Needs the ORG_PROJECT_EDIT permission. Each item is {id, …fields}, checked as PATCH /api/organization-team/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateOrganizationTeam"];
+        trace?: never;
+    };
     "/api/organization-team/count": {
         parameters: {
             query?: never;
@@ -3420,6 +4032,40 @@ export interface paths {
          *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
         patch: operations["updateOrganization"];
+        trace?: never;
+    };
+    "/api/organization/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many organization records at once
+         * @description Needs the ALL_ORG_EDIT permission. Each item is a create body, checked and written as POST /api/organization would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateOrganization"];
+        /**
+         * Delete many organization records at once
+         * @description Needs the ALL_ORG_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteOrganization"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many organization records at once
+         * @description Needs the ALL_ORG_EDIT permission. Each item is {id, …fields}, checked as PATCH /api/organization/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateOrganization"];
         trace?: never;
     };
     "/api/organization/count": {
@@ -3738,6 +4384,40 @@ export interface paths {
         patch: operations["updateScreeningTask"];
         trace?: never;
     };
+    "/api/screening-task/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many screening-task records at once
+         * @description Needs the ORG_TASK_EDIT permission. Each item is a create body, checked and written as POST /api/screening-task would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateScreeningTask"];
+        /**
+         * Delete many screening-task records at once
+         * @description Needs the ORG_TASK_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteScreeningTask"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many screening-task records at once
+         * @description Needs the ORG_TASK_EDIT permission. Each item is {id, …fields}, checked as PATCH /api/screening-task/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateScreeningTask"];
+        trace?: never;
+    };
     "/api/screening-task/count": {
         parameters: {
             query?: never;
@@ -3870,6 +4550,40 @@ export interface paths {
          *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
         patch: operations["updateScreeningTaskViaScreeningTasks"];
+        trace?: never;
+    };
+    "/api/screening-tasks/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many screening-task records at once
+         * @description Needs the ORG_TASK_EDIT permission. Each item is a create body, checked and written as POST /api/screening-tasks would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Alias of /api/screening-task/bulk, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateScreeningTaskViaScreeningTasks"];
+        /**
+         * Delete many screening-task records at once
+         * @description Needs the ORG_TASK_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally. Alias of /api/screening-task/bulk, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteScreeningTaskViaScreeningTasks"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many screening-task records at once
+         * @description Needs the ORG_TASK_EDIT permission. Each item is {id, …fields}, checked as PATCH /api/screening-tasks/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally. Alias of /api/screening-task/bulk, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateScreeningTaskViaScreeningTasks"];
         trace?: never;
     };
     "/api/screening-tasks/count": {
@@ -4006,6 +4720,40 @@ export interface paths {
         patch: operations["updateSkill"];
         trace?: never;
     };
+    "/api/skill/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many skill records at once
+         * @description Needs the ORG_SKILLS_EDIT permission. Each item is a create body, checked and written as POST /api/skill would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateSkill"];
+        /**
+         * Delete many skill records at once
+         * @description Needs the ORG_SKILLS_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteSkill"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many skill records at once
+         * @description Needs the ORG_SKILLS_EDIT permission. Each item is {id, …fields}, checked as PATCH /api/skill/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateSkill"];
+        trace?: never;
+    };
     "/api/skill/count": {
         parameters: {
             query?: never;
@@ -4140,6 +4888,40 @@ export interface paths {
         patch: operations["updateSkillViaSkills"];
         trace?: never;
     };
+    "/api/skills/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many skill records at once
+         * @description Needs the ORG_SKILLS_EDIT permission. Each item is a create body, checked and written as POST /api/skills would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Alias of /api/skill/bulk, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateSkillViaSkills"];
+        /**
+         * Delete many skill records at once
+         * @description Needs the ORG_SKILLS_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally. Alias of /api/skill/bulk, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteSkillViaSkills"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many skill records at once
+         * @description Needs the ORG_SKILLS_EDIT permission. Each item is {id, …fields}, checked as PATCH /api/skills/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally. Alias of /api/skill/bulk, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateSkillViaSkills"];
+        trace?: never;
+    };
     "/api/skills/count": {
         parameters: {
             query?: never;
@@ -4272,6 +5054,40 @@ export interface paths {
          *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
         patch: operations["updateTagViaTag"];
+        trace?: never;
+    };
+    "/api/tag/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many tag records at once
+         * @description Needs the ORG_TAGS_ADD permission. Each item is a create body, checked and written as POST /api/tag would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Alias of /api/tags/bulk, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateTagViaTag"];
+        /**
+         * Delete many tag records at once
+         * @description Needs the ORG_TAGS_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally. Alias of /api/tags/bulk, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteTagViaTag"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many tag records at once
+         * @description Needs the ORG_TAGS_EDIT permission. Each item is {id, …fields}, checked as PATCH /api/tag/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally. Alias of /api/tags/bulk, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateTagViaTag"];
         trace?: never;
     };
     "/api/tag/count": {
@@ -4452,6 +5268,40 @@ export interface paths {
          *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
         patch: operations["updateTag"];
+        trace?: never;
+    };
+    "/api/tags/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many tag records at once
+         * @description Needs the ORG_TAGS_ADD permission. Each item is a create body, checked and written as POST /api/tags would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateTag"];
+        /**
+         * Delete many tag records at once
+         * @description Needs the ORG_TAGS_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteTag"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many tag records at once
+         * @description Needs the ORG_TAGS_EDIT permission. Each item is {id, …fields}, checked as PATCH /api/tags/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateTag"];
         trace?: never;
     };
     "/api/tags/count": {
@@ -4678,6 +5528,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/task/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many task records at once
+         * @description Needs the ORG_TASK_EDIT permission. Each item is a create body, checked and written as POST /api/task would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateTask"];
+        /**
+         * Delete many task records at once
+         * @description Needs the ORG_TASK_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteTask"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many task records at once
+         * @description Needs the ORG_TASK_EDIT permission. Each item is {id, …fields}, checked as PATCH /api/task/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateTask"];
+        trace?: never;
+    };
     "/api/task/count": {
         parameters: {
             query?: never;
@@ -4856,6 +5740,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tasks/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many task records at once
+         * @description Needs the ORG_TASK_EDIT permission. Each item is a create body, checked and written as POST /api/tasks would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Alias of /api/task/bulk, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateTaskViaTasks"];
+        /**
+         * Delete many task records at once
+         * @description Needs the ORG_TASK_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally. Alias of /api/task/bulk, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteTaskViaTasks"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many task records at once
+         * @description Needs the ORG_TASK_EDIT permission. Each item is {id, …fields}, checked as PATCH /api/tasks/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally. Alias of /api/task/bulk, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateTaskViaTasks"];
+        trace?: never;
+    };
     "/api/tasks/count": {
         parameters: {
             query?: never;
@@ -5012,6 +5930,40 @@ export interface paths {
         patch: operations["updateTimeLog"];
         trace?: never;
     };
+    "/api/time-log/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many time-log records at once
+         * @description Needs the TIME_TRACKER permission. The EMPLOYEE role reaches only records whose employeeId is its own employee. Each item is a create body, checked and written as POST /api/time-log would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateTimeLog"];
+        /**
+         * Delete many time-log records at once
+         * @description Needs the ALLOW_DELETE_TIME permission. The EMPLOYEE role reaches only records whose employeeId is its own employee. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteTimeLog"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many time-log records at once
+         * @description Needs the TIME_TRACKER permission. The EMPLOYEE role reaches only records whose employeeId is its own employee. Each item is {id, …fields}, checked as PATCH /api/time-log/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateTimeLog"];
+        trace?: never;
+    };
     "/api/time-log/count": {
         parameters: {
             query?: never;
@@ -5144,6 +6096,40 @@ export interface paths {
          *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
         patch: operations["updateTimeOffRequest"];
+        trace?: never;
+    };
+    "/api/time-off-request/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many time-off-request records at once
+         * @description Needs the TIME_TRACKER permission. The EMPLOYEE role reaches only records whose employeeId is its own employee. Each item is a create body, checked and written as POST /api/time-off-request would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateTimeOffRequest"];
+        /**
+         * Delete many time-off-request records at once
+         * @description Needs the TIME_TRACKER permission. The EMPLOYEE role reaches only records whose employeeId is its own employee. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteTimeOffRequest"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many time-off-request records at once
+         * @description Needs the TIME_TRACKER permission. The EMPLOYEE role reaches only records whose employeeId is its own employee. Each item is {id, …fields}, checked as PATCH /api/time-off-request/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateTimeOffRequest"];
         trace?: never;
     };
     "/api/time-off-request/count": {
@@ -5280,6 +6266,40 @@ export interface paths {
         patch: operations["updateTimeSlot"];
         trace?: never;
     };
+    "/api/time-slot/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many time-slot records at once
+         * @description Needs the TIME_TRACKER permission. The EMPLOYEE role reaches only records whose employeeId is its own employee. Each item is a create body, checked and written as POST /api/time-slot would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateTimeSlot"];
+        /**
+         * Delete many time-slot records at once
+         * @description Needs the ALLOW_DELETE_TIME permission. The EMPLOYEE role reaches only records whose employeeId is its own employee. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteTimeSlot"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many time-slot records at once
+         * @description Needs the TIME_TRACKER permission. The EMPLOYEE role reaches only records whose employeeId is its own employee. Each item is {id, …fields}, checked as PATCH /api/time-slot/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateTimeSlot"];
+        trace?: never;
+    };
     "/api/time-slot/count": {
         parameters: {
             query?: never;
@@ -5414,6 +6434,40 @@ export interface paths {
         patch: operations["updateTimesheet"];
         trace?: never;
     };
+    "/api/timesheet/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many timesheet records at once
+         * @description Needs the TIME_TRACKER permission. The EMPLOYEE role reaches only records whose employeeId is its own employee. Each item is a create body, checked and written as POST /api/timesheet would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateTimesheet"];
+        /**
+         * Delete many timesheet records at once
+         * @description Needs the TIME_TRACKER permission. The EMPLOYEE role reaches only records whose employeeId is its own employee. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteTimesheet"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many timesheet records at once
+         * @description Needs the TIME_TRACKER permission. The EMPLOYEE role reaches only records whose employeeId is its own employee. Each item is {id, …fields}, checked as PATCH /api/timesheet/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateTimesheet"];
+        trace?: never;
+    };
     "/api/timesheet/count": {
         parameters: {
             query?: never;
@@ -5546,6 +6600,40 @@ export interface paths {
          *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
         patch: operations["updateTimeLogViaTimesheetTimeLog"];
+        trace?: never;
+    };
+    "/api/timesheet/time-log/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many time-log records at once
+         * @description Needs the TIME_TRACKER permission. The EMPLOYEE role reaches only records whose employeeId is its own employee. Each item is a create body, checked and written as POST /api/timesheet/time-log would (organization header included); the answer lists the records in the order sent. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Alias of /api/time-log/bulk, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["bulkCreateTimeLogViaTimesheetTimeLog"];
+        /**
+         * Delete many time-log records at once
+         * @description Needs the ALLOW_DELETE_TIME permission. The EMPLOYEE role reaches only records whose employeeId is its own employee. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally. Alias of /api/time-log/bulk, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        delete: operations["bulkDeleteTimeLogViaTimesheetTimeLog"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of many time-log records at once
+         * @description Needs the TIME_TRACKER permission. The EMPLOYEE role reaches only records whose employeeId is its own employee. Each item is {id, …fields}, checked as PATCH /api/timesheet/time-log/{id} would; each id once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally. Alias of /api/time-log/bulk, kept for Ever Gauzy clients: it behaves the same.
+         *
+         *     Rate limits counting each call (PATCH counts as PUT), 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        patch: operations["bulkUpdateTimeLogViaTimesheetTimeLog"];
         trace?: never;
     };
     "/api/timesheet/time-log/count": {
@@ -22913,6 +24001,477 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    bulkCreateCandidateInterview: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CandidateInterviewCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created candidate-interview records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["CandidateInterview"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteCandidateInterview: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateCandidateInterview: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["CandidateInterviewPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The candidate-interview to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed candidate-interview records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["CandidateInterview"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     countCandidateInterview: {
         parameters: {
             query?: {
@@ -23532,6 +25091,477 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    bulkCreateCandidateSource: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CandidateSourceCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created candidate-source records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["CandidateSource"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteCandidateSource: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateCandidateSource: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["CandidateSourcePatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The candidate-source to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed candidate-source records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["CandidateSource"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     countCandidateSource: {
         parameters: {
             query?: {
@@ -24071,6 +26101,477 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkCreateCandidate: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CandidateCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created candidate records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Candidate"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteCandidate: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateCandidate: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["CandidatePatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The candidate to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed candidate records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Candidate"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -24701,6 +27202,477 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    bulkCreateComment: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CommentCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created comment records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Comment"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteComment: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateComment: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["CommentPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The comment to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed comment records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Comment"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     countComment: {
         parameters: {
             query?: {
@@ -25303,6 +28275,475 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkCreateContact: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ContactCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created contact records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Contact"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteContact: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateContact: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["ContactPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The contact to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed contact records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Contact"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -25920,6 +29361,477 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkCreateDailyPlan: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DailyPlanCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created daily-plan records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["DailyPlan"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteDailyPlan: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateDailyPlan: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["DailyPlanPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The daily-plan to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed daily-plan records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["DailyPlan"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -26895,6 +30807,477 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    bulkCreateEmployee: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmployeeCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created employee records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Employee"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteEmployee: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateEmployee: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["EmployeePatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The employee to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed employee records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Employee"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     countEmployee: {
         parameters: {
             query?: {
@@ -27522,6 +31905,477 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    bulkCreateEntitySubscription: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EntitySubscriptionCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created entity-subscription records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["EntitySubscription"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteEntitySubscription: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateEntitySubscription: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["EntitySubscriptionPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The entity-subscription to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed entity-subscription records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["EntitySubscription"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     countEntitySubscription: {
         parameters: {
             query?: {
@@ -28126,6 +32980,477 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkCreateEventType: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventTypeCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created event-type records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["EventType"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteEventType: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateEventType: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["EventTypePatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The event-type to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed event-type records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["EventType"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -29289,6 +34614,477 @@ export interface operations {
             };
         };
     };
+    bulkCreateImageAsset: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImageAssetCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created image-asset records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["ImageAsset"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteImageAsset: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateImageAsset: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["ImageAssetPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The image-asset to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed image-asset records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["ImageAsset"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     countImageAsset: {
         parameters: {
             query?: {
@@ -30224,6 +36020,477 @@ export interface operations {
                 };
                 content?: never;
             };
+        };
+    };
+    bulkCreateImageAssetViaImageAssets: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImageAssetCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created image-asset records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["ImageAsset"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteImageAssetViaImageAssets: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateImageAssetViaImageAssets: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["ImageAssetPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The image-asset to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed image-asset records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["ImageAsset"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     countImageAssetViaImageAssets: {
@@ -31234,6 +37501,477 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    bulkCreateInvoiceItem: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvoiceItemCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created invoice-item records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["InvoiceItem"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteInvoiceItem: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateInvoiceItem: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["InvoiceItemPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The invoice-item to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed invoice-item records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["InvoiceItem"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     countInvoiceItem: {
         parameters: {
             query?: {
@@ -31914,6 +38652,477 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkCreateInvoice: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvoiceCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created invoice records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Invoice"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteInvoice: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateInvoice: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["InvoicePatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The invoice to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed invoice records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Invoice"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -32716,6 +39925,477 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    bulkCreateOrganizationContact: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrganizationContactCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created organization-contact records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["OrganizationContact"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteOrganizationContact: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateOrganizationContact: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["OrganizationContactPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The organization-contact to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed organization-contact records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["OrganizationContact"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     countOrganizationContact: {
         parameters: {
             query?: {
@@ -33336,6 +41016,477 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkCreateOrganizationProject: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrganizationProjectCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created organization-project records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["OrganizationProject"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteOrganizationProject: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateOrganizationProject: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["OrganizationProjectPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The organization-project to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed organization-project records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["OrganizationProject"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -33982,6 +42133,477 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    bulkCreateOrganizationProjectViaOrganizationProjects: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrganizationProjectCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created organization-project records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["OrganizationProject"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteOrganizationProjectViaOrganizationProjects: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateOrganizationProjectViaOrganizationProjects: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["OrganizationProjectPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The organization-project to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed organization-project records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["OrganizationProject"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     countOrganizationProjectViaOrganizationProjects: {
         parameters: {
             query?: {
@@ -34617,6 +43239,477 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    bulkCreateOrganizationSprint: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrganizationSprintCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created organization-sprint records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["OrganizationSprint"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteOrganizationSprint: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateOrganizationSprint: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["OrganizationSprintPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The organization-sprint to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed organization-sprint records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["OrganizationSprint"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     countOrganizationSprint: {
         parameters: {
             query?: {
@@ -35238,6 +44331,477 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    bulkCreateOrganizationTeam: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrganizationTeamCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created organization-team records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["OrganizationTeam"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteOrganizationTeam: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateOrganizationTeam: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["OrganizationTeamPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The organization-team to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed organization-team records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["OrganizationTeam"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     countOrganizationTeam: {
         parameters: {
             query?: {
@@ -35684,6 +45248,475 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkCreateOrganization: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrganizationCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created organization records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Organization"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteOrganization: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateOrganization: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["OrganizationPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The organization to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed organization records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Organization"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -36992,6 +47025,477 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    bulkCreateScreeningTask: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScreeningTaskCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created screening-task records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["ScreeningTask"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteScreeningTask: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateScreeningTask: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["ScreeningTaskPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The screening-task to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed screening-task records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["ScreeningTask"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     countScreeningTask: {
         parameters: {
             query?: {
@@ -37588,6 +48092,477 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkCreateScreeningTaskViaScreeningTasks: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScreeningTaskCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created screening-task records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["ScreeningTask"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteScreeningTaskViaScreeningTasks: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateScreeningTaskViaScreeningTasks: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["ScreeningTaskPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The screening-task to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed screening-task records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["ScreeningTask"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -38198,6 +49173,477 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    bulkCreateSkill: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkillCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created skill records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Skill"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteSkill: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateSkill: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["SkillPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The skill to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed skill records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Skill"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     countSkill: {
         parameters: {
             query?: {
@@ -38801,6 +50247,477 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    bulkCreateSkillViaSkills: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkillCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created skill records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Skill"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteSkillViaSkills: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateSkillViaSkills: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["SkillPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The skill to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed skill records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Skill"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     countSkillViaSkills: {
         parameters: {
             query?: {
@@ -39397,6 +51314,477 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkCreateTagViaTag: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TagCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created tag records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Tag"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteTagViaTag: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateTagViaTag: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["TagPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The tag to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed tag records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Tag"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -40399,6 +52787,477 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkCreateTag: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TagCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created tag records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Tag"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteTag: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateTag: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["TagPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The tag to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed tag records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Tag"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -41523,6 +54382,477 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    bulkCreateTask: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created task records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Task"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteTask: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateTask: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["TaskPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The task to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed task records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Task"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     countTask: {
         parameters: {
             query?: {
@@ -42281,6 +55611,477 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    bulkCreateTaskViaTasks: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created task records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Task"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteTaskViaTasks: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateTaskViaTasks: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["TaskPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The task to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed task records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Task"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     countTaskViaTasks: {
         parameters: {
             query?: {
@@ -42989,6 +56790,477 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    bulkCreateTimeLog: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TimeLogCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created time-log records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["TimeLog"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteTimeLog: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateTimeLog: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["TimeLogPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The time-log to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed time-log records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["TimeLog"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     countTimeLog: {
         parameters: {
             query?: {
@@ -43615,6 +57887,477 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkCreateTimeOffRequest: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TimeOffRequestCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created time-off-request records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["TimeOffRequest"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteTimeOffRequest: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateTimeOffRequest: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["TimeOffRequestPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The time-off-request to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed time-off-request records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["TimeOffRequest"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -44251,6 +58994,477 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    bulkCreateTimeSlot: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TimeSlotCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created time-slot records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["TimeSlot"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteTimeSlot: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateTimeSlot: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["TimeSlotPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The time-slot to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed time-slot records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["TimeSlot"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     countTimeSlot: {
         parameters: {
             query?: {
@@ -44867,6 +60081,477 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkCreateTimesheet: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TimesheetCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created timesheet records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Timesheet"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteTimesheet: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateTimesheet: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["TimesheetPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The timesheet to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed timesheet records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Timesheet"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -45496,6 +61181,477 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkCreateTimeLogViaTimesheetTimeLog: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
+                "Organization-Id"?: string;
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TimeLogCreate"][];
+            };
+        };
+        responses: {
+            /** @description The created time-log records, in the order sent */
+            201: {
+                headers: {
+                    /** @description true: this answer is the one kept for the Idempotency-Key sent; the request did not run again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["TimeLog"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteTimeLogViaTimesheetTimeLog: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, every one */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkUpdateTimeLogViaTimesheetTimeLog: {
+        parameters: {
+            query?: {
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": (components["schemas"]["TimeLogPatch"] & {
+                    /**
+                     * Format: uuid
+                     * @description The time-log to change
+                     */
+                    id: string;
+                })[];
+            };
+        };
+        responses: {
+            /** @description The changed time-log records, in the order sent */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["TimeLog"][];
+                    };
+                };
+            };
+            /** @description The body is not a list of 1 to the configured most items, or items break rules: message lists every broken rule as "[index] rule", errors the same by index; nothing was written */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "[0] name should not be empty",
+                     *         "[2] color must be a string"
+                     *       ],
+                     *       "error": "Bad Request",
+                     *       "errors": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": "name should not be empty"
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "message": "color must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role lacks the permission, or an item names another tenant's tenantId (or, for the owner rule's role, another owner): nothing was written */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden resource",
+                     *       "error": "Forbidden",
+                     *       "errors": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "Forbidden resource"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "The requested record was not found",
+                     *       "error": "Not Found",
+                     *       "errors": [
+                     *         {
+                     *           "index": 3,
+                     *           "message": "The requested record was not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "A record with the same name already exists",
+                     *       "error": "Conflict",
+                     *       "errors": [
+                     *         {
+                     *           "index": 4,
+                     *           "message": "A record with the same name already exists"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        /** @description The items that failed, by their index in the request (from 0), one entry per broken rule; at most 1000 */
+                        errors?: {
+                            index: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];

@@ -108,7 +108,7 @@ export function createApp(options: AppOptions): App {
   // Record versions (ETags) are salted with a key of the same secret: a tag reveals nothing of the database.
   const versionSalt = createHmac('sha256', config.jwt.secret).update('record versions').digest('hex').slice(0, 32);
   for (const resource of registry.values()) resource.versionSalt = versionSalt;
-  const services = new Map([...registry.values()].map((r) => [r.name, new ResourceService(db, r, cursors)]));
+  const services = new Map([...registry.values()].map((r) => [r.name, new ResourceService(db, r, cursors, config.bulkMaxItems)]));
   const engine: Engine = { config, db, registry, services, roles, mailer: options.mailer ?? createMailer(config) };
   const authenticator = options.authenticator(engine);
   const metrics = config.metrics ? createMetrics(db) : undefined;
@@ -173,7 +173,8 @@ export function createApp(options: AppOptions): App {
   koa.use(
     jsonBody(config.bodyLimit, config.json, (ctx) => {
       const route = routeMatchOf(ctx)!.route;
-      return route && (route.body ?? 'json');
+      // A DELETE's body is read only where its route declares one (a bulk delete's ids).
+      return route && (route.body ?? (ctx.method === 'DELETE' ? 'none' : 'json'));
     }),
   );
   koa.use(routes);

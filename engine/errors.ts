@@ -7,8 +7,10 @@ export class HttpError extends Error {
   readonly status: number;
   readonly messages: string | string[];
   readonly headers: Record<string, string>;
+  /** Members the envelope carries beside statusCode, message and error (a bulk write's `errors`). */
+  readonly details?: Record<string, unknown>;
 
-  constructor(status: number, messages: string | string[], headers: Record<string, string> = {}) {
+  constructor(status: number, messages: string | string[], headers: Record<string, string> = {}, details?: Record<string, unknown>) {
     // A 4xx is an expected answer, not a bug: nobody reads its stack, and capturing one cost more
     // than the rest of a 404. A 5xx keeps its stack for the log.
     const stackTraceLimit = Error.stackTraceLimit;
@@ -18,6 +20,7 @@ export class HttpError extends Error {
     this.status = status;
     this.messages = messages;
     this.headers = headers;
+    if (details) this.details = details;
   }
 }
 
@@ -34,6 +37,6 @@ export const forbidden = () => new HttpError(403, 'Forbidden resource');
 export const notFound = () => new HttpError(404, 'The requested record was not found');
 export const conflict = (message: string) => new HttpError(409, message);
 
-export function errorBody(status: number, message: string | string[]) {
-  return { statusCode: status, message, error: STATUS_CODES[status] ?? 'Error' };
+export function errorBody(status: number, message: string | string[], details?: Record<string, unknown>) {
+  return { statusCode: status, message, error: STATUS_CODES[status] ?? 'Error', ...details };
 }

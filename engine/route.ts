@@ -24,7 +24,8 @@ export interface Route {
   /**
    * How the request body is read. `json` (the default): the engine's JSON parser, its limits and
    * its 400/413/415 answers. `own`: the handler reads the stream itself (an upload, a CSV import)
-   * and answers 415 for a type it does not take.
+   * and answers 415 for a type it does not take. A DELETE reads a body only when its route
+   * declares `json` here (a bulk delete's ids); left out, a DELETE's body is left unread.
    */
   body?: 'json' | 'own';
   /**

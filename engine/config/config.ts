@@ -60,6 +60,8 @@ export interface Config {
   importMaxBytes: number;
   /** Most rows one import takes. */
   importMaxRows: number;
+  /** Most items in one bulk write (BULK_MAX_ITEMS); a JSON array longer than JSON_MAX_ARRAY is refused before it anyway. */
+  bulkMaxItems: number;
   /** Milliseconds a health probe waits for the database. */
   healthTimeoutMs: number;
   /**
@@ -264,6 +266,7 @@ export function loadConfig(env: Env = process.env): Config {
     uploadMaxBytes: integer(env, 'UPLOAD_MAX_BYTES', 10 * 1024 * 1024, 1),
     importMaxBytes: integer(env, 'IMPORT_MAX_BYTES', 10 * 1024 * 1024, 1),
     importMaxRows: integer(env, 'IMPORT_MAX_ROWS', 10_000, 1),
+    bulkMaxItems: integer(env, 'BULK_MAX_ITEMS', 1000, 1, 100_000),
     healthTimeoutMs: integer(env, 'HEALTH_TIMEOUT_MS', 2000, 1),
     databaseTimeoutMs: integer(env, 'DATABASE_TIMEOUT_MS', 10_000, 100, 3_600_000),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 3_600_000),

@@ -11,7 +11,7 @@ import { badRequest, HttpError } from '../errors.js';
 import { requestAborted, unreadableBody } from './body-bytes.js';
 import { isWellFormed, otherCharset, utf8Text } from './text.js';
 
-const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
+const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
 function hasBody(ctx: Context): boolean {
@@ -122,8 +122,11 @@ function parseFailure(err: any, ctx: Context): HttpError {
   return isCompressed(ctx.req) ? badRequest('the request body could not be decompressed') : unreadableBody();
 }
 
-/** How the route answering a request reads its body (its declaration's `body`), or undefined when no route answers it. */
-type BodyReading = (ctx: Context) => 'json' | 'own' | undefined;
+/**
+ * How the route answering a request reads its body (its declaration's `body`; `none`: it reads
+ * none, a DELETE that declares no body), or undefined when no route answers it.
+ */
+type BodyReading = (ctx: Context) => 'json' | 'own' | 'none' | undefined;
 
 /**
  * The JSON body parser: `limitBytes` and `shape` come from the configuration (BODY_LIMIT,
@@ -149,7 +152,8 @@ export function jsonBody(limitBytes: number, shape: JsonShapeLimits, readingOf: 
   return async function body(ctx: Context, next: Next) {
     if (!METHODS_WITH_BODY.has(ctx.method)) return next();
     const reading = readingOf(ctx);
-    if (reading === 'own') return next();
+    // A DELETE's body is read only for a route that declares it: any other DELETE leaves it unread, as it always has.
+    if (reading === 'own' || reading === 'none' || (ctx.method === 'DELETE' && reading !== 'json')) return next();
     if (!hasBody(ctx)) {
       ctx.request.body = {};
       return next();

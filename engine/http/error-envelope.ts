@@ -29,7 +29,7 @@ export function toHttpError(err: unknown): HttpError {
 function answer(ctx: Context, error: HttpError) {
   ctx.status = error.status;
   ctx.set(error.headers);
-  ctx.body = errorBody(error.status, error.messages);
+  ctx.body = errorBody(error.status, error.messages, error.details);
 }
 
 export function errorMiddleware(log: (err: unknown, ctx: Context, status: number) => void = (err) => console.error(err)) {

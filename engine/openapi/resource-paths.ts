@@ -25,7 +25,7 @@ import { etagHeader, ifMatchParameter, ifNoneMatchParameter, notModifiedResponse
 import { softDeletePaths, withDeletedParameters } from './soft-delete-fragments.js';
 
 
-function permissionNote(resource: CompiledResource, operation: Operation): string {
+export function permissionNote(resource: CompiledResource, operation: Operation): string {
   const permission = resource.permissions[operation];
   const who = permission === ANY_AUTHENTICATED ? 'Any signed-in user of the tenant.' : `Needs the ${permission} permission.`;
   const rule = resource.ownerRule;

@@ -8,6 +8,7 @@ import type { ClientAddress } from './client-ip.js';
 import { byRestriction, rateLimitHeaders, tooManyRequests, type Count } from './headers.js';
 import { PolicyMatcher, type LimitPolicy, type LimitTable } from './policy.js';
 import type { LimitStore } from './store.js';
+import { extraCharge, offerCharge } from './item-charge.js';
 
 /** The user of a valid access token, and the role it carries. */
 export interface TokenHolder {
@@ -71,6 +72,9 @@ interface Probe {
   resetLag: number;
 }
 
+/** A window scaled below a millisecond would be 0: never counted by memory, refused by Redis. */
+const windowMsOf = (policy: LimitPolicy) => Math.max(1, Math.round(policy.windowSeconds * 1000));
+
 function probes(options: RateLimitOptions): Map<LimitPolicy, Probe> {
   const { table, store, prefix } = options;
   return new Map(
@@ -80,8 +84,7 @@ function probes(options: RateLimitOptions): Map<LimitPolicy, Probe> {
         db: store.db,
         namespace: `${prefix}:${policy.name}`,
         max: policy.requests,
-        // A window scaled below a millisecond would be 0: never counted by memory, refused by Redis.
-        duration: Math.max(1, Math.round(policy.windowSeconds * 1000)),
+        duration: windowMsOf(policy),
         id: (ctx) => (ctx as unknown as ProbeContext).key,
         headers: FIGURES,
       }) as Middleware;
@@ -106,6 +109,14 @@ async function count(probe: Probe, key: string): Promise<Count | { error: unknow
 }
 
 type Counted = Count | { error: unknown };
+
+/** `n` more requests of one policy in its bucket, at once (take-many.ts), keyed as its probe keys them. */
+async function takeMore(options: RateLimitOptions, policy: LimitPolicy, bucket: string, n: number): Promise<Count> {
+  const durationMs = windowMsOf(policy);
+  const taken = await options.store.takeMany(`${options.prefix}:${policy.name}:${bucket}`, policy.requests, durationMs, n);
+  const resetLag = options.store.driver === 'redis' ? 1 : 0;
+  return { policy, limit: policy.requests, remaining: taken.left, resetAt: taken.resetAt + resetLag, refused: !taken.taken };
+}
 
 /**
  * The counts of a request, waited for at most `timeoutMs` all together: one bound per request,
@@ -140,7 +151,8 @@ export function rateLimits(options: RateLimitOptions): Middleware {
     const address = `ip:${options.clientAddress(ctx.req)}`;
     const caller = holder ? `sub:${holder.userId}` : address;
     const policies = [matcher.tierOf(holder?.role), ...matcher.endpointPolicies(ctx.method, ctx.path)];
-    const counting = policies.map((policy) => count(byPolicy.get(policy)!, policy.per === 'address' ? address : caller));
+    const bucketOf = (policy: LimitPolicy) => (policy.per === 'address' ? address : caller);
+    const counting = policies.map((policy) => count(byPolicy.get(policy)!, bucketOf(policy)));
     const counted = await countedWithin(counting, options.store.timeoutMs);
     // A count the store could not take is skipped (fail-open). The store hears once per request,
     // so an outage that begins between two counts of one request is still one outage in the log.
@@ -156,6 +168,14 @@ export function rateLimits(options: RateLimitOptions): Middleware {
         if (options.onRefused) for (const c of counts) if (c.refused) options.onRefused(c.policy.name);
         throw tooManyRequests(counts.filter((c) => c.remaining === 0), at);
       }
+      // A bulk write's handler counts its other items against the same limits and buckets.
+      offerCharge(ctx, extraCharge(ctx, {
+        counted: counts.map((count) => ({ policy: count.policy, bucket: bucketOf(count.policy), count })),
+        take: (policy, bucket, n) => takeMore(options, policy, bucket, n),
+        within: (takes) => countedWithin(takes, options.store.timeoutMs),
+        failed: (err) => options.store.failed(err),
+        now,
+      }));
     }
     return next();
   };

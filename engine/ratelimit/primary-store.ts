@@ -20,6 +20,7 @@ import type { LogEvent } from '../log/log.js';
 import { isCountsAnswered, type CountAnswered, type CountAsked, type CountsAsked } from './primary-counts.js';
 import { ExpiringCounts, SWEEP_MS } from './expiring-counts.js';
 import { outageTracker, type LimitStore } from './store.js';
+import { oneByOneTakeMany } from './take-many.js';
 
 /** The most requests one lease may hold. */
 const MAX_LEASE = 64;
@@ -191,6 +192,7 @@ export function primaryStore(log: LogEvent, maxKeys: number, timeoutMs: number):
     driver: 'redis',
     // koa-ratelimit's Redis driver calls nothing else of its client than the two methods above.
     db: client as unknown as Redis,
+    takeMany: oneByOneTakeMany((key, durationMs, max) => take(key, durationMs, max)),
     ...outageTracker(log, 'the cluster primary process'),
     timeoutMs,
     async ready() {},

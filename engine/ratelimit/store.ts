@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis';
 import type { LogEvent } from '../log/log.js';
 import { redisReady } from '../redis-ready.js';
 import { boundedCounts, SWEEP_MS } from './expiring-counts.js';
+import { memoryTakeMany, redisTakeMany, type TakeMany } from './take-many.js';
 
 export interface LimitStore {
   /** Where the counts live, as the log says it: this process, Redis, or the cluster's primary process. */
@@ -15,6 +16,8 @@ export interface LimitStore {
   /** koa-ratelimit's driver for `db`. */
   driver: 'memory' | 'redis';
   db: Map<string, unknown> | Redis;
+  /** Counts `n` requests at once in the bucket `key` (koa-ratelimit's key: namespace and id), or none when fewer are left (take-many.ts). */
+  takeMany: TakeMany;
   /** False for a while after a count failed: requests then go on uncounted without trying. */
   available(): boolean;
   /** A count failed (Redis unreachable): logged if it is the first since the store last worked. */
@@ -66,6 +69,7 @@ export function memoryStore(maxKeys: number, log: LogEvent, sweepMs = SWEEP_MS):
     kind: 'memory',
     driver: 'memory',
     db,
+    takeMany: memoryTakeMany(db),
     // A throwing count here is a bug, not an outage; it is still never a failed request.
     ...outageTracker(log, 'the in-memory store'),
     async ready() {},
@@ -104,6 +108,7 @@ export function redisStore(url: string, log: LogEvent, timeoutMs: number): Limit
     kind: 'redis',
     driver: 'redis',
     db,
+    takeMany: redisTakeMany(db),
     ...outage,
     timeoutMs,
     ready: (timeoutMs) => redisReady(db, timeoutMs, () => failed(new Error(`not ready after ${timeoutMs} ms`))),

@@ -9,7 +9,6 @@ import { openApiPath } from '../openapi/declared-paths.js';
 import { resourcePaths, type OperationNotes } from '../openapi/resource-paths.js';
 import type { OperationDoc, Route, RouteMethod } from '../route.js';
 import type { CompiledResource } from './compiled.js';
-import { UUID_PATTERN } from './fields.js';
 import { parseListQuery, parseRelations, parseSelect, parseWithDeleted, type ListQuery } from './list-query.js';
 import { checkWithDeleted } from './soft-delete.js';
 import type { Caller } from '../caller.js';
@@ -17,6 +16,8 @@ import type { Selection } from './selection.js';
 import type { ListResult, ResourceService } from './service.js';
 import { COUNT_PATH, PAGINATION_PATH, TOTAL_EXACT_HEADER } from './route-names.js';
 import { versionOf } from './versions.js';
+import { writeContext } from './write-context.js';
+import { bulkRoutes } from './bulk-routes.js';
 
 
 /** Prefer: count=none (RFC 7240 form) asks, like count=none, for no count. */
@@ -74,16 +75,7 @@ function readOptions(resource: CompiledResource, ctx: Context, caller: Caller): 
   return { relations, select, withDeleted: withDeleted === true };
 }
 
-/**
- * The organization header (Organization-Id for Ever Gauzy clients) may name a new record's
- * organization. Sent, it must be a UUID, also when the body names the organization itself (one
- * rule, the document's); sent empty, it counts as not sent.
- */
-export function writeContext(ctx: Context, resource: CompiledResource) {
-  const organizationHeader = (resource.organizationHeader && ctx.get(resource.organizationHeader)) || undefined;
-  if (organizationHeader !== undefined && !UUID_PATTERN.test(organizationHeader)) throw badRequest(`${resource.organizationHeader} header must be a UUID`);
-  return { organizationHeader };
-}
+export { writeContext };
 
 /** The generated handlers; each runs after its declaration's permission check (callerOf, not authorize). */
 function crudHandlers(service: ResourceService): Record<CrudOperation, Middleware> {
@@ -173,7 +165,7 @@ export function crudRoutes(service: ResourceService, notes?: OperationNotes): Ro
   const handlers = crudHandlers(service);
   const documented = resourcePaths(resource, notes);
   const table = resource.softDelete ? [...CRUD_TABLE, ...SOFT_DELETE_TABLE] : CRUD_TABLE;
-  return resource.paths.flatMap((path) =>
+  const crud = resource.paths.flatMap((path) =>
     table.map(([method, sub, operation, permission]): Route => {
       const routePath = `/api/${path}${sub}`;
       return {
@@ -187,4 +179,5 @@ export function crudRoutes(service: ResourceService, notes?: OperationNotes): Ro
       };
     }),
   );
+  return [...crud, ...bulkRoutes(service)];
 }

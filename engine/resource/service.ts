@@ -14,7 +14,7 @@ import { run } from './sql/runner.js';
 import { matchesStatement, orderKeyAlias, orderValuesOf, pageStatement, readStatement } from './sql/select.js';
 import { effectiveOrder, type ListCursors } from './cursor.js';
 import { countMatches, type CountResult } from './count.js';
-import { deleteStatement, insertStatement, recoverStatement, updateStatement } from './sql/write.js';
+import { deleteStatement, insertRowsStatement, insertStatement, recoverStatement, updateStatement } from './sql/write.js';
 import { keepVersion } from './versions.js';
 import { prepareChildren, prepareWrite, type PreparedWrite, type WriteContext } from './write-body.js';
 
@@ -36,7 +36,7 @@ export function checkId(id: string, label = 'id'): string {
  * A unique violation or a broken `rules:` entry answered with the definition's own sentence: the
  * written resource's, or a child's written with it.
  */
-function definedViolation(resources: CompiledResource[], thrown: any): never {
+export function definedViolation(resources: CompiledResource[], thrown: any): never {
   const err = nativeError(thrown);
   const written = resources.filter((r) => !err?.table || r.table === err.table);
   if (err?.code === '23514') {
@@ -67,11 +67,16 @@ export class BatchRowError extends Error {
   }
 }
 
+/** The most items one bulk write takes unless configured (BULK_MAX_ITEMS). */
+export const DEFAULT_BULK_MAX_ITEMS = 1000;
+
 export class ResourceService {
   constructor(
     readonly db: Knex,
     readonly resource: CompiledResource,
     readonly cursors: ListCursors,
+    /** The most items one bulk write (resource/bulk.ts) takes. */
+    readonly bulkMaxItems = DEFAULT_BULK_MAX_ITEMS,
   ) {}
 
   /**
@@ -185,24 +190,32 @@ export class ResourceService {
    * Many creates already prepared (prepareWrite, outside any transaction: on a single-connection
    * database a query not given the transaction would wait for it forever) written in ONE
    * transaction, each with its links and children as create() writes them: all land or none do.
-   * A failure is a BatchRowError naming the row (its index in `prepared`) it happened on, with the
-   * definition's sentence for a unique or `rules:` violation as create() would answer it.
+   * The rows come back in the order of `prepared`, each as create() answers it. A failure is a
+   * BatchRowError naming the row (its index in `prepared`) it happened on, with the definition's
+   * sentence for a unique or `rules:` violation as create() would answer it.
    */
-  async createMany(caller: Caller, prepared: PreparedWrite[]): Promise<number> {
+  async createMany(caller: Caller, prepared: PreparedWrite[]): Promise<Array<Record<string, any>>> {
     const perBatch = Math.max(1, Math.min(BATCH_ROWS, Math.floor(BATCH_VALUES / (this.resource.fields.size + 1))));
     let at = -1;
     try {
-      await this.db.transaction(async (trx) => {
+      return await this.db.transaction(async (trx) => {
+        const rows: Array<Record<string, any>> = [];
         for (let start = 0; start < prepared.length; start += perBatch) {
           const batch = prepared.slice(start, start + perBatch);
           // Plain rows go in one statement per batch, inside a savepoint: if it fails, the rows are
           // written again one by one, and the one that fails names itself.
-          if (batch.every((one) => !one.links.length && !one.children.length) && (await this.insertBatch(trx, caller, batch))) continue;
+          const written = batch.every((one) => !one.links.length && !one.children.length) ? await this.insertBatch(trx, caller, batch) : undefined;
+          if (written) {
+            rows.push(...written);
+            continue;
+          }
           for (const [i, one] of batch.entries()) {
             at = start + i;
-            await this.insertOne(trx, caller, one);
+            rows.push(await this.insertOne(trx, caller, one));
           }
         }
+        // Links and children leave the rows alone: the versions their statements returned are final.
+        return rows.map(keepVersion);
       });
     } catch (err) {
       if (at < 0) throw err;
@@ -214,16 +227,14 @@ export class ResourceService {
       }
       throw new BatchRowError(at, cause);
     }
-    return prepared.length;
   }
 
-  /** Rows without links or children in one insert; false (nothing written) when it fails. */
-  private async insertBatch(trx: Knex.Transaction, caller: Caller, batch: PreparedWrite[]): Promise<boolean> {
+  /** Rows without links or children in one insert, returned in order; undefined (nothing written) when it fails. */
+  private async insertBatch(trx: Knex.Transaction, caller: Caller, batch: PreparedWrite[]): Promise<Array<Record<string, any>> | undefined> {
     try {
-      await trx.transaction((savepoint) => savepoint(this.resource.table).insert(batch.map((one) => ({ ...one.row, tenantId: caller.tenantId }))));
-      return true;
+      return await trx.transaction((savepoint) => run(savepoint, insertRowsStatement(this.resource, batch.map((one) => ({ ...one.row, tenantId: caller.tenantId })))));
     } catch {
-      return false;
+      return undefined;
     }
   }
 
@@ -235,11 +246,13 @@ export class ResourceService {
 
   /** One row, its links and its children, as create() writes them. */
   private async insertOne(trx: Knex.Transaction, caller: Caller, one: PreparedWrite) {
-    await this.writeRelated(trx, caller, one, await this.insertRow(trx, caller, one));
+    const row = await this.insertRow(trx, caller, one);
+    await this.writeRelated(trx, caller, one, row);
+    return row;
   }
 
   /** A written row's many-to-many links and children; the children are set on the row, so the client learns their ids. */
-  private async writeRelated(trx: Knex.Transaction, caller: Caller, prepared: PreparedWrite, row: Record<string, any>) {
+  async writeRelated(trx: Knex.Transaction, caller: Caller, prepared: PreparedWrite, row: Record<string, any>) {
     await writeLinks(trx, row.id, prepared.links);
     for (const { relation, bodies } of prepared.children) row[relation.name] = await this.replaceChildren(trx, caller, relation, row, bodies);
   }

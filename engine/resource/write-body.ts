@@ -198,6 +198,19 @@ export async function prepareChildren(
   return prepared;
 }
 
+/** Stands in for the id a new record will get, so that its children are checked before anything is written. */
+const NOT_YET_WRITTEN = '00000000-0000-4000-8000-000000000000';
+
+/**
+ * The children one writable hasMany of a prepared create carries, checked as its create will
+ * check them once the record has an id (prepareChildren, inside its transaction), but beforehand,
+ * with a stand-in id: many creates (an import, a bulk write) can then list every broken child and
+ * open no transaction for nothing.
+ */
+export function checkChildrenAhead(db: Knex, parent: CompiledResource, caller: Caller, write: PreparedWrite, children: PreparedWrite['children'][number]) {
+  return prepareChildren(db, parent, caller, children.relation, { ...write.row, id: NOT_YET_WRITTEN }, children.bodies);
+}
+
 async function prepareRow(
   db: Knex,
   resource: CompiledResource,

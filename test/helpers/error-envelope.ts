@@ -44,7 +44,13 @@ export function assertError(res: Response, status: number, ...expected: Array<st
   const shown = JSON.stringify(res.body);
   assert.is(res.status, status, shown);
   assert.ok(res.headers['content-type']?.toString().startsWith('application/json'), `content-type of ${shown}`);
-  assert.equal(Object.keys(res.body).sort(), ['error', 'message', 'statusCode'], shown);
+  // A bulk write's failure also names its items (docs/api-conventions.md#bulk-writes).
+  const { errors, ...envelope } = res.body;
+  assert.equal(Object.keys(envelope).sort(), ['error', 'message', 'statusCode'], shown);
+  if (errors !== undefined) {
+    assert.ok(Array.isArray(errors) && errors.length > 0, `errors must be a non-empty array: ${shown}`);
+    for (const e of errors) assert.ok(Number.isInteger(e.index) && e.index >= 0 && typeof e.message === 'string' && Object.keys(e).length === 2, `errors: ${shown}`);
+  }
   assert.is(res.body.statusCode, status);
   assert.is(res.body.error, STATUS_CODES[status]);
   if (status === 400) {

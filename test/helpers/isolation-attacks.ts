@@ -133,6 +133,21 @@ export async function attackRecord(w: AttackWorld, r: CompiledResource) {
       assertNotFound(await w.http.put(`${url}/recover`).set(auth));
       assertNotFound(await w.http.delete(`${url}/soft`).set(auth));
     }
+    // Bulk writes naming the victim: a 404 for the whole request, nothing written.
+    const bulk = `/api/${path}/bulk`;
+    const own = w.probes.get(r.name);
+    const ids = own ? [own.id, victim.id] : [victim.id];
+    const missed = (res: Response) => {
+      assertNotFound(res);
+      assert.equal(res.body.errors.map((e: { index: number }) => e.index), [ids.length - 1], `${bulk}: ${show(res)}`);
+    };
+    missed(await w.http.patch(bulk).set(auth).send(ids.map((id) => ({ id, ...patchOf(w, r) }))));
+    missed(await w.http.delete(bulk).set(auth).send({ ids }));
+    if (w.foreignTenantId) assertForbidden(await w.http.post(bulk).set(auth).set(w.createHeaders).send([{ ...copy(body), tenantId: w.foreignTenantId }]));
+    else if (r.owner && r.fields.get(r.owner)?.writable && victim[r.owner]) {
+      // A create for the victim's owner: refused, nothing written.
+      assertForbidden(await w.http.post(bulk).set(auth).set(w.createHeaders).send([{ ...copy(body), [r.owner]: victim[r.owner] }]));
+    } else assertError(await w.http.post(bulk).set(auth).set(w.createHeaders).send([]), 400);
   }
   // Ids are compared in lower case: the same id in capitals is the same record, still not the viewer's.
   assertNotFound(await w.http.get(`/api/${r.paths[0]}/${victim.id.toUpperCase()}`).set(auth));

@@ -154,6 +154,18 @@ export class Fixtures {
     const content: Json | undefined = requestBody?.content;
     if (!content) return {};
     const resource = op.resource;
+    // A bulk write's body: one item, a create body, the newest record's id with a change, or a record to delete.
+    if (resource && op.kind.startsWith('bulk-') && this.w.bodies.has(resource.name)) {
+      const id = await this.valueFor({ ...op, kind: 'patch' }, 'id', {});
+      const json =
+        op.kind === 'bulk-create'
+          ? [await this.w.samples.body(resource, this.w.acme)]
+          : op.kind === 'bulk-patch'
+            ? [{ id }]
+            : // DELETE /{id} takes the record meant for deleting; the bulk delete takes the newest.
+              { ids: [id] };
+      return { body: { json }, contentType: 'application/json' };
+    }
     if (resource && ['create', 'replace', 'patch'].includes(op.kind) && this.w.bodies.has(resource.name)) {
       // A new body each time: its unique values (a tag's name) are new, so a write does not conflict with the one before.
       return { body: { json: await this.w.samples.body(resource, this.w.acme) }, contentType: 'application/json' };
@@ -198,7 +210,7 @@ export class Fixtures {
     const query = await this.query(op, operation);
     const requests: FuzzRequest[] = [];
     for (const path of paths) {
-      const { body, contentType } = ['POST', 'PUT', 'PATCH'].includes(op.method) ? await this.body(op, operation) : {};
+      const { body, contentType } = ['POST', 'PUT', 'PATCH'].includes(op.method) || op.kind === 'bulk-delete' ? await this.body(op, operation) : {};
       const headers = await this.headers(op, operation);
       if (token) headers.push(['Authorization', `Bearer ${token}`]);
       if (contentType) headers.push(['Content-Type', contentType]);

@@ -223,7 +223,7 @@ test('search and PATCH bodies are optional (create and PUT are not), and the ser
     // Auth bodies are the auth routes' own (register and login need theirs).
     if (!op.requestBody || path.startsWith('/api/auth')) continue;
     // A share link's create body has only an optional expiry.
-    const optional = path.endsWith('/search') || method === 'patch' || path.endsWith('/share-link');
+    const optional = path.endsWith('/search') || (method === 'patch' && !path.endsWith('/bulk')) || path.endsWith('/share-link');
     assert.is(op.requestBody.required, !optional, `${method.toUpperCase()} ${path}`);
   }
   const created = await t.http.post('/api/tags').set(admin.auth).send({ name: `nb-${randomUUID()}`, color: 'teal', textColor: 'white', organizationId: admin.organizationId });

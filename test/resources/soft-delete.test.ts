@@ -205,6 +205,28 @@ test('changedBy: createdById and updatedById are the callers; a body cannot set 
   assert.is((await created(acme, 'organization-contact', { name: 'Plain' })).createdById, undefined);
 });
 
+test('bulk writes keep the rules: a bulk delete marks deleted, bulk creates and changes set createdById and updatedById', async () => {
+  const bulk = await t.http.post('/api/invoice/bulk').set(dataEntry.auth).send([0, 1].map(() => ({
+    invoiceNumber: nextNumber++, organizationId: acme.organizationId, invoiceDate: '2026-03-01', dueDate: '2026-03-31', fromOrganizationId: acme.organizationId,
+  })));
+  assert.is(bulk.status, 201, show(bulk));
+  const ids = bulk.body.items.map((i: { id: string }) => i.id);
+  for (const item of bulk.body.items) assert.equal([item.createdById, item.updatedById], [dataEntry.userId, dataEntry.userId]);
+  const changed = await t.http.patch('/api/invoice/bulk').set(acme.auth).send(ids.map((id: string) => ({ id, currency: 'CHF' })));
+  assert.is(changed.status, 200, show(changed));
+  for (const item of changed.body.items) assert.equal([item.createdById, item.updatedById], [dataEntry.userId, acme.userId]);
+  const deleted = await t.http.delete('/api/invoice/bulk').set(acme.auth).send({ ids });
+  assert.is(deleted.status, 204, show(deleted));
+  for (const id of ids) {
+    const stored = await row('invoice', id);
+    assert.ok(stored.deletedAt, 'kept, marked deleted');
+    assert.is(stored.deletedById, acme.userId);
+  }
+  // Deleted ones are out of a bulk's reach, as of a single write's.
+  assertNotFound(await t.http.delete('/api/invoice/bulk').set(acme.auth).send({ ids }));
+  assertNotFound(await t.http.patch('/api/invoice/bulk').set(acme.auth).send([{ id: ids[0], currency: 'EUR' }]));
+});
+
 test('the OpenAPI document has recover, the /soft delete and withDeleted on softDelete resources only', async () => {
   const doc = (await t.http.get('/swg-json')).body;
   assert.ok(doc.paths['/api/invoice/{id}/recover'].put);

@@ -86,6 +86,9 @@ function generatedRouteExemption(key: string): string | undefined {
         [`DELETE ${base}/:id`]: can.record,
         [`PUT ${base}/:id/recover`]: can.record,
         [`DELETE ${base}/:id/soft`]: can.record,
+        [`POST ${base}/bulk`]: can.record,
+        [`PATCH ${base}/bulk`]: can.record,
+        [`DELETE ${base}/bulk`]: can.record,
       };
       if (key in routes) return routes[key] ? undefined : `${r.name} has no owner field, and this route cannot reach a record that has one`;
     }

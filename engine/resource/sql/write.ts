@@ -44,13 +44,27 @@ function touchParents(sql: SqlText, resource: CompiledResource): Statement {
 
 /** One new row (its tenantId included). */
 export function insertStatement(resource: CompiledResource, row: Record<string, unknown>): Statement {
-  const columns = Object.keys(row).filter((c) => row[c] !== undefined);
-  const sql = openWrite(resource).sql(`insert into ${id(resource.table)} (${columns.map(id).join(', ')}) values (`);
-  columns.forEach((c, i) => {
-    if (i) sql.sql(', ');
-    sql.value(row[c]);
+  return insertRowsStatement(resource, [row]);
+}
+
+/**
+ * New rows (their tenantId included) in one statement, returned in the order given (PostgreSQL
+ * returns a multi-row insert's rows in the order of its values). A column some rows leave out
+ * (undefined) takes its default in those rows.
+ */
+export function insertRowsStatement(resource: CompiledResource, rows: Array<Record<string, unknown>>): Statement {
+  const columns = [...new Set(rows.flatMap((row) => Object.keys(row).filter((c) => row[c] !== undefined)))];
+  const sql = openWrite(resource).sql(`insert into ${id(resource.table)} (${columns.map(id).join(', ')}) values `);
+  rows.forEach((row, r) => {
+    sql.sql(r ? ', (' : '(');
+    columns.forEach((c, i) => {
+      if (i) sql.sql(', ');
+      if (row[c] === undefined) sql.sql('default');
+      else sql.value(row[c]);
+    });
+    sql.sql(')');
   });
-  return touchParents(sql.sql(`)${returning(resource)}`), resource);
+  return touchParents(sql.sql(returning(resource)), resource);
 }
 
 /**
@@ -71,11 +85,20 @@ export function updateStatement(resource: CompiledResource, caller: Caller, reco
  * it, or on a softDelete resource marks it deleted by the caller. Its id back when there was one.
  */
 export function deleteStatement(resource: CompiledResource, caller: Caller, recordId: string, versions?: readonly string[]): Statement {
+  return deleteWhere(resource, caller, (sql) => sql.value(recordId), versions);
+}
+
+/** Deletes (or, softDelete, marks deleted) the records with these ids in the caller's scope; the ids of those there were back. */
+export function deleteManyStatement(resource: CompiledResource, caller: Caller, recordIds: readonly string[]): Statement {
+  return deleteWhere(resource, caller, (sql) => sql.sql('any(').value(recordIds).sql(')'));
+}
+
+function deleteWhere(resource: CompiledResource, caller: Caller, ids: (sql: SqlText) => SqlText, versions?: readonly string[]): Statement {
   const table = resource.table;
   const sql = openWrite(resource);
   if (resource.softDelete) sql.sql(`update ${id(table)} set ${id(DELETED_AT)} = CURRENT_TIMESTAMP, ${id(DELETED_BY)} = `).value(caller.userId);
   else sql.sql(`delete from ${id(table)}`);
-  sql.sql(` where ${col(table, 'id')} = `).value(recordId).sql(' and ');
+  ids(sql.sql(` where ${col(table, 'id')} = `)).sql(' and ');
   // A child's delete also returns what touchParents needs: its parents' ids and its tenant.
   const touched = resource.parentTouches.length ? [...resource.parentTouches.map((t) => t.via), 'tenantId'] : [];
   const returned = ['id', ...new Set(touched)].map((c) => col(table, c)).join(', ');

@@ -6,7 +6,7 @@ import { HttpError } from '../../../engine/errors.js';
 import { toHttpError } from '../../../engine/http/error-envelope.js';
 import { isPlainObject } from '../../../engine/objects.js';
 import { BatchRowError } from '../../../engine/resource/service.js';
-import { prepareChildren, prepareWrite, type PreparedWrite, type WriteContext } from '../../../engine/resource/write-body.js';
+import { checkChildrenAhead, prepareWrite, type PreparedWrite, type WriteContext } from '../../../engine/resource/write-body.js';
 import { brokenRules, DuplicateFinder } from './database-rules.js';
 import type { ImportTarget } from './importable.js';
 import type { ImportRow } from './rows.js';
@@ -34,19 +34,12 @@ function rowMessages(err: unknown, target: ImportTarget): string[] {
   return [http.messages].flat();
 }
 
-/** Stands in for the id a row will get, so that its children are checked before anything is written. */
-const NOT_YET_WRITTEN = '00000000-0000-4000-8000-000000000000';
-
-/**
- * The children a row carries (invoiceItems), checked as their create would check them: a create
- * does it inside its transaction, once the parent has an id; here it is done beforehand, with a
- * stand-in id, so that every row's broken children are listed and nothing is opened for nothing.
- */
+/** The children a row carries (invoiceItems), checked beforehand as their create would check them (checkChildrenAhead). */
 async function childProblems(target: ImportTarget, caller: Caller, write: PreparedWrite): Promise<string[]> {
   const problems: string[] = [];
-  for (const { relation, bodies } of write.children) {
+  for (const children of write.children) {
     try {
-      await prepareChildren(target.service.db, target.resource, caller, relation, { ...write.row, id: NOT_YET_WRITTEN }, bodies);
+      await checkChildrenAhead(target.service.db, target.resource, caller, write, children);
     } catch (err) {
       problems.push(...rowMessages(err, target));
     }
@@ -127,7 +120,7 @@ export async function importAll(target: ImportTarget, caller: Caller, rows: Impo
   if (found.failedRows) return { failedRows: found.failedRows, totalRows: rows.length, errors: found.errors };
   if (!prepared.length) return { imported: 0 };
   try {
-    return { imported: await target.service.createMany(caller, prepared) };
+    return { imported: (await target.service.createMany(caller, prepared)).length };
   } catch (err) {
     if (!(err instanceof BatchRowError)) throw err;
     const failed = new ErrorList();

@@ -3,7 +3,7 @@
 // path it lies under. A new definition or module route is fuzzed with no test code.
 import type { CompiledResource, Registry } from '../../../engine/resource/compiled.js';
 
-export type Kind = 'list' | 'count' | 'search' | 'create' | 'read' | 'replace' | 'patch' | 'delete' | 'other';
+export type Kind = 'list' | 'count' | 'search' | 'create' | 'read' | 'replace' | 'patch' | 'delete' | 'bulk-create' | 'bulk-patch' | 'bulk-delete' | 'other';
 
 export interface Parameter {
   name: string;
@@ -68,6 +68,9 @@ function placeOf(path: string, method: string, resources: CompiledResource[]): {
     'PUT /{id}': 'replace',
     'PATCH /{id}': 'patch',
     'DELETE /{id}': 'delete',
+    'POST /bulk': 'bulk-create',
+    'PATCH /bulk': 'bulk-patch',
+    'DELETE /bulk': 'bulk-delete',
   };
   return { resource: best.resource, kind: kinds[`${method} ${tail}`] ?? 'other' };
 }

@@ -914,7 +914,7 @@ export interface paths {
         post: operations["bulkCreateCandidate"];
         /**
          * Delete many candidate records at once
-         * @description Needs the ORG_CANDIDATES_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         * @description Needs the ORG_CANDIDATES_EDIT permission. The body names the records: {ids: [...]}, each once. Each is marked deleted (softDelete): PUT /{id}/recover brings it back. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
          *
          *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
@@ -3044,7 +3044,7 @@ export interface paths {
         post: operations["bulkCreateInvoice"];
         /**
          * Delete many invoice records at once
-         * @description Needs the INVOICES_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         * @description Needs the INVOICES_EDIT permission. The body names the records: {ids: [...]}, each once. Each is marked deleted (softDelete): PUT /{id}/recover brings it back. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
          *
          *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
@@ -5546,7 +5546,7 @@ export interface paths {
         post: operations["bulkCreateTask"];
         /**
          * Delete many task records at once
-         * @description Needs the ORG_TASK_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
+         * @description Needs the ORG_TASK_EDIT permission. The body names the records: {ids: [...]}, each once. Each is marked deleted (softDelete): PUT /{id}/recover brings it back. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.
          *
          *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
@@ -5758,7 +5758,7 @@ export interface paths {
         post: operations["bulkCreateTaskViaTasks"];
         /**
          * Delete many task records at once
-         * @description Needs the ORG_TASK_EDIT permission. The body names the records: {ids: [...]}, each once. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally. Alias of /api/task/bulk, kept for Ever Gauzy clients: it behaves the same.
+         * @description Needs the ORG_TASK_EDIT permission. The body names the records: {ids: [...]}, each once. Each is marked deleted (softDelete): PUT /{id}/recover brings it back. All or nothing, in one transaction; at most 1000 items (BULK_MAX_ITEMS), each counted as one request by the rate limits. Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally. Alias of /api/task/bulk, kept for Ever Gauzy clients: it behaves the same.
          *
          *     Rate limits counting each call, 429 when any is used up: `DELETE /api/*`: 50 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */

@@ -73,7 +73,7 @@ export function bulkPaths(resource: CompiledResource, maxItems: number): OpenApi
         requestBody: jsonBody({ type: 'array', minItems: 1, maxItems: maxItems, items: patchItem }),
         responses: { '200': itemsAnswer(`The changed ${n} records, in the order sent`, record, maxItems), '400': badItems, '403': forbiddenItems, '404': missingItems, '409': conflictItem, ...errorResponses(401, 413, 415, 500, 503), ...refused },
       }),
-      delete: op('Delete', 'delete', `Delete many ${n} records at once`, `The body names the records: {ids: [...]}, each once. ${common}${conditional}`, {
+      delete: op('Delete', 'delete', `Delete many ${n} records at once`, `The body names the records: {ids: [...]}, each once.${resource.softDelete ? ' Each is marked deleted (softDelete): PUT /{id}/recover brings it back.' : ''} ${common}${conditional}`, {
         requestBody: jsonBody({
           type: 'object',
           required: ['ids'],

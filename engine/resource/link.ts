@@ -61,6 +61,8 @@ function checkWritableChildren(check: Check, name: string, parent: CompiledResou
   }
   const field = child.fields.get(via);
   if (field && !field.writable) problem(check, ['relations', name, 'via'], `"${via}" of ${child.name} is not writable: the engine could not set it on the children`);
+  // Writing children replaces them: a deleted child would be removed for good, or kept out of sight.
+  if (child.softDelete) problem(check, ['relations', name, 'writable'], `${child.name} has softDelete: writable children are replaced when their parent is written, so they cannot be soft-deleted`);
   const nested = Object.entries(child.definition.relations ?? {}).find(([, r]) => r.hasMany && r.writable);
   if (nested) problem(check, ['relations', name, 'writable'], `${child.name} takes children itself (${nested[0]}): writable hasMany relations nest one level only`);
 }

@@ -63,6 +63,13 @@ export function buildModel(resource: CompiledResource, base: typeof Model): Reso
         const ref = query.tableRefFor(this);
         for (const [column, value] of conditions) query.where(`${ref}.${column}`, value);
         if (resource.softDelete) query.whereNull(`${ref}.${DELETED_AT}`);
+        // The children of a deleted softDelete parent are out of sight with it (sql/select.ts: liveParentsSql).
+        resource.parentTouches
+          .filter((t) => t.parent.softDelete)
+          .forEach(({ parent, via }, i) => {
+            const alias = `${ref}_live${i}`;
+            query.whereRaw('exists (select 1 from ?? as ?? where ??.?? = ??.?? and ??.?? is null)', [parent.table, alias, alias, 'id', ref, via, alias, DELETED_AT]);
+          });
       });
     }
 

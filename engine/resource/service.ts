@@ -232,7 +232,7 @@ export class ResourceService {
   /** Rows without links or children in one insert, returned in order; undefined (nothing written) when it fails. */
   private async insertBatch(trx: Knex.Transaction, caller: Caller, batch: PreparedWrite[]): Promise<Array<Record<string, any>> | undefined> {
     try {
-      return await trx.transaction((savepoint) => run(savepoint, insertRowsStatement(this.resource, batch.map((one) => ({ ...one.row, tenantId: caller.tenantId })))));
+      return await trx.transaction((savepoint) => run(savepoint, insertRowsStatement(this.resource, batch.map((one) => ({ ...one.row, tenantId: caller.tenantId })), caller.userId)));
     } catch {
       return undefined;
     }
@@ -240,7 +240,7 @@ export class ResourceService {
 
   /** One new row of the caller's tenant, as create() inserts it. */
   private async insertRow(db: Knex, caller: Caller, prepared: PreparedWrite) {
-    const [row] = await run(db, insertStatement(this.resource, { ...prepared.row, tenantId: caller.tenantId }));
+    const [row] = await run(db, insertStatement(this.resource, { ...prepared.row, tenantId: caller.tenantId }, caller.userId));
     return row;
   }
 

@@ -146,7 +146,10 @@ function isNullTest(predicate: string, columns: string[]): boolean {
 function wholeTableUniques(table: string, columns: string[], nulls: string[], actual: ActualTable): Difference[] {
   if (!nulls.includes('deletedAt')) return [];
   const constraints = actual.constraints.filter((c) => c.type === 'u' && sameSet(c.columns, columns));
-  const indexes = actual.indexes.filter((i) => i.unique && i.plain && sameSet(i.columns, columns) && !constraints.some((c) => c.name === i.name));
+  // Also the index over the rows of no organization (tenantWideUnique) made before softDelete.
+  const others = nulls.filter((c) => c !== 'deletedAt');
+  const before = (i: ActualIndex) => (i.plain ? !others.length : others.length > 0 && i.predicate !== null && isNullTest(i.predicate, others));
+  const indexes = actual.indexes.filter((i) => i.unique && sameSet(i.columns, columns) && before(i) && !constraints.some((c) => c.name === i.name));
   return [...constraints.map((c) => ({ name: c.name, constraint: true })), ...indexes.map((i) => ({ name: i.name, constraint: false }))].map(({ name, constraint }) => ({
     table,
     message: `${table} has the unique ${constraint ? 'constraint' : 'index'} ${name} on ${list(columns)} over deleted records too; softDelete needs it over the records not deleted only`,

@@ -213,7 +213,8 @@ function alterations(fix: Exclude<Fix, { kind: 'createTable' }>, changes: TableC
           ? `await knex.raw('alter table ?? drop constraint ??', [${table}, ${q(fix.name)}]);`
           : `await knex.raw('drop index ??', [${q(fix.name)}]);`,
       );
-      changes.undoBefore.push(`await knex.schema.alterTable(${table}, (t) => t.unique(${cols(fix.columns)}, { indexName: ${q(fix.name)} }));`);
+      // Undone, the rule holds over deleted rows again: this fails while a deleted and a live row share values.
+      changes.undoBefore.push(`await knex.schema.alterTable(${table}, (t) => t.unique(${cols(fix.columns)}, { indexName: ${q(fix.name)} })); // fails while a deleted row shares these values with a live one: remove it first`);
       return;
     case 'addIndex':
       changes.builder.push(`t.index(${cols(fix.columns)});`);

@@ -75,7 +75,7 @@ export async function down(knex: Knex) {
     t.dropColumn('updatedById');
     t.dropColumn('createdById');
   });
-  await knex.schema.alterTable('invoice', (t) => t.unique(['organizationId', 'invoiceNumber'], { indexName: 'invoice_organizationid_invoicenumber_unique' }));
+  await knex.schema.alterTable('invoice', (t) => t.unique(['organizationId', 'invoiceNumber'], { indexName: 'invoice_organizationid_invoicenumber_unique' })); // fails while a deleted row shares these values with a live one: remove it first
   await knex.schema.alterTable('candidate', (t) => {
     t.dropColumn('deletedById');
     t.dropColumn('deletedAt');

@@ -32,14 +32,14 @@ test('placeholders count the values in the order they are bound', () => {
 });
 
 test('an insert: the columns of the row as given, undefined ones left out, the visible columns back', () => {
-  assert.equal(insertStatement(note, { tenantId: TENANT, authorId: EMPLOYEE, projectId: undefined, minutes: 0, writtenOn: null }), {
+  assert.equal(insertStatement(note, { tenantId: TENANT, authorId: EMPLOYEE, projectId: undefined, minutes: 0, writtenOn: null }, EMPLOYEE), {
     text: `insert into "work_note" ("tenantId", "authorId", "minutes", "writtenOn") values ($1, $2, $3, $4)${RETURNING}`,
     values: [TENANT, EMPLOYEE, 0, null],
   });
 });
 
 test('an insert never returns a hidden column', () => {
-  const statement = insertStatement(project, { tenantId: TENANT, name: 'Apollo', secret: 's' });
+  const statement = insertStatement(project, { tenantId: TENANT, name: 'Apollo', secret: 's' }, EMPLOYEE);
   assert.equal(statement, {
     text: 'insert into "project" ("tenantId", "name", "secret") values ($1, $2, $3) returning "project"."id", "project"."tenantId", "project"."createdAt", "project"."updatedAt", "project"."name", "project"."code", md5("project".xmin::text) as "@version"',
     values: [TENANT, 'Apollo', 's'],

@@ -181,6 +181,27 @@ test('a deleted record is no reference and no relation: a new record cannot poin
   assert.is(back.body.task.id, task.id);
 });
 
+test("a deleted invoice's items are out of sight with it, through their own path too, until it is recovered", async () => {
+  const made = await invoice(acme, { invoiceItems: [{ quantity: 2, price: 10 }] });
+  const item = made.invoiceItems[0].id;
+  // A change to an item changes its invoice: the caller is its last changer.
+  const changed = await t.http.patch(`/api/invoice-item/${item}`).set(dataEntry.auth).send({ quantity: 3 });
+  assert.is(changed.status, 200, show(changed));
+  assert.is((await row('invoice', made.id)).updatedById, dataEntry.userId);
+  await t.http.delete(`/api/invoice/${made.id}`).set(acme.auth).expect(204);
+  assertNotFound(await t.http.get(`/api/invoice-item/${item}`).set(acme.auth));
+  assertNotFound(await t.http.patch(`/api/invoice-item/${item}`).set(acme.auth).send({ quantity: 4 }));
+  assertNotFound(await t.http.delete(`/api/invoice-item/${item}`).set(acme.auth));
+  assert.not.ok((await listed('invoice-item', acme, { 'where[invoiceId]': made.id })).length, 'not listed');
+  const refused = await t.http.post('/api/invoice-item').set(acme.auth).send({ invoiceId: made.id, quantity: 1, price: 1 });
+  assertError(refused, 400, 'invoiceId must reference an existing invoice');
+  assert.is((await row('invoice_item', item)).quantity, 3, 'the item is kept as it was');
+  await t.http.put(`/api/invoice/${made.id}/recover`).set(acme.auth).expect(200);
+  const back = await t.http.get(`/api/invoice/${made.id}?relations=invoiceItems`).set(acme.auth);
+  assert.equal(back.body.invoiceItems.map((i: { id: string }) => i.id), [item]);
+  assert.is((await t.http.get(`/api/invoice-item/${item}`).set(acme.auth)).status, 200);
+});
+
 test('changedBy: createdById and updatedById are the callers; a body cannot set them; they filter', async () => {
   const made = await invoice(acme, { createdById: dataEntry.userId, updatedById: dataEntry.userId });
   assert.is(made.createdById, acme.userId);

@@ -36,7 +36,33 @@ export function scopeSql(sql: SqlText, resource: CompiledResource, caller: Calle
   const conditions = scopeConditions(resource, caller);
   if (!conditions) return sql.sql('false');
   conditions.forEach(([column, value], i) => sql.sql(`${i ? ' and ' : ''}${col(ref, column)} = `).value(value));
-  return resource.softDelete && !withDeleted ? sql.sql(` and ${col(ref, DELETED_AT)} is null`) : sql;
+  if (resource.softDelete && !withDeleted) sql.sql(` and ${col(ref, DELETED_AT)} is null`);
+  return sql.sql(liveParentsSql(resource, ref));
+}
+
+/**
+ * ` and exists (…)` per softDelete parent whose writable children this resource's records are: a
+ * deleted invoice takes its items out of sight with it (recover brings both back). Made once per
+ * resource and reference.
+ */
+const liveParents = new WeakMap<CompiledResource, Map<string, string>>();
+
+function liveParentsSql(resource: CompiledResource, ref: string): string {
+  if (!resource.parentTouches.some((t) => t.parent.softDelete)) return '';
+  let byRef = liveParents.get(resource);
+  if (!byRef) liveParents.set(resource, (byRef = new Map()));
+  let text = byRef.get(ref);
+  if (text === undefined) {
+    text = resource.parentTouches
+      .filter((t) => t.parent.softDelete)
+      .map(({ parent, via }, i) => {
+        const alias = `${ref}_live${i}`;
+        return ` and exists (select 1 from ${id(parent.table)} as ${id(alias)} where ${col(alias, 'id')} = ${col(ref, via)} and ${col(alias, DELETED_AT)} is null)`;
+      })
+      .join('');
+    byRef.set(ref, text);
+  }
+  return text;
 }
 
 /** `exists (select 1 from target as alias … where <related to the outer row> and <scope>` — left open for more conditions. */

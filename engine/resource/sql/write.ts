@@ -29,22 +29,22 @@ function openWrite(resource: CompiledResource): SqlText {
   return new SqlText().sql(resource.parentTouches.length ? 'with "written" as (' : '');
 }
 
-function touchParents(sql: SqlText, resource: CompiledResource): Statement {
+function touchParents(sql: SqlText, resource: CompiledResource, userId: string): Statement {
   if (!resource.parentTouches.length) return sql.statement();
   sql.sql(')');
   resource.parentTouches.forEach(({ parent, via }, i) => {
     const table = id(parent.table);
-    sql.sql(
-      `, ${id(`touched${i}`)} as (update ${table} set ${id('updatedAt')} = CURRENT_TIMESTAMP from "written"` +
-        ` where ${table}.${id('id')} = "written".${id(via)} and ${table}.${id('tenantId')} = "written".${id('tenantId')})`,
-    );
+    sql.sql(`, ${id(`touched${i}`)} as (update ${table} set ${id('updatedAt')} = CURRENT_TIMESTAMP`);
+    // Changing a child changes its parent: the caller is the parent's last changer too.
+    if (parent.changedBy) sql.sql(`, ${id(UPDATED_BY)} = `).value(userId);
+    sql.sql(` from "written" where ${table}.${id('id')} = "written".${id(via)} and ${table}.${id('tenantId')} = "written".${id('tenantId')})`);
   });
   return sql.sql(' select * from "written"').statement();
 }
 
 /** One new row (its tenantId included). */
-export function insertStatement(resource: CompiledResource, row: Record<string, unknown>): Statement {
-  return insertRowsStatement(resource, [row]);
+export function insertStatement(resource: CompiledResource, row: Record<string, unknown>, userId: string): Statement {
+  return insertRowsStatement(resource, [row], userId);
 }
 
 /**
@@ -52,7 +52,7 @@ export function insertStatement(resource: CompiledResource, row: Record<string, 
  * returns a multi-row insert's rows in the order of its values). A column some rows leave out
  * (undefined) takes its default in those rows.
  */
-export function insertRowsStatement(resource: CompiledResource, rows: Array<Record<string, unknown>>): Statement {
+export function insertRowsStatement(resource: CompiledResource, rows: Array<Record<string, unknown>>, userId: string): Statement {
   const columns = [...new Set(rows.flatMap((row) => Object.keys(row).filter((c) => row[c] !== undefined)))];
   const sql = openWrite(resource).sql(`insert into ${id(resource.table)} (${columns.map(id).join(', ')}) values `);
   rows.forEach((row, r) => {
@@ -64,7 +64,7 @@ export function insertRowsStatement(resource: CompiledResource, rows: Array<Reco
     });
     sql.sql(')');
   });
-  return touchParents(sql.sql(returning(resource)), resource);
+  return touchParents(sql.sql(returning(resource)), resource, userId);
 }
 
 /**
@@ -77,7 +77,7 @@ export function updateStatement(resource: CompiledResource, caller: Caller, reco
   for (const c of Object.keys(row)) if (row[c] !== undefined) sql.sql(`${id(c)} = `).value(row[c]).sql(', ');
   if (resource.changedBy) sql.sql(`${id(UPDATED_BY)} = `).value(caller.userId).sql(', ');
   sql.sql(`${id('updatedAt')} = CURRENT_TIMESTAMP where ${col(table, 'id')} = `).value(recordId).sql(' and ');
-  return touchParents(versionCondition(scopeSql(sql, resource, caller), resource, versions).sql(returning(resource)), resource);
+  return touchParents(versionCondition(scopeSql(sql, resource, caller), resource, versions).sql(returning(resource)), resource, caller.userId);
 }
 
 /**
@@ -102,7 +102,7 @@ function deleteWhere(resource: CompiledResource, caller: Caller, ids: (sql: SqlT
   // A child's delete also returns what touchParents needs: its parents' ids and its tenant.
   const touched = resource.parentTouches.length ? [...resource.parentTouches.map((t) => t.via), 'tenantId'] : [];
   const returned = ['id', ...new Set(touched)].map((c) => col(table, c)).join(', ');
-  return touchParents(versionCondition(scopeSql(sql, resource, caller), resource, versions).sql(` returning ${returned}`), resource);
+  return touchParents(versionCondition(scopeSql(sql, resource, caller), resource, versions).sql(` returning ${returned}`), resource, caller.userId);
 }
 
 /**
@@ -115,7 +115,7 @@ export function recoverStatement(resource: CompiledResource, caller: Caller, rec
   if (resource.changedBy) sql.sql(`${id(UPDATED_BY)} = `).value(caller.userId).sql(', ');
   sql.sql(`${id('updatedAt')} = CURRENT_TIMESTAMP where ${col(table, 'id')} = `).value(recordId).sql(' and ');
   scopeSql(sql, resource, caller, table, true).sql(` and ${col(table, DELETED_AT)} is not null`);
-  return touchParents(versionCondition(sql, resource, versions).sql(returning(resource)), resource);
+  return touchParents(versionCondition(sql, resource, versions).sql(returning(resource)), resource, caller.userId);
 }
 
 /** How many of `ids` (distinct) each target has in the caller's scope: one row, a column c0, c1, … per check. */

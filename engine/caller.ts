@@ -35,3 +35,6 @@ export const ORGANIZATION_CLAIM = 'organizationId';
 
 /** Permission names a definition may use; 'authenticated' admits any signed-in caller of the tenant. */
 export const ANY_AUTHENTICATED = 'authenticated';
+
+/** Whether the caller's role grants the permission (any caller for 'authenticated'). */
+export const grants = (caller: Caller, permission: string) => permission === ANY_AUTHENTICATED || caller.permissions.has(permission);

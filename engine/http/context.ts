@@ -1,7 +1,7 @@
 // Small request helpers shared by generated routes and hand-written modules.
 import type { Context } from 'koa';
 import qs from 'qs';
-import { ANY_AUTHENTICATED, type Caller } from '../caller.js';
+import { grants, type Caller } from '../caller.js';
 import { badRequest, forbidden, unauthorized } from '../errors.js';
 import { isPlainObject } from '../objects.js';
 
@@ -15,7 +15,7 @@ export function callerOf(ctx: Context): Caller {
 /** The caller, if its role grants the permission; 403 otherwise. */
 export function authorize(ctx: Context, permission: string): Caller {
   const caller = callerOf(ctx);
-  if (permission !== ANY_AUTHENTICATED && !caller.permissions.has(permission)) throw forbidden();
+  if (!grants(caller, permission)) throw forbidden();
   return caller;
 }
 

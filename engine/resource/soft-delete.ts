@@ -1,8 +1,7 @@
 // The columns of a softDelete resource's deletion, and of who changed a changedBy resource's
 // records: the engine alone writes them (compile-fields.ts adds them as read-only base fields).
 import { forbidden } from '../errors.js';
-import type { Caller } from '../caller.js';
-import { ANY_AUTHENTICATED } from '../caller.js';
+import { grants, type Caller } from '../caller.js';
 import type { CompiledResource } from './compiled.js';
 
 export const DELETED_AT = 'deletedAt';
@@ -15,6 +14,5 @@ export const UPDATED_BY = 'updatedById';
  * permission is asked for, else 403. Nothing is asked when it is not sent, or sent false.
  */
 export function checkWithDeleted(resource: CompiledResource, caller: Caller, withDeleted: boolean | undefined) {
-  const permission = resource.permissions.delete;
-  if (withDeleted && permission !== ANY_AUTHENTICATED && !caller.permissions.has(permission)) throw forbidden();
+  if (withDeleted && !grants(caller, resource.permissions.delete)) throw forbidden();
 }

@@ -312,9 +312,9 @@ test('tenant isolation: another tenant gets 404 and the invoice and its items ar
 // The definition format behind invoiceItems: a writable hasMany, checked at start-up.
 
 /** The problems of a parent (box) and child (part) definition pair, compiled on their own. */
-function problemsOf(boxRelations: string, partFields: string, partRelations = ''): string[] {
+function problemsOf(boxRelations: string, partFields: string, partRelations = '', partSoftDelete = false): string[] {
   const box = ['name: box', 'scope: tenant', 'permissions: { read: authenticated, write: authenticated }', 'fields:', '  label: { type: string }', 'relations:', boxRelations, ''].join('\n');
-  const part = ['name: part', 'scope: tenant', 'permissions: { read: authenticated, write: authenticated }', 'fields:', partFields, ...(partRelations ? ['relations:', partRelations] : []), ''].join('\n');
+  const part = ['name: part', 'scope: tenant', ...(partSoftDelete ? ['softDelete: true'] : []), 'permissions: { read: authenticated, write: authenticated }', 'fields:', partFields, ...(partRelations ? ['relations:', partRelations] : []), ''].join('\n');
   try {
     compileDefinitions([parseDefinition(box, 'box.yaml'), parseDefinition(part, 'part.yaml')], { permissions: loadRoles(ROLES_FILE).permissions });
     return [];
@@ -335,6 +335,10 @@ test('definition format: a writable hasMany needs a writable via on the child, n
     'box.yaml relations.parts.writable: part takes children itself (boxes): writable hasMany relations nest one level only',
     'part.yaml relations.boxes.via: "label" is a string field of box; via must be a uuid field pointing at part',
     'part.yaml relations.boxes.writable: box takes children itself (parts): writable hasMany relations nest one level only',
+  ]);
+  // Written children are replaced with their parent: they cannot be soft-deleted.
+  assert.equal(problemsOf(parts, '  boxId: { type: uuid }', '', true), [
+    'box.yaml relations.parts.writable: part has softDelete: writable children are replaced when their parent is written, so they cannot be soft-deleted',
   ]);
 });
 

@@ -30,9 +30,10 @@ const TIMED_FILES =
   /^(process\/(server|shutdown|request-timeout|database-outage|mail)|ratelimit\/|openapi\/swagger|auth\/auth-(social|logout)|process\/two-instances)/;
 /**
  * The heaviest in-process suites. On the embedded database the cluster and outage suites skip, so
- * the timed lane is the shorter one: it takes these too, to even the lanes.
+ * the timed lane is the shorter one: it takes these too, to even the lanes (the slowest files of
+ * each lane are listed after it).
  */
-const HEAVY_FILES = /^security\/(isolation|fuzz)/;
+const HEAVY_FILES = /^(security\/(isolation|fuzz)|openapi\/openapi-responses|definitions\/schema-agreement)/;
 /** Fewer files than this run in one process: lanes pay off on whole runs, not on a focused one. */
 const MIN_FILES_FOR_LANES = 12;
 
@@ -194,12 +195,14 @@ async function child(fileList: string) {
   }
 
   // Count every suite as it ends, and turn a hook failure into a reported failure.
+  const seconds = new Map<string, number>();
   for (const group of queue) {
     const name = group[0]; // uvu shifts the name off the group when it runs it
     for (let i = 1; i < group.length; i++) {
       const run = group[i] as Runner;
       group[i] = async () => {
         const seenHookErrors = hookErrors.length;
+        const started = performance.now();
         let result: Awaited<ReturnType<Runner>>;
         try {
           result = await run();
@@ -207,6 +210,7 @@ async function child(fileList: string) {
           // A throwing after-hook escapes uvu's runner: the suite's own counts are lost with it.
           result = [`  FAIL  ${name}: a hook failed\n${describeError(err)}\n`, 0, 0, 1];
         }
+        if (name) seconds.set(name, (seconds.get(name) ?? 0) + (performance.now() - started) / 1000);
         let [errors, ran, skipped, total] = result;
         if (errors === true && ran < total) {
           const cause = hookErrors.slice(seenHookErrors).map(describeError).join('\n') || '    (the error was not reported)';
@@ -222,12 +226,24 @@ async function child(fileList: string) {
   }
 
   await uvu.exec();
+  printSlowest(seconds);
   process.exitCode = counts.failed ? 1 : 0;
   process.disconnect?.();
   setTimeout(() => {
     console.error(`Open handles (a database pool or server not closed in test.after?) kept the test process alive ${LINGER_MS / 1000} s after the last test; ending it.`);
     process.exit();
   }, LINGER_MS).unref();
+}
+
+/** How many of a lane's slowest files are listed after it (TEST_SLOWEST), to see where a slow run spends its time. */
+const SLOWEST_SHOWN = Number(process.env.TEST_SLOWEST) || 8;
+
+function printSlowest(seconds: Map<string, number>) {
+  if (seconds.size < MIN_FILES_FOR_LANES) return;
+  const slowest = [...seconds].sort((a, b) => b[1] - a[1]).slice(0, SLOWEST_SHOWN);
+  const total = [...seconds.values()].reduce((sum, s) => sum + s, 0);
+  console.log(`\nslowest files (of ${seconds.size}, ${total.toFixed(0)} s in all):`);
+  for (const [name, s] of slowest) console.log(`  ${s.toFixed(1).padStart(6)} s  ${name}`);
 }
 
 const args = process.argv.slice(2);

@@ -119,10 +119,10 @@ export class OpenApiChecker {
 
   constructor(private readonly doc: Json) {
     const source = forAjv({ $id: 'doc', components: doc.components ?? {}, paths: doc.paths ?? {} }) as Json;
-    this.ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
+    this.ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false, inlineRefs: false });
     addFormats.default(this.ajv);
     this.ajv.addSchema(source);
-    this.textAjv = new Ajv({ strict: false, allErrors: true, validateSchema: false, coerceTypes: true });
+    this.textAjv = new Ajv({ strict: false, allErrors: true, validateSchema: false, coerceTypes: true, inlineRefs: false });
     addFormats.default(this.textAjv);
     this.textAjv.addSchema(source);
     for (const template of Object.keys(doc.paths ?? {})) {

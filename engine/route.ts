@@ -34,7 +34,7 @@ export interface Route {
    * `headers`: request headers that change what it does (Organization-Id), part of the request's
    * fingerprint with its method, URL and body.
    */
-  idempotent?: boolean | { headers: string[] };
+  idempotent?: boolean | IdempotentDeclaration;
   /** The permission the caller's role must grant, checked before the handler runs (403). */
   permission?: string;
   /**
@@ -84,4 +84,16 @@ export function setRouteMatch(ctx: Context, match: RouteMatch) {
 /** The body a route's `schemas.body` validated. */
 export function validBody<T>(ctx: Context): T {
   return ctx.state.body as T;
+}
+
+/** How an idempotent route (Route.idempotent) takes its key. */
+export interface IdempotentDeclaration {
+  /** Request headers that change what it does (Organization-Id), part of a request's fingerprint with its method, URL and body. */
+  headers: readonly string[];
+  /**
+   * A create that can write its key in its own statement (engine/idempotency/keyed-create.ts):
+   * answers a row it kept that way again, as the create answered it (status aside). The handler
+   * then takes the key from keyedCreateOf(ctx).
+   */
+  replay?: (ctx: Context, row: Record<string, unknown>) => void;
 }

@@ -33,7 +33,7 @@ const TIMED_FILES =
  * the timed lane is the shorter one: it takes these too, to even the lanes (the slowest files of
  * each lane are listed after it).
  */
-const HEAVY_FILES = /^(security\/(isolation|fuzz)|openapi\/openapi-responses|definitions\/schema-agreement)/;
+const HEAVY_FILES = /^(security\/(isolation|fuzz)|openapi\/openapi-responses|definitions\/schema-agreement|process\/(metrics|embedded-durability|storage-full)|auth\/email-reset)/;
 /** Fewer files than this run in one process: lanes pay off on whole runs, not on a focused one. */
 const MIN_FILES_FOR_LANES = 12;
 

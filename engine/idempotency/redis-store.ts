@@ -9,7 +9,7 @@ import type { Redis } from 'ioredis';
 import { HttpError } from '../errors.js';
 import { redisReady } from '../redis-ready.js';
 import type { KeyOwner } from './request.js';
-import type { Claim, IdempotencyStore, StoredAnswer, StoreTimes } from './store.js';
+import type { Claim, IdempotencyStore, Kept, StoreTimes } from './store.js';
 
 // ioredis is loaded only when REDIS_URL is set, as the rate limits' store does.
 const require = createRequire(import.meta.url);
@@ -83,7 +83,7 @@ export function redisStore(url: string, prefix: string, times: StoreTimes, timeo
       if (state === 'claimed') return { kind: 'claimed', token };
       if (stored !== fingerprint) return { kind: 'mismatch' };
       if (state === 'running') return { kind: 'running' };
-      return { kind: 'done', answer: JSON.parse(answer) as StoredAnswer };
+      return { kind: 'done', answer: JSON.parse(answer) as Kept };
     },
     async complete(owner, key, token, answer) {
       await guarded(() => redis.idempotencyComplete(entry(owner, key), token, JSON.stringify(answer)));

@@ -11,11 +11,22 @@ export interface StoredAnswer {
   body: string;
 }
 
+/**
+ * A create's answer kept by its own statement (database store): its status and the written row's
+ * JSON image, which the route answers again as it answered the row (route.ts: idempotent.replay).
+ */
+export interface StoredRow {
+  status: number;
+  row: string;
+}
+
+export type Kept = StoredAnswer | StoredRow;
+
 export type Claim =
   /** The key is this request's: run it, then complete() or release() with `token` (its claim's own). */
   | { kind: 'claimed'; token: string }
   /** A request with this key and fingerprint finished: replay its answer. */
-  | { kind: 'done'; answer: StoredAnswer }
+  | { kind: 'done'; answer: Kept }
   /** A request with this key is still running. */
   | { kind: 'running' }
   /** The key was used with another request (method, path or body). */

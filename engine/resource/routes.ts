@@ -15,7 +15,9 @@ import type { Caller } from '../caller.js';
 import type { Selection } from './selection.js';
 import type { ListResult, ResourceService } from './service.js';
 import { COUNT_PATH, PAGINATION_PATH, TOTAL_EXACT_HEADER } from './route-names.js';
-import { versionOf } from './versions.js';
+import { keepVersion, versionOf } from './versions.js';
+import { rowFromImage } from './sql/row-image.js';
+import { keyedCreateOf } from '../idempotency/keyed-create.js';
 import { writeContext } from './write-context.js';
 import { bulkRoutes } from './bulk-routes.js';
 
@@ -108,7 +110,7 @@ function crudHandlers(service: ResourceService): Record<CrudOperation, Middlewar
     },
     async create(ctx) {
       const caller = callerOf(ctx);
-      answerWritten(ctx, children, await service.create(caller, ctx.request.body, writeContext(ctx, resource)));
+      answerWritten(ctx, children, await service.create(caller, ctx.request.body, writeContext(ctx, resource), keyedCreateOf(ctx)));
       ctx.status = 201;
     },
     async replace(ctx) {
@@ -163,6 +165,8 @@ const SOFT_DELETE_TABLE: typeof CRUD_TABLE = [
 export function crudRoutes(service: ResourceService, notes?: OperationNotes): Route[] {
   const { resource } = service;
   const handlers = crudHandlers(service);
+  // A create kept by its own statement answers again from the row's JSON image (engine/idempotency/keyed-create.ts).
+  const replayCreated = (ctx: Context, image: Record<string, unknown>) => answerWritten(ctx, [], keepVersion(rowFromImage(resource, image)));
   const documented = resourcePaths(resource, notes);
   const table = resource.softDelete ? [...CRUD_TABLE, ...SOFT_DELETE_TABLE] : CRUD_TABLE;
   const crud = resource.paths.flatMap((path) =>
@@ -172,7 +176,7 @@ export function crudRoutes(service: ResourceService, notes?: OperationNotes): Ro
         method,
         path: routePath,
         // A create retried after a timeout must not create twice; the organization header is part of what it asks.
-        ...(operation === 'create' ? { idempotent: { headers: resource.organizationHeader ? [resource.organizationHeader] : [] } } : {}),
+        ...(operation === 'create' ? { idempotent: { headers: resource.organizationHeader ? [resource.organizationHeader] : [], replay: replayCreated } } : {}),
         permission: resource.permissions[permission],
         handler: handlers[operation],
         docs: documented[openApiPath(routePath)][method.toLowerCase()] as OperationDoc,

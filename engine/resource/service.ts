@@ -14,7 +14,8 @@ import { run } from './sql/runner.js';
 import { matchesStatement, orderKeyAlias, orderValuesOf, pageStatement, readStatement } from './sql/select.js';
 import { effectiveOrder, type ListCursors } from './cursor.js';
 import { countMatches, type CountResult } from './count.js';
-import { deleteStatement, insertRowsStatement, insertStatement, recoverStatement, updateStatement } from './sql/write.js';
+import { deleteStatement, insertRowsStatement, insertStatement, recoverStatement, updateStatement, type KeyInStatement } from './sql/write.js';
+import { KeyTaken, type KeyedCreate } from '../idempotency/keyed-create.js';
 import { keepVersion } from './versions.js';
 import { prepareChildren, prepareWrite, type PreparedWrite, type WriteContext } from './write-body.js';
 
@@ -127,9 +128,28 @@ export class ResourceService {
     return found;
   }
 
-  async create(caller: Caller, body: unknown, context?: WriteContext) {
+  /**
+   * `key`: the request's Idempotency-Key (engine/idempotency/keyed-create.ts). A record of one row
+   * writes it in its own statement; one with links or children claims it first.
+   */
+  async create(caller: Caller, body: unknown, context?: WriteContext, key?: KeyedCreate) {
     const prepared = await prepareWrite(this.db, this.resource, caller, 'create', body, context);
+    if (key && !prepared.links.length && !prepared.children.length) return this.insertKeyed(caller, prepared, key.inStatement());
+    await key?.apart();
     return this.write(caller, prepared, (trx) => this.insertRow(trx, caller, prepared));
+  }
+
+  /** One row and its idempotency key in one statement; KeyTaken when the key was not free. */
+  private async insertKeyed(caller: Caller, prepared: PreparedWrite, key: KeyInStatement) {
+    let row: Record<string, any> | undefined;
+    try {
+      [row] = await run(this.db, insertStatement(this.resource, { ...prepared.row, tenantId: caller.tenantId }, caller.userId, key));
+    } catch (err) {
+      if (key.isConflict(err)) throw new KeyTaken();
+      definedViolation([this.resource], err);
+    }
+    if (!row) throw new KeyTaken();
+    return keepVersion(row);
   }
 
   /**

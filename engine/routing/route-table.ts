@@ -5,7 +5,7 @@ import type Router from '@koa/router';
 import type { Layer } from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
 import { authorize } from '../http/context.js';
-import type { Route, RouteMatch } from '../route.js';
+import type { IdempotentDeclaration, Route, RouteMatch } from '../route.js';
 import { setRouteMatch } from '../route.js';
 import { compileValidator } from '../validation.js';
 import { prefixOfPath } from './by-prefix.js';
@@ -16,13 +16,13 @@ const OUTSIDE_API = /^\/(?!api(\/|$))/;
 const isPublic = (route: Route) => route.access === 'public' || route.access === 'optional';
 
 /** Wraps the handler of a route declared idempotent, with the headers its fingerprint takes (engine/idempotency/guard.ts). */
-export type IdempotentWrapper = (handler: Middleware, headers: readonly string[]) => Middleware;
+export type IdempotentWrapper = (handler: Middleware, declaration: IdempotentDeclaration) => Middleware;
 
 /** The handler with the declaration's checks before it: the permission, then the body, then its idempotency key. */
 function guarded(route: Route, idempotent?: IdempotentWrapper): Middleware {
   const { permission } = route;
   const handler =
-    route.idempotent && idempotent ? idempotent(route.handler, typeof route.idempotent === 'object' ? route.idempotent.headers : []) : route.handler;
+    route.idempotent && idempotent ? idempotent(route.handler, typeof route.idempotent === 'object' ? route.idempotent : { headers: [] }) : route.handler;
   const validate = route.schemas?.body && compileValidator(route.schemas.body);
   if (!permission && !validate) return handler;
   return (ctx: Context, next: Next) => {

@@ -119,6 +119,51 @@ for (const store of STORES) {
     assert.is(await tagsNamed(`once-${key}`), 1, 'one row, whatever the retries');
   });
 
+  test(name('a replay is the first answer to the byte, for a create of one record and for one with links'), async () => {
+    const key = newKey();
+    const first = await post(admin, key, { name: `exact-${key}` });
+    assert.is(first.status, 201);
+    const retry = await post(admin, key, { name: `exact-${key}` });
+    assert.is(retry.headers['idempotent-replayed'], 'true');
+    assert.is(retry.text, first.text, 'the same JSON text: fields in the same order, the same timestamps');
+    // A project with tags (links): its key is claimed before the transaction, its answer kept after.
+    const linked = newKey();
+    const project = { name: `Linked ${linked}`, organizationId: admin.organizationId, tags: [{ id: first.body.id }] };
+    const created = await post(admin, linked, project, '/api/organization-projects');
+    assert.is(created.status, 201, JSON.stringify(created.body));
+    const again = await post(admin, linked, project, '/api/organization-projects');
+    assert.is(again.status, 201);
+    assert.is(again.headers['idempotent-replayed'], 'true');
+    assert.is(again.text, created.text);
+    assert.is(again.headers.etag, created.headers.etag);
+    assert.is(Number((await t.db('organization_project').where({ name: project.name }).count({ n: '*' }))[0].n), 1);
+    assert.is(Number((await t.db('tag_organization_project').where({ tagId: first.body.id }).count({ n: '*' }))[0].n), 1);
+  });
+
+  if (store.name === 'database') {
+    test(name('a create of one record writes its key in its own statement: no statement more than without a key'), async () => {
+      const statements: string[] = [];
+      const listen = (q: { sql: string }) => statements.push(q.sql);
+      t.db.on('query', listen);
+      try {
+        const counted = async (key: string | undefined, tag: string) => {
+          statements.length = 0;
+          const res = await post(admin, key, { name: tag });
+          assert.is(res.status, 201, JSON.stringify(res.body));
+          return statements.length;
+        };
+        const plain = await counted(undefined, `plain-${newKey()}`);
+        const key = newKey();
+        assert.is(await counted(key, `keyed-${key}`), plain, 'the key costs the create no statement');
+        assert.ok(statements.some((sql) => sql.includes(IDEMPOTENCY_TABLE) && sql.includes('insert into "tag"')), 'one statement writes the record and its key');
+      } finally {
+        t.db.off('query', listen);
+      }
+      const [entry] = await t.db(IDEMPOTENCY_TABLE).where({ tenantId: admin.tenantId, userId: admin.userId }).orderBy('claimedAt', 'desc').limit(1);
+      assert.is(entry.state, 'done', 'kept done by the statement that created the record');
+    });
+  }
+
   test(name('the same key with another body or another path is a 422, and nothing is written'), async () => {
     const key = newKey();
     assert.is((await post(admin, key, { name: `first-${key}` })).status, 201);
@@ -270,8 +315,10 @@ test('Redis store that does not answer: a create with a key is a 503 and writes 
   }
 });
 
-// Two server processes on one PostgreSQL database: a request with a key held in its insert on one,
-// the same request on the other is a 409; once the first answers, a retry anywhere replays it.
+// Two server processes on one PostgreSQL database: a request with a key held in its insert on one
+// (a transaction of the test holds the tag's name, so the insert waits on the unique index, its
+// key already taken), the same request on the other is a 409; once the first answers, a retry
+// anywhere replays it.
 for (const store of STORES) {
   (DATABASE_URL ? test : test.skip)(`two processes racing with one key (${store.name} store): one creates, the other is told to wait, then replays`, async () => {
     const schema = `idem_race_${randomBytes(4).toString('hex')}`;
@@ -293,19 +340,19 @@ for (const store of STORES) {
       const send = (http: typeof httpA) => http.post('/api/tags').set(auth).set('Idempotency-Key', 'race-1').send(body);
 
       hold = await db.transaction();
-      await hold.raw('lock table "tag" in share mode');
+      await hold('tag').insert({ tenantId: login.body.user.tenantId, name: body.name, color: '#000000' });
       let settled: request.Response | undefined;
       const first = send(httpA).then((res) => (settled = res));
       const deadline = Date.now() + 10_000;
       for (;;) {
-        const [{ n }] = (await db.raw(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'insert into "tag"%'`)).rows;
+        const [{ n }] = (await db.raw(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%insert into "tag"%'`)).rows;
         if (n >= 1) break;
         if (settled || Date.now() > deadline) throw new Error(`the first request never reached its insert: ${settled ? `${settled.status} ${JSON.stringify(settled.body)}` : 'still waiting'}`);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       const second = await send(httpB);
       assertError(second, 409, /still running/);
-      await hold.commit();
+      await hold.rollback();
       const created = await first;
       assert.is(created.status, 201, JSON.stringify(created.body));
       const replayed = await send(httpB);

@@ -31,7 +31,12 @@ function openWrite(resource: CompiledResource): SqlText {
 
 function touchParents(sql: SqlText, resource: CompiledResource, userId: string): Statement {
   if (!resource.parentTouches.length) return sql.statement();
-  sql.sql(')');
+  touchWritten(sql.sql(')'), resource, userId);
+  return sql.sql(' select * from "written"').statement();
+}
+
+/** The CTEs touching each parent of the rows of an open `"written"` CTE (none without parents). */
+function touchWritten(sql: SqlText, resource: CompiledResource, userId: string): void {
   resource.parentTouches.forEach(({ parent, via }, i) => {
     const table = id(parent.table);
     sql.sql(`, ${id(`touched${i}`)} as (update ${table} set ${id('updatedAt')} = CURRENT_TIMESTAMP`);
@@ -39,12 +44,39 @@ function touchParents(sql: SqlText, resource: CompiledResource, userId: string):
     if (parent.changedBy) sql.sql(`, ${id(UPDATED_BY)} = `).value(userId);
     sql.sql(` from "written" where ${table}.${id('id')} = "written".${id(via)} and ${table}.${id('tenantId')} = "written".${id('tenantId')})`);
   });
-  return sql.sql(' select * from "written"').statement();
 }
 
-/** One new row (its tenantId included). */
-export function insertStatement(resource: CompiledResource, row: Record<string, unknown>, userId: string): Statement {
-  return insertRowsStatement(resource, [row], userId);
+/**
+ * What a create's own statement writes of its idempotency key (engine/idempotency/in-statement.ts),
+ * so that the record and its key commit together: `claim` opens the statement's CTEs with one
+ * deciding whether the key is free, `free` is the condition the insert takes from it, and `keep`
+ * adds the CTE that writes the key's entry from the inserted row (`written`).
+ */
+export interface KeyInStatement {
+  claim(sql: SqlText): void;
+  free(sql: SqlText): void;
+  keep(sql: SqlText, written: string): void;
+  /** Whether the statement failed on the key (a racing request wrote it first), not on the record. */
+  isConflict(err: unknown): boolean;
+}
+
+/**
+ * One new row (its tenantId included). With `key`, the row is inserted only when the key is free,
+ * and the key's entry is written by the same statement: no row back means the key was not free.
+ */
+export function insertStatement(resource: CompiledResource, row: Record<string, unknown>, userId: string, key?: KeyInStatement): Statement {
+  if (!key) return insertRowsStatement(resource, [row], userId);
+  const columns = Object.keys(row).filter((c) => row[c] !== undefined);
+  const sql = new SqlText().sql('with ');
+  key.claim(sql);
+  sql.sql(`, "written" as (insert into ${id(resource.table)} (${columns.map(id).join(', ')}) select `);
+  columns.forEach((c, i) => sql.sql(i ? ', ' : '').value(row[c]));
+  sql.sql(' where ');
+  key.free(sql);
+  sql.sql(`${returning(resource)})`);
+  touchWritten(sql, resource, userId);
+  key.keep(sql, '"written"');
+  return sql.sql(' select * from "written"').statement();
 }
 
 /**

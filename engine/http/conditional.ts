@@ -13,7 +13,8 @@ export const ETAG_HEADER = 'ETag';
 /** The most tags one header may list: a client names the few versions it holds, not thousands. */
 const MAX_TAGS = 64;
 
-const VERSION_PATTERN = /^[0-9a-f]{32}$/;
+/** What a version looks like (sql/version.ts: a 64-bit hash in hex): anything else names no version. */
+const VERSION_PATTERN = /^[0-9a-f]{1,16}$/;
 
 interface EntityTag {
   weak: boolean;

@@ -14,10 +14,10 @@ import { run } from './sql/runner.js';
 import { matchesStatement, orderKeyAlias, orderValuesOf, pageStatement, readStatement } from './sql/select.js';
 import { effectiveOrder, type ListCursors } from './cursor.js';
 import { countMatches, type CountResult } from './count.js';
-import { deleteStatement, insertRowsStatement, insertStatement, recoverStatement, updateStatement, type KeyInStatement } from './sql/write.js';
+import { deleteStatement, foundColumn, insertRowsStatement, insertStatement, recoverStatement, updateStatement, type KeyInStatement } from './sql/write.js';
 import { KeyTaken, type KeyedCreate } from '../idempotency/keyed-create.js';
 import { keepVersion } from './versions.js';
-import { prepareChildren, prepareWrite, type PreparedWrite, type WriteContext } from './write-body.js';
+import { prepareChildren, prepareWrite, prepareWriteDeferred, type PreparedWrite, type References, type WriteContext } from './write-body.js';
 
 export interface ListResult {
   items: unknown[];
@@ -130,23 +130,36 @@ export class ResourceService {
 
   /**
    * `key`: the request's Idempotency-Key (engine/idempotency/keyed-create.ts). A record of one row
-   * writes it in its own statement; one with links or children claims it first.
+   * is one statement: its references looked up, the row, its key. One with links or children
+   * looks its references up first, claims the key, then writes in a transaction.
    */
   async create(caller: Caller, body: unknown, context?: WriteContext, key?: KeyedCreate) {
-    const prepared = await prepareWrite(this.db, this.resource, caller, 'create', body, context);
-    if (key && !prepared.links.length && !prepared.children.length) return this.insertKeyed(caller, prepared, key.inStatement());
+    const { prepared, references, check } = await prepareWriteDeferred(this.db, this.resource, caller, 'create', body, context);
+    if (!prepared.links.length && !prepared.children.length) return this.insertAlone(caller, prepared, references, key?.inStatement());
+    await check();
     await key?.apart();
     return this.write(caller, prepared, (trx) => this.insertRow(trx, caller, prepared));
   }
 
-  /** One row and its idempotency key in one statement; KeyTaken when the key was not free. */
-  private async insertKeyed(caller: Caller, prepared: PreparedWrite, key: KeyInStatement) {
+  /**
+   * One row in one statement with its reference lookups and its key (either may be absent): a 400
+   * naming the references that are missing, KeyTaken when the key was not free.
+   */
+  private async insertAlone(caller: Caller, prepared: PreparedWrite, references: References, key: KeyInStatement | undefined) {
+    const { lookups } = references;
     let row: Record<string, any> | undefined;
     try {
-      [row] = await run(this.db, insertStatement(this.resource, { ...prepared.row, tenantId: caller.tenantId }, caller.userId, key));
+      [row] = await run(this.db, insertStatement(this.resource, { ...prepared.row, tenantId: caller.tenantId }, caller.userId, key, lookups));
     } catch (err) {
-      if (key.isConflict(err)) throw new KeyTaken();
+      if (key?.isConflict(err)) throw new KeyTaken();
       definedViolation([this.resource], err);
+    }
+    if (lookups.length && row) {
+      const counts = lookups.map((_, i) => row![foundColumn(i)]);
+      for (let i = 0; i < lookups.length; i++) delete row[foundColumn(i)];
+      const problems = references.problems(counts);
+      if (problems.length) throw badRequest(problems);
+      if (row.id === null) row = undefined;
     }
     if (!row) throw new KeyTaken();
     return keepVersion(row);

@@ -9,7 +9,7 @@ import type { CompiledRelation, CompiledResource } from './compiled.js';
 import { toColumnValue, UUID_PATTERN } from './fields.js';
 import { run } from './sql/runner.js';
 import { readStatement, someIdsStatement } from './sql/select.js';
-import { existingCountsStatement } from './sql/write.js';
+import { existingCountsStatement, type ExistingCheck } from './sql/write.js';
 import { filledFromParent } from './schemas.js';
 import { isPlainObject } from '../objects.js';
 import { CREATED_BY, UPDATED_BY } from './soft-delete.js';
@@ -142,25 +142,54 @@ function referencesByChecks(resource: CompiledResource, row: Record<string, unkn
     });
 }
 
+/**
+ * The references a body makes, to be looked up: each target with its distinct ids and the scope
+ * they are looked up in. A write of one row looks them up in its own statement (sql/write.ts:
+ * insertStatement); any other in one round trip before it (checkReferences).
+ */
+export interface References {
+  lookups: ExistingCheck[];
+  /** The 400's sentences for the lookups whose counts (in order) fall short. */
+  problems(counts: readonly number[]): string[];
+}
+
+function referencesOf(caller: Caller, checks: ReferenceCheck[]): References {
+  const wanted = checks.filter((c) => c.ids.length).map((c) => ({ ...c, ids: [...new Set(c.ids)] }));
+  return {
+    lookups: wanted.map((c) => ({ target: c.target, ids: c.ids, caller: referenceScope(caller, c.target) })),
+    problems: (counts) => wanted.filter((c, i) => Number(counts[i]) !== c.ids.length).map((c) => `${c.label} must reference an existing ${c.target.name}`),
+  };
+}
+
 /** One round trip: which of the referenced ids are missing from the caller's tenant. */
 async function checkReferences(db: Knex, caller: Caller, checks: ReferenceCheck[]) {
-  const wanted = checks.filter((c) => c.ids.length).map((c) => ({ ...c, ids: [...new Set(c.ids)] }));
-  if (!wanted.length) return;
-  const [counts] = await run(db, existingCountsStatement(wanted.map((c) => ({ target: c.target, ids: c.ids, caller: referenceScope(caller, c.target) }))));
-  const problems = wanted.filter((c, i) => Number(counts[`c${i}`]) !== c.ids.length).map((c) => `${c.label} must reference an existing ${c.target.name}`);
+  const references = referencesOf(caller, checks);
+  if (!references.lookups.length) return;
+  const [counts] = await run(db, existingCountsStatement(references.lookups));
+  const problems = references.problems(references.lookups.map((_, i) => counts[`c${i}`]));
   if (problems.length) throw badRequest(problems);
 }
 
-export async function prepareWrite(
+/**
+ * A body made ready to write, its references not looked up yet: the caller either counts them in
+ * its own statement (`references`), or looks them up with `check()` before writing.
+ */
+export async function prepareWriteDeferred(
   db: Knex,
   resource: CompiledResource,
   caller: Caller,
   mode: WriteMode,
   rawBody: unknown,
   context: WriteContext = {},
-): Promise<PreparedWrite> {
+): Promise<{ prepared: PreparedWrite; references: References; check(): Promise<void> }> {
   const { checks, ...prepared } = await prepareRow(db, resource, caller, mode, rawBody, context);
-  await checkReferences(db, caller, checks);
+  return { prepared, references: referencesOf(caller, checks), check: () => checkReferences(db, caller, checks) };
+}
+
+/** A body made ready to write, its references looked up (a 400 names those missing). */
+export async function prepareWrite(...args: Parameters<typeof prepareWriteDeferred>): Promise<PreparedWrite> {
+  const { prepared, check } = await prepareWriteDeferred(...args);
+  await check();
   return prepared;
 }
 

@@ -6,6 +6,7 @@ import { STATUS_CODES } from 'node:http';
 import { ERROR_SCHEMA } from '../../engine/openapi/components.js';
 import { errorResponses, idParameter, jsonResponse, multipartFileContent, organizationHeaderParameters, pascalCase, ref, schemaName } from '../../engine/openapi/fragments.js';
 import type { CompiledResource } from '../../engine/resource/compiled.js';
+import { etagHeader } from '../../engine/openapi/conditional-fragments.js';
 import { IMAGE_KINDS, KINDS_IN_WORDS } from './kinds.js';
 import { CACHE_SECONDS, FILE_FIELD, NAME_FIELD } from './wire.js';
 
@@ -46,7 +47,7 @@ export function uploadDocs(resource: CompiledResource, path: string, alias: bool
       }),
     },
     responses: {
-      '201': jsonResponse('The image-asset record of the stored file', ref(schemaName(resource, 'record'))),
+      '201': { ...jsonResponse('The image-asset record of the stored file', ref(schemaName(resource, 'record'))), headers: etagHeader() },
       '400': errorResponse(
         400,
         'Malformed multipart body, no file, a field other than file and name, a second file, an empty file, an image whose header cannot be read (truncated or corrupt), an invalid name or Organization-Id',

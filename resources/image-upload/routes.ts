@@ -11,6 +11,10 @@ import type { Engine } from '../../engine/module.js';
 import { writeContext } from '../../engine/resource/routes.js';
 import { checkId, type ResourceService } from '../../engine/resource/service.js';
 import { prepareWrite } from '../../engine/resource/write-body.js';
+import { tagWritten } from '../../engine/http/conditional.js';
+import { run } from '../../engine/resource/sql/runner.js';
+import { insertStatement } from '../../engine/resource/sql/write.js';
+import { keepVersion, versionOf } from '../../engine/resource/versions.js';
 import type { Route } from '../../engine/route.js';
 import { fileDocs, uploadDocs } from './docs.js';
 import { kindOfMimeType } from './kinds.js';
@@ -72,17 +76,19 @@ export function imageRoutes(engine: Engine, service: ResourceService): Route[] {
       // url is read-only for clients: it is written here, in the same insert, so no reader ever
       // sees the record without it; the file moves into place before the insert commits.
       const record = await db.transaction(async (trx) => {
-        const row = await resource.model
-          .query(trx)
-          .insert({ ...prepared.row, id, url: `${config.apiBaseUrl}/api/${canonical}/${id}/file`, storageProvider: 'LOCAL', tenantId: caller.tenantId })
-          .returning(resource.visibleColumns);
+        const [row] = await run(
+          trx,
+          insertStatement(resource, { ...prepared.row, id, url: `${config.apiBaseUrl}/api/${canonical}/${id}/file`, storageProvider: 'LOCAL', tenantId: caller.tenantId }, caller.userId),
+        );
         stored = store.filePath(caller.tenantId, id, file.kind);
         await store.moveIntoPlace(incoming!, stored);
         incoming = undefined;
-        return row;
+        return keepVersion(row);
       });
       done = true;
       ctx.status = 201;
+      // Tagged as every create's answer is: the version its own insert returned.
+      tagWritten(ctx, versionOf(record)!, false, record);
       ctx.body = record;
     } finally {
       // Any failure, the commit's included: neither the half-received file nor the moved one stays.

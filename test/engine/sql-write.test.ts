@@ -41,7 +41,7 @@ test('an insert: the columns of the row as given, undefined ones left out, the v
 test('an insert never returns a hidden column', () => {
   const statement = insertStatement(project, { tenantId: TENANT, name: 'Apollo', secret: 's' }, EMPLOYEE);
   assert.equal(statement, {
-    text: 'insert into "project" ("tenantId", "name", "secret") values ($1, $2, $3) returning "project"."id", "project"."tenantId", "project"."createdAt", "project"."updatedAt", "project"."name", "project"."code", md5("project".xmin::text) as "@version"',
+    text: 'insert into "project" ("tenantId", "name", "secret") values ($1, $2, $3) returning "project"."id", "project"."tenantId", "project"."createdAt", "project"."updatedAt", "project"."name", "project"."code", to_hex(hashtextextended("project".xmin::text, 0)) as "@version"',
     values: [TENANT, 'Apollo', 's'],
   });
 });

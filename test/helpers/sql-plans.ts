@@ -122,4 +122,4 @@ export function recordingDatabase(answer: (statement: Statement) => Array<Record
 }
 
 /** A work note's version: its row's xmin, hashed (engine/resource/sql/version.ts; no salt outside an app). */
-export const NOTE_VERSION = 'md5("work_note".xmin::text)';
+export const NOTE_VERSION = 'to_hex(hashtextextended("work_note".xmin::text, 0))';

@@ -84,6 +84,9 @@ for (const kind of KINDS) {
     assert.is(record.organizationId, admin.organizationId);
     assert.is(record.tenantId, admin.tenantId);
     assert.is(record.isFeatured, false);
+    // Tagged as every create is: the tag a read of the record answers.
+    assert.match(res.headers.etag, /^"[0-9a-f]{1,16}"$/);
+    assert.is((await t.http.get(`/api/image-asset/${record.id}`).set(admin.auth)).headers.etag, res.headers.etag);
 
     const row = await rowOf(record.id);
     assert.equal(

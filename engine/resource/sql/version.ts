@@ -3,7 +3,9 @@
 // version of the row: any UPDATE changes it, whoever sends it. Writes of a record's writable
 // relations through the API update the record's row too (a write through the record, or a child's
 // own write touching its parent: write.ts), so they move it as well. Hashed with the resource's
-// salt, so that a version says nothing of the database's transaction counter.
+// salt, so that a version says nothing of the database's transaction counter: with
+// hashtextextended (64 bits, hex), which every PostgreSQL since 11 has and a FIPS-mode server
+// allows, where it refuses md5().
 import type { CompiledResource } from '../compiled.js';
 import { id } from './text.js';
 
@@ -18,7 +20,7 @@ function versionOf(resource: CompiledResource) {
   if (known?.salt !== resource.versionSalt) {
     // The salt is hex (the app derives it), so it is safe as a literal.
     const salt = resource.versionSalt ? `'${resource.versionSalt}' || ` : '';
-    const sql = `md5(${salt}${id(resource.table)}.xmin::text)`;
+    const sql = `to_hex(hashtextextended(${salt}${id(resource.table)}.xmin::text, 0))`;
     made.set(resource, (known = { salt: resource.versionSalt, sql, column: `, ${sql} as ${id(VERSION_KEY)}` }));
   }
   return known;

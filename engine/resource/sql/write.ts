@@ -29,20 +29,26 @@ function openWrite(resource: CompiledResource): SqlText {
   return new SqlText().sql(resource.parentTouches.length ? 'with "written" as (' : '');
 }
 
-function touchParents(sql: SqlText, resource: CompiledResource, userId: string): Statement {
+function touchParents(sql: SqlText, resource: CompiledResource, userId: string, before?: string): Statement {
   if (!resource.parentTouches.length) return sql.statement();
-  touchWritten(sql.sql(')'), resource, userId);
+  touchWritten(sql.sql(')'), resource, userId, before);
   return sql.sql(' select * from "written"').statement();
 }
 
-/** The CTEs touching each parent of the rows of an open `"written"` CTE (none without parents). */
-function touchWritten(sql: SqlText, resource: CompiledResource, userId: string): void {
+/**
+ * The CTEs touching each parent of the rows of an open `"written"` CTE (none without parents).
+ * `before`: a CTE holding the written rows as they were (an update), whose parents are touched
+ * too: a child moved to another parent changes the one it left as well.
+ */
+function touchWritten(sql: SqlText, resource: CompiledResource, userId: string, before?: string): void {
   resource.parentTouches.forEach(({ parent, via }, i) => {
     const table = id(parent.table);
     sql.sql(`, ${id(`touched${i}`)} as (update ${table} set ${id('updatedAt')} = CURRENT_TIMESTAMP`);
     // Changing a child changes its parent: the caller is the parent's last changer too.
     if (parent.changedBy) sql.sql(`, ${id(UPDATED_BY)} = `).value(userId);
-    sql.sql(` from "written" where ${table}.${id('id')} = "written".${id(via)} and ${table}.${id('tenantId')} = "written".${id('tenantId')})`);
+    const parents = `select "written".${id(via)}, "written".${id('tenantId')} from "written"`;
+    const left = before ? ` union select ${before}.${id(via)}, ${before}.${id('tenantId')} from ${before} join "written" on "written".${id('id')} = ${before}.${id('id')}` : '';
+    sql.sql(` where (${table}.${id('id')}, ${table}.${id('tenantId')}) in (${parents}${left}))`);
   });
 }
 
@@ -60,23 +66,45 @@ export interface KeyInStatement {
   isConflict(err: unknown): boolean;
 }
 
+/** Ids a write refers to, to be found among `target`'s records in `caller`'s scope. */
+export interface ExistingCheck {
+  target: CompiledResource;
+  ids: string[];
+  caller: Caller;
+}
+
+/** The column of a keyed insert's answer row holding how many of check i's ids exist. */
+export const foundColumn = (i: number) => `@found${i}`;
+
 /**
- * One new row (its tenantId included). With `key`, the row is inserted only when the key is free,
- * and the key's entry is written by the same statement: no row back means the key was not free.
+ * One new row (its tenantId included). With `references` (checks of the ids the row refers to)
+ * or a `key`, one statement does it all: it counts the references, inserts the row only when all
+ * exist (and the key is free), and writes the key's entry. Its one answer row then has the
+ * counts (foundColumn(i)) beside the record's columns, which are all null when nothing was
+ * inserted; with a key and no references, no row back means the key was not free.
  */
-export function insertStatement(resource: CompiledResource, row: Record<string, unknown>, userId: string, key?: KeyInStatement): Statement {
-  if (!key) return insertRowsStatement(resource, [row], userId);
+export function insertStatement(resource: CompiledResource, row: Record<string, unknown>, userId: string, key?: KeyInStatement, references: ExistingCheck[] = []): Statement {
+  if (!key && !references.length) return insertRowsStatement(resource, [row], userId);
   const columns = Object.keys(row).filter((c) => row[c] !== undefined);
   const sql = new SqlText().sql('with ');
-  key.claim(sql);
+  if (references.length) {
+    sql.sql('"found" as materialized (select ');
+    countsSql(sql, references);
+    sql.sql(')');
+  }
+  if (key) key.claim(references.length ? sql.sql(', ') : sql);
   sql.sql(`, "written" as (insert into ${id(resource.table)} (${columns.map(id).join(', ')}) select `);
   columns.forEach((c, i) => sql.sql(i ? ', ' : '').value(row[c]));
-  sql.sql(' where ');
-  key.free(sql);
+  sql.sql(' where true');
+  // Counts are numbers the engine made (ids.length), never client text.
+  if (references.length) sql.sql(` and (select ${references.map((r, i) => `${id(`c${i}`)} = ${r.ids.length}`).join(' and ')} from "found")`);
+  if (key) key.free(sql.sql(' and '));
   sql.sql(`${returning(resource)})`);
   touchWritten(sql, resource, userId);
-  key.keep(sql, '"written"');
-  return sql.sql(' select * from "written"').statement();
+  key?.keep(sql, '"written"');
+  if (!references.length) return sql.sql(' select * from "written"').statement();
+  const found = references.map((_, i) => `"found".${id(`c${i}`)} as ${id(foundColumn(i))}`).join(', ');
+  return sql.sql(` select "written".*, ${found} from "found" left join "written" on true`).statement();
 }
 
 /**
@@ -105,11 +133,18 @@ export function insertRowsStatement(resource: CompiledResource, rows: Array<Reco
  */
 export function updateStatement(resource: CompiledResource, caller: Caller, recordId: string, row: Record<string, unknown>, versions?: readonly string[]): Statement {
   const table = resource.table;
-  const sql = openWrite(resource).sql(`update ${id(table)} set `);
+  // A child's parents as they were, read in the statement's snapshot: the one it may leave is touched too.
+  const vias = [...new Set(resource.parentTouches.map((t) => t.via))];
+  const sql = new SqlText();
+  if (vias.length) {
+    sql.sql(`with "before" as (select ${['id', 'tenantId', ...vias].map((c) => col(table, c)).join(', ')} from ${id(table)} where ${col(table, 'id')} = `);
+    sql.value(recordId).sql('), "written" as (');
+  }
+  sql.sql(`update ${id(table)} set `);
   for (const c of Object.keys(row)) if (row[c] !== undefined) sql.sql(`${id(c)} = `).value(row[c]).sql(', ');
   if (resource.changedBy) sql.sql(`${id(UPDATED_BY)} = `).value(caller.userId).sql(', ');
   sql.sql(`${id('updatedAt')} = CURRENT_TIMESTAMP where ${col(table, 'id')} = `).value(recordId).sql(' and ');
-  return touchParents(versionCondition(scopeSql(sql, resource, caller), resource, versions).sql(returning(resource)), resource, caller.userId);
+  return touchParents(versionCondition(scopeSql(sql, resource, caller), resource, versions).sql(returning(resource)), resource, caller.userId, '"before"');
 }
 
 /**
@@ -151,13 +186,16 @@ export function recoverStatement(resource: CompiledResource, caller: Caller, rec
 }
 
 /** How many of `ids` (distinct) each target has in the caller's scope: one row, a column c0, c1, … per check. */
-export function existingCountsStatement(checks: Array<{ target: CompiledResource; ids: string[]; caller: Caller }>): Statement {
-  const sql = new SqlText().sql('select ');
+export function existingCountsStatement(checks: ExistingCheck[]): Statement {
+  return countsSql(new SqlText().sql('select '), checks).statement();
+}
+
+function countsSql(sql: SqlText, checks: ExistingCheck[]): SqlText {
   checks.forEach(({ target, ids, caller }, i) => {
     const table = target.table;
     if (i) sql.sql(', ');
     sql.sql(`(select count(*) from ${id(table)} where ${col(table, 'id')} = any(`).value(ids).sql(') and ');
     scopeSql(sql, target, caller).sql(`)::int as ${id(`c${i}`)}`);
   });
-  return sql.statement();
+  return sql;
 }

@@ -1,0 +1,99 @@
+// A create of one record is one statement (engine/resource/sql/write.ts: insertStatement): the
+// ids it refers to are counted in it, and the row goes in only when they all exist in the caller's
+// scope. What that must keep: a 400 naming every missing reference, with nothing written (and no
+// idempotency key kept), references out of the tenant or the owner rule refused alike.
+import { randomBytes } from 'node:crypto';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { IDEMPOTENCY_TABLE } from '../../engine/idempotency/table.js';
+import { newTenant, type Session } from '../helpers/accounts.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { assertError } from '../helpers/error-envelope.js';
+import { insertEmployees } from '../helpers/list-data.js';
+
+type Tenant = Session & { organizationId: string };
+
+let t: TestApp;
+let acme: Tenant;
+let other: Tenant;
+let employeeId: string;
+let foreignEmployee: string;
+const statements: string[] = [];
+const listen = (q: { sql: string }) => statements.push(q.sql);
+
+const MISSING_ID = '00000000-0000-4000-8000-000000000000';
+
+test.before(async () => {
+  t = await createTestApp();
+  acme = await newTenant(t, 'Acme');
+  other = await newTenant(t, 'Other');
+  [employeeId] = (await insertEmployees(t, acme, [{ firstName: 'Ann' }])).map((e) => e.id);
+  [foreignEmployee] = (await insertEmployees(t, other, [{ firstName: 'Zed' }])).map((e) => e.id);
+  t.db.on('query', listen);
+});
+test.after(async () => {
+  t.db.off('query', listen);
+  await t.close();
+});
+
+const timeLog = (description: string, changes: Record<string, unknown> = {}) => ({
+  organizationId: acme.organizationId,
+  employeeId,
+  startedAt: '2026-01-05T09:00:00.000Z',
+  stoppedAt: '2026-01-05T10:30:00.000Z',
+  description,
+  ...changes,
+});
+
+const logsDescribed = async (description: string) => Number((await t.db('time_log').where({ description }).count({ n: '*' }))[0].n);
+
+async function post(body: Record<string, unknown>, key?: string) {
+  statements.length = 0;
+  const req = t.http.post('/api/time-log').set(acme.auth);
+  if (key) req.set('Idempotency-Key', key);
+  const res = await req.send(body);
+  return { res, statements: [...statements] };
+}
+
+test('a create of one record with references is one statement: the references, the row', async () => {
+  const { res, statements: sent } = await post(timeLog('one statement'));
+  assert.is(res.status, 201, JSON.stringify(res.body));
+  assert.is(sent.length, 1, sent.join('\n'));
+  assert.match(sent[0], /insert into "time_log"/);
+  assert.match(sent[0], /from "employee"/, 'the employee it refers to is counted in the same statement');
+  assert.not.ok(Object.keys(res.body).some((k) => k.startsWith('@')), 'the counts stay out of the answer');
+  assert.is(res.body.employeeId, employeeId);
+  assert.is(await logsDescribed('one statement'), 1);
+});
+
+test('every missing reference is named in one 400, and nothing is written', async () => {
+  const { res, statements: sent } = await post(timeLog('missing both', { employeeId: MISSING_ID, organizationId: other.organizationId }));
+  assertError(res, 400);
+  const messages = [res.body.message].flat().join('\n');
+  assert.match(messages, /employeeId must reference an existing employee/);
+  assert.match(messages, /organizationId must reference an existing organization/);
+  assert.is(sent.length, 1, 'found out by the create statement itself');
+  assert.is(await logsDescribed('missing both'), 0);
+});
+
+test("another tenant's record is no reference: 400, nothing written", async () => {
+  const { res } = await post(timeLog('foreign', { employeeId: foreignEmployee }));
+  assertError(res, 400, /employeeId must reference an existing employee/);
+  assert.is(await logsDescribed('foreign'), 0);
+});
+
+test('with an Idempotency-Key: a missing reference keeps no key, and the corrected request runs with it', async () => {
+  const key = `key-${randomBytes(6).toString('hex')}`;
+  const { res } = await post(timeLog('keyed', { employeeId: MISSING_ID }), key);
+  assertError(res, 400, /employeeId/);
+  assert.is(Number((await t.db(IDEMPOTENCY_TABLE).where({ key }).count({ n: '*' }))[0].n), 0);
+  const { res: fixed, statements: sent } = await post(timeLog('keyed'), key);
+  assert.is(fixed.status, 201, JSON.stringify(fixed.body));
+  assert.is(sent.length, 1, 'references, row and key: one statement');
+  const { res: again } = await post(timeLog('keyed'), key);
+  assert.is(again.headers['idempotent-replayed'], 'true');
+  assert.is(again.text, fixed.text);
+  assert.is(await logsDescribed('keyed'), 1);
+});
+
+test.run();

@@ -11,6 +11,7 @@ import type { Context, Middleware, Next } from 'koa';
 import type { Knex } from 'knex';
 import type { Config } from '../config/config.js';
 import { HttpError } from '../errors.js';
+import { mapDatabaseError } from '../db/errors.js';
 import { callerOf } from '../http/context.js';
 import type { LogEvent } from '../log/log.js';
 import type { IdempotentDeclaration } from '../route.js';
@@ -44,8 +45,10 @@ export const keyStillRunning = () => new HttpError(409, `A request with this ${I
 
 function replay(ctx: Context, answer: Kept, declaration: IdempotentDeclaration) {
   if ('row' in answer) {
-    // Kept by a create's own statement: the route answers the row as it did the first time.
-    declaration.replay!(ctx, JSON.parse(answer.row));
+    // Kept by a create's own statement: the route answers the row as it did the first time. A
+    // route that cannot (none declared) is not the one that kept it: another request.
+    if (!declaration.replay) throw keyReusedWithOtherRequest();
+    declaration.replay(ctx, JSON.parse(answer.row));
     ctx.status = answer.status;
   } else {
     ctx.status = answer.status;
@@ -161,7 +164,10 @@ export function createIdempotency(config: Config, db: Knex, log: LogEvent): Idem
           throw err;
         }
         const taken = err instanceof KeyTaken || keys.isKeyConflict(err);
-        if (!taken && !(err instanceof HttpError && err.status < 500)) throw err;
+        // A client's error (a database one included: a unique index no rule declares) may be the
+        // retry of a success whose record now stands in its way: the key says.
+        const clientError = err instanceof HttpError ? err.status < 500 : (mapDatabaseError(err)?.status ?? 500) < 500;
+        if (!taken && !clientError) throw err;
         const holder = await keys.lookUp(owner, key, fingerprint);
         if (holder.kind === 'none' || holder.kind === 'stale') {
           if (!taken) throw err;
@@ -172,9 +178,15 @@ export function createIdempotency(config: Config, db: Knex, log: LogEvent): Idem
         }
         return answerHeld(ctx, holder, declaration);
       }
-      const claimed = token();
+      let claimed = token();
+      if (!keyed.taken) {
+        // A handler that ignored its key (a module's mistake) has written without it: keep its
+        // answer as a claimed request's, so that a retry replays it instead of writing again.
+        log('error', 'idempotency keys: a route declaring idempotent.replay answered without taking its key (keyedCreateOf)', { path: ctx.path });
+        const claim = await store.claim(owner, key, fingerprint);
+        claimed = claim.kind === 'claimed' ? claim.token : undefined;
+      }
       if (claimed) await settle(ctx, owner, key, claimed);
-      else if (!keyed.taken) throw new Error(`${ctx.method} ${ctx.path} declares idempotent.replay but its handler did not take the key (keyedCreateOf)`);
       return;
     }
   }

@@ -17,7 +17,7 @@ import { countMatches, type CountResult } from './count.js';
 import { deleteStatement, foundColumn, insertRowsStatement, insertStatement, recoverStatement, updateStatement, type KeyInStatement } from './sql/write.js';
 import { KeyTaken, type KeyedCreate } from '../idempotency/keyed-create.js';
 import { keepVersion } from './versions.js';
-import { prepareChildren, prepareWrite, prepareWriteDeferred, type PreparedWrite, type References, type WriteContext } from './write-body.js';
+import { prepareChildren, prepareWriteDeferred, type PreparedWrite, type References, type WriteContext } from './write-body.js';
 
 export interface ListResult {
   items: unknown[];
@@ -26,6 +26,20 @@ export interface ListResult {
   exact: boolean;
   /** Where the next page starts (cursor.ts), when more items follow. */
   nextCursor?: string;
+}
+
+/**
+ * The row a write statement answered, undefined when it wrote none. Given `references` (counted
+ * by the statement: sql/write.ts, foundColumn), their counts leave the row, and a shortfall is
+ * the 400 naming the missing ones, whatever else stopped the write.
+ */
+function writtenOrMissing(answer: Record<string, any> | undefined, references: References | undefined): Record<string, any> | undefined {
+  if (!answer || !references?.lookups.length) return answer;
+  const counts = references.lookups.map((_, i) => answer[foundColumn(i)]);
+  for (let i = 0; i < counts.length; i++) delete answer[foundColumn(i)];
+  const problems = references.problems(counts);
+  if (problems.length) throw badRequest(problems);
+  return answer.id === null ? undefined : answer;
 }
 
 export function checkId(id: string, label = 'id'): string {
@@ -154,15 +168,11 @@ export class ResourceService {
       if (key?.isConflict(err)) throw new KeyTaken();
       definedViolation([this.resource], err);
     }
-    if (lookups.length && row) {
-      const counts = lookups.map((_, i) => row![foundColumn(i)]);
-      for (let i = 0; i < lookups.length; i++) delete row[foundColumn(i)];
-      const problems = references.problems(counts);
-      if (problems.length) throw badRequest(problems);
-      if (row.id === null) row = undefined;
-    }
-    if (!row) throw new KeyTaken();
-    return keepVersion(row);
+    row = writtenOrMissing(row, references);
+    if (row) return keepVersion(row);
+    // Its references all there, the row went in unless the key was taken.
+    if (key) throw new KeyTaken();
+    throw new Error(`the insert into ${this.resource.table} wrote no row (a trigger skipping it?)`);
   }
 
   /**
@@ -202,11 +212,15 @@ export class ResourceService {
     throw deleted?.deletedAt ? preconditionFailed() : notFound();
   }
 
+  /** A change of one row is one statement, its references counted in it; one with links or children looks them up first. */
   private async update(caller: Caller, id: string, body: unknown, mode: 'replace' | 'patch', versions?: readonly string[]) {
     const recordId = checkId(id);
-    const prepared = await prepareWrite(this.db, this.resource, caller, mode, body, { recordId });
+    const { prepared, references, check } = await prepareWriteDeferred(this.db, this.resource, caller, mode, body, { recordId });
+    const alone = !prepared.links.length && !prepared.children.length;
+    if (!alone) await check();
     return this.write(caller, prepared, async (db) => {
-      const [row] = await run(db, updateStatement(this.resource, caller, recordId, prepared.row, versions));
+      const [answer] = await run(db, updateStatement(this.resource, caller, recordId, prepared.row, versions, alone ? references.lookups : []));
+      const row = writtenOrMissing(answer, alone ? references : undefined);
       if (!row) throw await this.missed(db, caller, recordId, versions);
       return row;
     });

@@ -46,6 +46,32 @@ test('an insert never returns a hidden column', () => {
   });
 });
 
+test('an insert with references counts them in its own statement, and writes only when each count is whole', () => {
+  const references = [{ target: project, ids: [PROJECT_ID], caller: admin }];
+  assert.equal(insertStatement(note, { tenantId: TENANT, projectId: PROJECT_ID }, EMPLOYEE, undefined, references), {
+    text:
+      'with "found" as materialized (select (select count(*) from "project" where "project"."id" = any($1) and "project"."tenantId" = $2)::int as "c0")' +
+      ', "written" as (insert into "work_note" ("tenantId", "projectId") select $3, $4 where true and (select "c0" = 1 from "found")' +
+      `${RETURNING}) select "written".*, "found"."c0" as "@found0" from "found" left join "written" on true`,
+    values: [[PROJECT_ID], TENANT, TENANT, PROJECT_ID],
+  });
+});
+
+test('an insert with references and a key: every placeholder bound once, in order, to its value', () => {
+  const key = {
+    claim: (sql: SqlText) => void sql.sql('"claim" as (select ').value('k-claim').sql(' as "free")'),
+    free: (sql: SqlText) => void sql.sql('(select "free" from "claim")'),
+    keep: (sql: SqlText, written: string) => void sql.sql(', "kept" as (select ').value('k-keep').sql(` from ${written})`),
+    isConflict: () => false,
+  };
+  const references = [{ target: project, ids: [PROJECT_ID], caller: admin }];
+  const { text, values } = insertStatement(note, { tenantId: TENANT, projectId: PROJECT_ID, minutes: 5 }, EMPLOYEE, key, references);
+  const placeholders = [...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1]));
+  assert.equal(placeholders, values.map((_, i) => i + 1), text);
+  assert.equal(values, [[PROJECT_ID], TENANT, 'k-claim', TENANT, PROJECT_ID, 5, 'k-keep']);
+  assert.match(text, /where true and \(select "c0" = 1 from "found"\) and \(select "free" from "claim"\) returning/);
+});
+
 test('an update: the given columns, updatedAt by the database, then the id and the caller scope', () => {
   assert.equal(updateStatement(note, employee, RECORD_ID, { minutes: 45, projectId: undefined, writtenOn: '2026-01-02' }), {
     text:

@@ -164,6 +164,45 @@ for (const store of STORES) {
     });
   }
 
+  if (store.name === 'database' && DATABASE_URL) {
+    test(name("a create whose statement meets the key's entry being written (a racing request committing) replays it"), async () => {
+      const key = newKey();
+      const body = { name: `raced-${key}` };
+      const kept = { status: 201, headers: { 'content-type': 'application/json; charset=utf-8' }, body: '{"kept":"by the racing request"}' };
+      const racing = await t.db.transaction();
+      try {
+        await racing(IDEMPOTENCY_TABLE).insert({
+          tenantId: admin.tenantId,
+          userId: admin.userId,
+          key,
+          fingerprint: tagFingerprint(body),
+          state: 'done',
+          token: '',
+          answer: JSON.stringify(kept),
+          claimedAt: t.db.raw('now()'),
+          expiresAt: t.db.raw("now() + interval '1 hour'"),
+        });
+        let settled = false;
+        const pending = post(admin, key, body).then((res) => ((settled = true), res));
+        // The create's statement sees no entry (not committed), inserts its tag, then waits on the key's primary key.
+        for (let waited = 0; ; waited += 20) {
+          const { rows } = await t.db.raw(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%idempotency_kept%'`);
+          if (rows[0].n >= 1) break;
+          if (settled || waited > 10_000) throw new Error('the create never waited on the key');
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        await racing.commit();
+        const res = await pending;
+        assert.is(res.status, 201);
+        assert.is(res.headers['idempotent-replayed'], 'true');
+        assert.is(res.text, kept.body, 'the racing request\'s answer');
+        assert.is(await tagsNamed(body.name), 0, 'the tag this statement inserted went with it');
+      } finally {
+        if (!racing.isCompleted()) await racing.rollback();
+      }
+    });
+  }
+
   test(name('the same key with another body or another path is a 422, and nothing is written'), async () => {
     const key = newKey();
     assert.is((await post(admin, key, { name: `first-${key}` })).status, 201);

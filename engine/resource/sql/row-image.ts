@@ -1,8 +1,13 @@
 // A written row as the driver reads it, from the JSON image PostgreSQL made of it (to_json): what
 // a create's own statement keeps for an idempotent replay (engine/idempotency/keyed-create.ts).
-// The two differ only in timestamps, which the driver reads as Dates and JSON holds as text; the
-// Date made from either is the same (both keep milliseconds), and so is the answer made from it.
+// The two differ only in timestamps, which the driver reads as Dates and JSON holds as text (with
+// a T): parsed by the driver's parser, the Date is the same, and so is the answer made from it.
+import pg from 'pg';
 import type { CompiledResource } from '../compiled.js';
+
+// The driver's own parser of timestamptz text: it reads every offset PostgreSQL writes (one with
+// seconds, a historical date's local mean time, included), which Date's parser does not.
+const parseTimestamp = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ) as (text: string) => Date;
 
 const timestampColumns = new WeakMap<CompiledResource, string[]>();
 
@@ -18,7 +23,7 @@ function timestampsOf(resource: CompiledResource): string[] {
 export function rowFromImage(resource: CompiledResource, image: Record<string, unknown>): Record<string, unknown> {
   for (const column of timestampsOf(resource)) {
     const value = image[column];
-    if (typeof value === 'string') image[column] = new Date(value);
+    if (typeof value === 'string') image[column] = parseTimestamp(value.replace('T', ' '));
   }
   return image;
 }

@@ -53,7 +53,8 @@ function touchWritten(sql: SqlText, resource: CompiledResource, userId: string, 
 }
 
 /**
- * What a create's own statement writes of its idempotency key (engine/idempotency/in-statement.ts),
+ * What a create's own statement writes of its idempotency key (engine/idempotency/keyed-create.ts,
+ * database-store.ts),
  * so that the record and its key commit together: `claim` opens the statement's CTEs with one
  * deciding whether the key is free, `free` is the condition the insert takes from it, and `keep`
  * adds the CTE that writes the key's entry from the inserted row (`written`).
@@ -73,7 +74,7 @@ export interface ExistingCheck {
   caller: Caller;
 }
 
-/** The column of a keyed insert's answer row holding how many of check i's ids exist. */
+/** The column of the answer row of a write with references (insertStatement, updateStatement) holding how many of check i's ids exist. */
 export const foundColumn = (i: number) => `@found${i}`;
 
 /**
@@ -87,21 +88,32 @@ export function insertStatement(resource: CompiledResource, row: Record<string, 
   if (!key && !references.length) return insertRowsStatement(resource, [row], userId);
   const columns = Object.keys(row).filter((c) => row[c] !== undefined);
   const sql = new SqlText().sql('with ');
-  if (references.length) {
-    sql.sql('"found" as materialized (select ');
-    countsSql(sql, references);
-    sql.sql(')');
-  }
+  foundCte(sql, references);
   if (key) key.claim(references.length ? sql.sql(', ') : sql);
   sql.sql(`, "written" as (insert into ${id(resource.table)} (${columns.map(id).join(', ')}) select `);
   columns.forEach((c, i) => sql.sql(i ? ', ' : '').value(row[c]));
-  sql.sql(' where true');
-  // Counts are numbers the engine made (ids.length), never client text.
-  if (references.length) sql.sql(` and (select ${references.map((r, i) => `${id(`c${i}`)} = ${r.ids.length}`).join(' and ')} from "found")`);
+  sql.sql(` where true${foundCondition(references)}`);
   if (key) key.free(sql.sql(' and '));
   sql.sql(`${returning(resource)})`);
   touchWritten(sql, resource, userId);
   key?.keep(sql, '"written"');
+  return selectWritten(sql, references);
+}
+
+/** `"found" as materialized (select <count> as c0, …)`: how many of each check's ids exist (nothing without checks). */
+function foundCte(sql: SqlText, references: ExistingCheck[]): void {
+  if (!references.length) return;
+  countsSql(sql.sql('"found" as materialized (select '), references).sql(')');
+}
+
+/** ` and <every count is its ids' number>`: the condition a write takes from "found" ('' without checks). */
+function foundCondition(references: ExistingCheck[]): string {
+  // Counts are numbers the engine made (ids.length), never client text.
+  return references.length ? ` and (select ${references.map((r, i) => `${id(`c${i}`)} = ${r.ids.length}`).join(' and ')} from "found")` : '';
+}
+
+/** The statement's answer: the written rows, or with checks one row of their counts beside the written row's columns (all null when none was written). */
+function selectWritten(sql: SqlText, references: ExistingCheck[]): Statement {
   if (!references.length) return sql.sql(' select * from "written"').statement();
   const found = references.map((_, i) => `"found".${id(`c${i}`)} as ${id(foundColumn(i))}`).join(', ');
   return sql.sql(` select "written".*, ${found} from "found" left join "written" on true`).statement();
@@ -129,22 +141,43 @@ export function insertRowsStatement(resource: CompiledResource, rows: Array<Reco
 
 /**
  * The record with this id in the caller's scope (at one of `versions`, when given) gets `row`'s
- * columns and a new updatedAt; no row back when there is none.
+ * columns and a new updatedAt; no row back when there is none. With `references`, the ids the
+ * row refers to are counted by the same statement, which changes the record only when they all
+ * exist, and answers as insertStatement does with them.
  */
-export function updateStatement(resource: CompiledResource, caller: Caller, recordId: string, row: Record<string, unknown>, versions?: readonly string[]): Statement {
+export function updateStatement(
+  resource: CompiledResource,
+  caller: Caller,
+  recordId: string,
+  row: Record<string, unknown>,
+  versions?: readonly string[],
+  references: ExistingCheck[] = [],
+): Statement {
   const table = resource.table;
   // A child's parents as they were, read in the statement's snapshot: the one it may leave is touched too.
   const vias = [...new Set(resource.parentTouches.map((t) => t.via))];
+  const opened = vias.length > 0 || references.length > 0;
   const sql = new SqlText();
-  if (vias.length) {
-    sql.sql(`with "before" as (select ${['id', 'tenantId', ...vias].map((c) => col(table, c)).join(', ')} from ${id(table)} where ${col(table, 'id')} = `);
-    sql.value(recordId).sql('), "written" as (');
+  if (opened) {
+    foundCte(sql.sql('with '), references);
+    if (vias.length) {
+      // Read in the statement's snapshot, not locked (a CTE's `for update` runs after the update
+      // and skips the row it changed): should another move of this child commit in between, the
+      // parent named is the one that move left, and the one this move leaves keeps its tag until
+      // its next write. A narrow race, taken over a second round trip.
+      sql.sql(`${references.length ? ', ' : ''}"before" as (select ${['id', 'tenantId', ...vias].map((c) => col(table, c)).join(', ')} from ${id(table)} where ${col(table, 'id')} = `);
+      sql.value(recordId).sql(')');
+    }
+    sql.sql(', "written" as (');
   }
   sql.sql(`update ${id(table)} set `);
   for (const c of Object.keys(row)) if (row[c] !== undefined) sql.sql(`${id(c)} = `).value(row[c]).sql(', ');
   if (resource.changedBy) sql.sql(`${id(UPDATED_BY)} = `).value(caller.userId).sql(', ');
   sql.sql(`${id('updatedAt')} = CURRENT_TIMESTAMP where ${col(table, 'id')} = `).value(recordId).sql(' and ');
-  return touchParents(versionCondition(scopeSql(sql, resource, caller), resource, versions).sql(returning(resource)), resource, caller.userId, '"before"');
+  versionCondition(scopeSql(sql, resource, caller), resource, versions).sql(`${foundCondition(references)}${returning(resource)}`);
+  if (!opened) return sql.statement();
+  touchWritten(sql.sql(')'), resource, caller.userId, vias.length ? '"before"' : undefined);
+  return selectWritten(sql, references);
 }
 
 /**

@@ -1,7 +1,9 @@
-// A create of one record is one statement (engine/resource/sql/write.ts: insertStatement): the
-// ids it refers to are counted in it, and the row goes in only when they all exist in the caller's
-// scope. What that must keep: a 400 naming every missing reference, with nothing written (and no
-// idempotency key kept), references out of the tenant or the owner rule refused alike.
+// A create or a change of one record is one statement (engine/resource/sql/write.ts:
+// insertStatement, updateStatement): the ids it refers to are counted in it, and the row is
+// written only when they all exist in the caller's scope. What that must keep: a 400 naming every
+// missing reference, with nothing written (and no idempotency key kept), references out of the
+// tenant refused alike, a change's 404 and 412 after the references' 400, and a keyed retry of a
+// success answered its kept answer even when the same request would fail today.
 import { randomBytes } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -46,6 +48,14 @@ const timeLog = (description: string, changes: Record<string, unknown> = {}) => 
 });
 
 const logsDescribed = async (description: string) => Number((await t.db('time_log').where({ description }).count({ n: '*' }))[0].n);
+
+async function patch(id: string, body: Record<string, unknown>, ifMatch?: string) {
+  statements.length = 0;
+  const req = t.http.patch(`/api/time-log/${id}`).set(acme.auth);
+  if (ifMatch) req.set('If-Match', ifMatch);
+  const res = await req.send(body);
+  return { res, statements: [...statements] };
+}
 
 async function post(body: Record<string, unknown>, key?: string) {
   statements.length = 0;
@@ -94,6 +104,47 @@ test('with an Idempotency-Key: a missing reference keeps no key, and the correct
   assert.is(again.headers['idempotent-replayed'], 'true');
   assert.is(again.text, fixed.text);
   assert.is(await logsDescribed('keyed'), 1);
+});
+
+test('with an Idempotency-Key: the retry of a success that fails today (its task deleted since) still replays the success', async () => {
+  const task = await t.http.post('/api/task').set(acme.auth).send({ title: 'Soon deleted', organizationId: acme.organizationId });
+  assert.is(task.status, 201, JSON.stringify(task.body));
+  const key = `key-${randomBytes(6).toString('hex')}`;
+  const body = timeLog('on a task', { taskId: task.body.id });
+  const { res: first } = await post(body, key);
+  assert.is(first.status, 201, JSON.stringify(first.body));
+  assert.is((await t.http.delete(`/api/task/${task.body.id}`).set(acme.auth)).status, 204);
+  assertError((await post(body)).res, 400, /taskId must reference an existing task/);
+  const { res: retry } = await post(body, key);
+  assert.is(retry.status, 201, JSON.stringify(retry.body));
+  assert.is(retry.headers['idempotent-replayed'], 'true');
+  assert.is(retry.text, first.text);
+  assert.is(await logsDescribed('on a task'), 1);
+});
+
+test('a change with references is one statement too; a missing one is a 400 before any 404 or 412', async () => {
+  const { res: created } = await post(timeLog('to change'));
+  assert.is(created.status, 201);
+  const [secondEmployee] = (await insertEmployees(t, acme, [{ firstName: 'Bea' }])).map((e) => e.id);
+  const moved = await patch(created.body.id, { employeeId: secondEmployee });
+  assert.is(moved.res.status, 200, JSON.stringify(moved.res.body));
+  assert.is(moved.statements.length, 1, moved.statements.join('\n'));
+  assert.match(moved.statements[0], /from "employee"/);
+  assert.is(moved.res.body.employeeId, secondEmployee);
+  assert.not.ok(Object.keys(moved.res.body).some((k) => k.startsWith('@')));
+  assert.is(moved.res.headers.etag, (await t.http.get(`/api/time-log/${created.body.id}`).set(acme.auth)).headers.etag);
+
+  const refused = await patch(created.body.id, { employeeId: foreignEmployee, description: 'changed?' });
+  assertError(refused.res, 400, /employeeId must reference an existing employee/);
+  assert.is(refused.statements.length, 1);
+  const [stored] = await t.db('time_log').where({ id: created.body.id });
+  assert.equal([stored.employeeId, stored.description], [secondEmployee, 'to change'], 'nothing changed');
+
+  assertError((await patch(MISSING_ID, { employeeId: MISSING_ID })).res, 400, /employeeId/);
+  assertError((await patch(MISSING_ID, { employeeId })).res, 404);
+  assertError((await patch(created.body.id, { employeeId: MISSING_ID }, '"0"')).res, 400, /employeeId/);
+  assertError((await patch(created.body.id, { employeeId }, '"0"')).res, 412);
+  assert.is((await t.db('time_log').where({ id: created.body.id }).first()).employeeId, secondEmployee);
 });
 
 test.run();

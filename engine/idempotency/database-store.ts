@@ -29,10 +29,9 @@ const CLAIM =
   `"claimedAt" = excluded."claimedAt", "expiresAt" = excluded."expiresAt" ` +
   `where ${T}."expiresAt" <= now() or (${T}."state" = 'running' and ${T}."claimedAt" <= now() - $6::float8 * interval '1 millisecond') ` +
   'returning 1 as "claimed"';
-const FIND = `select "fingerprint", "state", "answer" from ${T} where ${ENTRY}`;
 /** An entry past its expiry, or claimed longer than the running time ago and never completed ($4: that time). */
 const STALE = `("expiresAt" <= now() or ("state" = 'running' and "claimedAt" <= now() - $4::float8 * interval '1 millisecond'))`;
-const FIND_STALE = `select "fingerprint", "state", "answer", ${STALE} as "stale" from ${T} where ${ENTRY}`;
+const FIND = `select "fingerprint", "state", "answer", ${STALE} as "stale" from ${T} where ${ENTRY}`;
 const REMOVE_STALE = `delete from ${T} where ${ENTRY} and ${STALE}`;
 const COMPLETE = `update ${T} set "state" = 'done', "answer" = $5::jsonb where ${ENTRY} and "token" = $4 and "state" = 'running'`;
 const RELEASE = `delete from ${T} where ${ENTRY} and "token" = $4 and "state" = 'running'`;
@@ -81,6 +80,15 @@ export function databaseStore(db: Knex, times: StoreTimes, onSweepError: (err: u
     return total;
   }
 
+  async function lookUp(owner: KeyOwner, key: string, fingerprint: string): Promise<Holder> {
+    const [found] = await run(db, { text: FIND, values: [...entry(owner, key), times.runningMs] });
+    if (!found) return { kind: 'none' };
+    if (found.stale) return { kind: 'stale' };
+    if (found.fingerprint !== fingerprint) return { kind: 'mismatch' };
+    if (found.state === 'running') return { kind: 'running' };
+    return { kind: 'done', answer: (typeof found.answer === 'string' ? JSON.parse(found.answer) : found.answer) as Kept };
+  }
+
   function sweepNowAndThen() {
     if (Date.now() < nextSweep) return;
     nextSweep = nextSweepAt();
@@ -90,17 +98,13 @@ export function databaseStore(db: Knex, times: StoreTimes, onSweepError: (err: u
   return {
     async claim(owner, key, fingerprint): Promise<Claim> {
       sweepNowAndThen();
-      // A row can vanish between the two statements (released, swept): then claim again.
+      // A row can vanish, or come to count as stale, between the two statements: then claim again.
       const token = randomUUID();
       for (;;) {
         const claimed = await run(db, { text: CLAIM, values: [...entry(owner, key), fingerprint, times.ttlMs, times.runningMs, token] });
         if (claimed.length) return { kind: 'claimed', token };
-        const [found] = await run(db, { text: FIND, values: entry(owner, key) });
-        if (!found) continue;
-        if (found.fingerprint !== fingerprint) return { kind: 'mismatch' };
-        if (found.state === 'running') return { kind: 'running' };
-        const answer = typeof found.answer === 'string' ? JSON.parse(found.answer) : found.answer;
-        return { kind: 'done', answer: answer as Kept };
+        const holder = await lookUp(owner, key, fingerprint);
+        if (holder.kind !== 'none' && holder.kind !== 'stale') return holder;
       }
     },
     async complete(owner, key, token, answer) {
@@ -132,14 +136,7 @@ export function databaseStore(db: Knex, times: StoreTimes, onSweepError: (err: u
       };
     },
     isKeyConflict,
-    async lookUp(owner, key, fingerprint) {
-      const [found] = await run(db, { text: FIND_STALE, values: [...entry(owner, key), times.runningMs] });
-      if (!found) return { kind: 'none' };
-      if (found.stale) return { kind: 'stale' };
-      if (found.fingerprint !== fingerprint) return { kind: 'mismatch' };
-      if (found.state === 'running') return { kind: 'running' };
-      return { kind: 'done', answer: (typeof found.answer === 'string' ? JSON.parse(found.answer) : found.answer) as Kept };
-    },
+    lookUp,
     async removeStale(owner, key) {
       await run(db, { text: REMOVE_STALE, values: [...entry(owner, key), times.runningMs] });
     },

@@ -178,15 +178,11 @@ export function createIdempotency(config: Config, db: Knex, log: LogEvent): Idem
         }
         return answerHeld(ctx, holder, declaration);
       }
-      let claimed = token();
-      if (!keyed.taken) {
-        // A handler that ignored its key (a module's mistake) has written without it: keep its
-        // answer as a claimed request's, so that a retry replays it instead of writing again.
-        log('error', 'idempotency keys: a route declaring idempotent.replay answered without taking its key (keyedCreateOf)', { path: ctx.path });
-        const claim = await store.claim(owner, key, fingerprint);
-        claimed = claim.kind === 'claimed' ? claim.token : undefined;
-      }
+      const claimed = token();
       if (claimed) await settle(ctx, owner, key, claimed);
+      // A handler that ignored its key (a module's mistake) wrote without it, and will again on
+      // a retry: nothing here can undo that, so it is said loudly, once per request.
+      else if (!keyed.taken) log('error', 'idempotency keys: a route declaring idempotent.replay answered without taking its key (keyedCreateOf): its retries run again', { path: ctx.path });
       return;
     }
   }

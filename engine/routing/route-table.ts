@@ -15,7 +15,7 @@ const OUTSIDE_API = /^\/(?!api(\/|$))/;
 
 const isPublic = (route: Route) => route.access === 'public' || route.access === 'optional';
 
-/** Wraps the handler of a route declared idempotent, with the headers its fingerprint takes (engine/idempotency/guard.ts). */
+/** Wraps the handler of a route declared idempotent, as its declaration says (engine/idempotency/guard.ts). */
 export type IdempotentWrapper = (handler: Middleware, declaration: IdempotentDeclaration) => Middleware;
 
 /** The handler with the declaration's checks before it: the permission, then the body, then its idempotency key. */

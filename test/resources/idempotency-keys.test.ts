@@ -14,6 +14,8 @@ import { fingerprintOf } from '../../engine/idempotency/request.js';
 import { IDEMPOTENCY_TABLE } from '../../engine/idempotency/table.js';
 import { newTenant, PASSWORD, uniqueEmail, userWithRole, type Session } from '../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import type { Module } from '../../engine/module.js';
+import { modules as projectModules } from '../../resources/modules.js';
 import { assertError } from '../helpers/error-envelope.js';
 import { dropSchema, killServers, startServer, type ServerProcess } from '../helpers/server-process.js';
 
@@ -333,6 +335,37 @@ test('database store: expired entries are swept, live ones kept', async () => {
     const store = databaseStore(t.db, { ttlMs: 60_000, runningMs: 60_000 }, () => {});
     assert.is(await store.sweep(), 2);
     assert.equal((await t.db(IDEMPOTENCY_TABLE).select('key')).map((r: any) => r.key), ['live']);
+  } finally {
+    await t.close();
+  }
+});
+
+test('a route declaring replay whose handler ignores its key: served, and the mistake logged as an error', async () => {
+  let runs = 0;
+  const careless: Module = {
+    name: 'careless',
+    routes: () => [
+      {
+        method: 'POST',
+        path: '/api/careless',
+        idempotent: { headers: [], replay: () => {} },
+        docs: false,
+        handler: async (ctx) => {
+          runs += 1;
+          ctx.status = 201;
+          ctx.body = { run: runs };
+        },
+      },
+    ],
+  };
+  const logged: Array<[string, string]> = [];
+  const t = await createTestApp({ modules: [...projectModules, careless], appOptions: { log: (level, message) => void logged.push([level, message]) } });
+  try {
+    const admin = await newTenant(t);
+    const first = await t.http.post('/api/careless').set(admin.auth).set('Idempotency-Key', 'careless-1').send({});
+    assert.equal([first.status, first.body], [201, { run: 1 }]);
+    assert.ok(logged.some(([level, message]) => level === 'error' && /without taking its key/.test(message)), JSON.stringify(logged));
+    assert.is(Number((await t.db(IDEMPOTENCY_TABLE).where({ key: 'careless-1' }).count({ n: '*' }))[0].n), 0, 'no key kept: none was taken');
   } finally {
     await t.close();
   }

@@ -137,27 +137,22 @@ export interface Side {
 }
 
 /**
- * Two sides compared: each is warmed up (figures dropped), then measured in two halves in the
- * order first, second, second, first: a load on the machine that grows or fades during the
- * measurement weighs on both alike. `settle` (see lib/pg-activity.ts) runs before each stretch.
+ * Sides compared: each is warmed up (figures dropped), then measured in two halves in the order
+ * first … last, last … first: a load on the machine that grows or fades during the measurement
+ * weighs on all alike. `settle` (see lib/pg-activity.ts) runs before each stretch. The figures
+ * come back in the order of `sides`.
  */
-export async function measureSides(first: Side, second: Side, token: string, ids: string[], settings: LoadSettings, settle: () => Promise<unknown>): Promise<[LoadFigures, LoadFigures]> {
-  for (const { server, scenario } of [first, second]) {
+export async function measureSides(sides: Side[], token: string, ids: string[], settings: LoadSettings, settle: () => Promise<unknown>): Promise<LoadFigures[]> {
+  for (const { server, scenario } of sides) {
     if (settings.warmupSeconds <= 0) continue;
     await settle();
     await autocannon(options(server.url, scenario, token, ids, settings.connections, settings.warmupSeconds));
   }
   const half = settings.durationSeconds / 2;
-  const halves = new Map<Side, Array<LoadFigures & { seconds: number }>>([[first, []], [second, []]]);
-  for (const side of [first, second, second, first]) {
+  const halves = new Map<Side, Array<LoadFigures & { seconds: number }>>(sides.map((side) => [side, []]));
+  for (const side of [...sides, ...[...sides].reverse()]) {
     await settle();
     halves.get(side)!.push(await slice(side.server.url, side.server.pid, side.scenario, token, ids, settings, half));
   }
-  return [combine(halves.get(first)!), combine(halves.get(second)!)];
-}
-
-/** One scenario on the service and on the raw server (measureSides). */
-export async function measurePair(service: Server, raw: Server, scenario: Scenario, token: string, ids: string[], settings: LoadSettings, settle: () => Promise<unknown>): Promise<{ service: LoadFigures; raw: LoadFigures }> {
-  const [onService, onRaw] = await measureSides({ server: service, scenario }, { server: raw, scenario }, token, ids, settings, settle);
-  return { service: onService, raw: onRaw };
+  return sides.map((side) => combine(halves.get(side)!));
 }

@@ -6,30 +6,17 @@
 //
 // Environment: DATABASE_URL, DATABASE_SCHEMA, JWT_SECRET, PORT, RAW_PROCESSES, RAW_POOL_MAX,
 // BENCH_REPLAY_FILE (the replays, JSON).
-import cluster from 'node:cluster';
 import { createSecretKey, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import jwt from 'jsonwebtoken';
 import pg from 'pg';
+import { clustered, stopOnSigterm } from './lib/cluster.js';
 import type { ReplayScenario, ReplayStatement, ReplayUnit, ReplayValue } from './capture/plan.js';
 
 const processes = Number(process.env.RAW_PROCESSES ?? 1);
 
-if (cluster.isPrimary && processes > 1) {
-  for (let i = 0; i < processes; i++) cluster.fork();
-  const stop = () => {
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.kill('SIGTERM');
-    process.exit(0);
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-  cluster.on('exit', (_worker, code) => {
-    if (code) process.exit(code);
-  });
-} else {
-  serve();
-}
+clustered(processes, serve);
 
 interface Route {
   scenario: ReplayScenario;
@@ -132,9 +119,5 @@ function serve() {
   });
   server.keepAliveTimeout = 60_000;
   server.listen(Number(process.env.PORT), '127.0.0.1');
-  process.on('SIGTERM', () => {
-    server.close();
-    void pool.end().finally(() => process.exit(0));
-    setTimeout(() => process.exit(0), 2000).unref();
-  });
+  stopOnSigterm(server, pool);
 }

@@ -32,9 +32,10 @@ import { startChild, type Child } from './lib/children.js';
 import { namedConnection, settled } from './lib/pg-activity.js';
 import { processTree, rssOf, toMB } from './lib/processes.js';
 import { call } from './lib/http.js';
-import { measurePair, measureSides, type LoadFigures, type LoadSettings } from './load.js';
+import { measureSides, type LoadFigures, type LoadSettings, type Side } from './load.js';
 import { printResults, writeChart, type Results, type SizeResult } from './report.js';
-import { deepSkipPath, scenarios, type DeepPage } from './scenarios.js';
+import { deepCursorPath, deepSkipPath, scenarios, type DeepPage, type Scenario } from './scenarios.js';
+import { disagreement } from './best-sql/agreement.js';
 import { connect, dropSchema, rotationIds, seededTenant, seedPeople, signIn, signUp } from './seed.js';
 import { distProblem, ENTRY } from '../scripts/dist.js';
 
@@ -78,6 +79,9 @@ const RESULTS_DIR = only ? mkdtempSync(path.join(tmpdir(), 'bench-results-')) : 
 const JWT_SECRET = randomBytes(32).toString('hex');
 const JWT_REFRESH_SECRET = randomBytes(32).toString('hex');
 const RATE_LIMIT_SCALE = '100000';
+
+/** BENCH_BEST_SQL=0 leaves the best-SQL yardstick out (a run a third shorter). */
+const BEST_SQL = process.env.BENCH_BEST_SQL !== '0';
 
 const POOLER = process.env.BENCH_POOLER;
 if (POOLER !== undefined && POOLER !== 'statements' && POOLER !== 'schema') {
@@ -230,9 +234,25 @@ async function runSize(label: string, employees: number): Promise<SizeResult> {
     }, '/health');
     children.push(raw);
     const rawPids = await settledProcesses(raw.pid);
-    const memoryIdle = { service: idleMemory(servicePids), raw: idleMemory(rawPids) };
-    console.log(`service: ${servicePids.length} process(es), idle RSS ${memoryIdle.service.map((p) => `${p.role} ${p.rssMB} MB`).join(', ')}`);
-    console.log(`raw:     ${rawPids.length} process(es), idle RSS ${memoryIdle.raw.map((p) => `${p.role} ${p.rssMB} MB`).join(', ')}`);
+    let best: Child | undefined;
+    let bestPids: number[] = [];
+    if (BEST_SQL) {
+      best = await startChild(path.join(HERE, 'best-sql', 'server.ts'), {
+        DATABASE_URL: namedConnection(databaseUrl!, 'best'),
+        DATABASE_SCHEMA: schema,
+        JWT_SECRET,
+        BEST_PROCESSES: String(Math.max(1, servicePids.length - 1)),
+      }, '/health');
+      children.push(best);
+      bestPids = await settledProcesses(best.pid);
+    }
+    const memoryIdle = { service: idleMemory(servicePids), raw: idleMemory(rawPids), ...(best ? { bestSql: idleMemory(bestPids) } : {}) };
+    console.log(`service:  ${servicePids.length} process(es), idle RSS ${memoryIdle.service.map((p) => `${p.role} ${p.rssMB} MB`).join(', ')}`);
+    console.log(`raw:      ${rawPids.length} process(es), idle RSS ${memoryIdle.raw.map((p) => `${p.role} ${p.rssMB} MB`).join(', ')}`);
+    if (memoryIdle.bestSql) console.log(`best SQL: ${bestPids.length} process(es), idle RSS ${memoryIdle.bestSql.map((p) => `${p.role} ${p.rssMB} MB`).join(', ')}`);
+    // The scenario as the best-SQL server is asked it: its own cursor for the deep page (each server signs its own).
+    const bestDeep = best ? await deepPage(best.url, token, employees) : undefined;
+    const asBest = (scenario: Scenario): Scenario => (scenario.key === 'deep-cursor' && bestDeep ? { ...scenario, path: deepCursorPath(bestDeep.cursor) } : scenario);
 
     const results: SizeResult['scenarios'] = [];
     const all = scenarios(organizationId, ids[0], deep);
@@ -240,7 +260,7 @@ async function runSize(label: string, employees: number): Promise<SizeResult> {
       if (scenario.against) {
         // A feature's cost: the same service answering the request without the feature is the yardstick.
         const baseline = all.find((s) => s.key === scenario.against)!;
-        const [withFeature, without] = await measureSides({ server: service, scenario }, { server: service, scenario: baseline }, token, ids, settings, settle);
+        const [withFeature, without] = await measureSides([{ server: service, scenario }, { server: service, scenario: baseline }], token, ids, settings, settle);
         const ratio = without.requestsPerSecond ? Math.round((withFeature.requestsPerSecond / without.requestsPerSecond) * 100) / 100 : 0;
         results.push({ key: scenario.key, label: scenario.label, kind: scenario.kind, against: baseline.key, service: withFeature, raw: without, ratio });
         console.log(`${scenario.label.padEnd(46)} service ${String(withFeature.requestsPerSecond).padStart(6)} req/s p99 ${withFeature.p99Ms} ms | without ${String(without.requestsPerSecond).padStart(6)} req/s p99 ${without.p99Ms} ms | ratio ${ratio.toFixed(2)}`);
@@ -252,15 +272,34 @@ async function runSize(label: string, employees: number): Promise<SizeResult> {
         results.push({ key: scenario.key, label: scenario.label, kind: scenario.kind, failure });
         continue;
       }
-      const { service: onService, raw: onRaw } = await measurePair(service, raw, scenario, token, ids, settings, settle);
-      const ratio = onRaw.requestsPerSecond ? Math.round((onService.requestsPerSecond / onRaw.requestsPerSecond) * 100) / 100 : 0;
+      // The best-SQL server is measured when it answers what the service answers (checked once, on an id outside the rotation's start).
+      const bestFailure = best ? await disagreement(service.url, best.url, scenario, asBest(scenario), token, ids[ids.length - 1]).catch((err) => `no answer: ${err?.message ?? err}`) : undefined;
+      if (bestFailure) console.log(`${scenario.label}: best-SQL server NOT MEASURED, its answer differs from the service's: ${bestFailure}`);
+      const sides: Side[] = [{ server: service, scenario }, { server: raw, scenario }];
+      if (best && !bestFailure) sides.push({ server: best, scenario: asBest(scenario) });
+      const [onService, onRaw, onBest] = await measureSides(sides, token, ids, settings, settle);
+      const ratioOf = (yardstick: LoadFigures) => (yardstick.requestsPerSecond ? Math.round((onService.requestsPerSecond / yardstick.requestsPerSecond) * 100) / 100 : 0);
+      const ratio = ratioOf(onRaw);
       const replay = capture.replays.find((r) => r.key === scenario.key)!;
-      results.push({ key: scenario.key, label: scenario.label, kind: scenario.kind, reported: scenario.reported, service: onService, raw: onRaw, ratio, sql: replay.waves.flat().flatMap((u) => u.statements.map((s) => s.text)) });
+      results.push({
+        key: scenario.key,
+        label: scenario.label,
+        kind: scenario.kind,
+        reported: scenario.reported,
+        service: onService,
+        raw: onRaw,
+        ratio,
+        ...(onBest ? { bestSql: onBest, bestSqlRatio: ratioOf(onBest) } : {}),
+        ...(bestFailure ? { bestSqlFailure: bestFailure } : {}),
+        sql: replay.waves.flat().flatMap((u) => u.statements.map((s) => s.text)),
+      });
       const failures = (name: string, f: LoadFigures) =>
         f.requests === 0 ? `  ${name}: NO REQUEST COMPLETED in ${settings.durationSeconds} s` : f.non2xx || f.errors ? `  ${name} FAILURES: ${f.non2xx} non-2xx ${JSON.stringify(f.unexpected)}, ${f.errors} errors` : '';
       console.log(
-        `${scenario.label.padEnd(46)} service ${String(onService.requestsPerSecond).padStart(6)} req/s p99 ${onService.p99Ms} ms | raw ${String(onRaw.requestsPerSecond).padStart(6)} req/s p99 ${onRaw.p99Ms} ms | ratio ${ratio.toFixed(2)} | CPU µs/req ${onService.cpuUsPerRequest} / ${onRaw.cpuUsPerRequest}` +
-          failures('SERVICE', onService) + failures('RAW', onRaw),
+        `${scenario.label.padEnd(46)} service ${String(onService.requestsPerSecond).padStart(6)} req/s p99 ${onService.p99Ms} ms | raw ${String(onRaw.requestsPerSecond).padStart(6)} req/s p99 ${onRaw.p99Ms} ms | ratio ${ratio.toFixed(2)}` +
+          (onBest ? ` | best SQL ${String(onBest.requestsPerSecond).padStart(6)} req/s p99 ${onBest.p99Ms} ms | ratio ${ratioOf(onBest).toFixed(2)}` : '') +
+          ` | CPU µs/req ${onService.cpuUsPerRequest} / ${onRaw.cpuUsPerRequest}${onBest ? ` / ${onBest.cpuUsPerRequest}` : ''}` +
+          failures('SERVICE', onService) + failures('RAW', onRaw) + (onBest ? failures('BEST SQL', onBest) : ''),
       );
     }
     const largest = Math.max(...sizes.map((s) => SIZES[s]));
@@ -271,7 +310,7 @@ async function runSize(label: string, employees: number): Promise<SizeResult> {
     }
     if (exported && 'failure' in exported) console.log(`export: FAILED: ${exported.failure}`);
     else if (exported) console.log(`export: ${exported.rows.toLocaleString('en')} rows, ${exported.megabytes} MB in ${exported.seconds} s; RSS of the process that grew most: ${exported.beforeMB} → ${exported.peakMB} MB (+${exported.growthMB} MB)`);
-    return { label, employees, schema, seeding, serviceProcesses: servicePids.length, rawProcesses: rawPids.length, memoryIdle, scenarios: results, export: exported };
+    return { label, employees, schema, seeding, serviceProcesses: servicePids.length, rawProcesses: rawPids.length, ...(best ? { bestSqlProcesses: bestPids.length } : {}), memoryIdle, scenarios: results, export: exported };
   } finally {
     for (const child of children.reverse()) await child.stop();
     await monitor.end();
@@ -290,7 +329,7 @@ const results: Results = {
   machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '', node: process.version, postgres, platform: `${process.platform} ${process.arch}` },
   settings: {
     ...settings,
-    order: 'per scenario: both warmed up, then halves of the duration in the order service, raw, raw, service',
+    order: `per scenario: each server warmed up, then halves of the duration in the order ${BEST_SQL ? 'service, raw, best SQL, best SQL, raw, service' : 'service, raw, raw, service'}`,
     webConcurrency: process.env.WEB_CONCURRENCY ?? 'service default',
     rateLimits: `on, scale ${RATE_LIMIT_SCALE}, ${process.env.REDIS_URL ? 'Redis store' : 'memory store'}`,
     pooler: POOLER ? `${POOLER}${process.env.BENCH_POOLER_URL ? ', through BENCH_POOLER_URL' : ', direct'}` : undefined,

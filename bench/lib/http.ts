@@ -3,6 +3,7 @@ import { request } from 'node:http';
 
 export interface Reply {
   status: number;
+  headers: Record<string, string | string[] | undefined>;
   text: string;
   json(): any;
 }
@@ -17,7 +18,7 @@ export function call(base: string, method: string, url: string, body?: unknown, 
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text, json: () => JSON.parse(text) }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: () => JSON.parse(text) }));
       res.on('error', reject);
     });
     req.on('error', reject);

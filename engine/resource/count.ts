@@ -3,7 +3,8 @@
 // reads at most threshold + 1 of them (a count over the filtered select with a limit), so the cost
 // of a total has a bound whatever the table grows to; past the threshold, capped answers the cap
 // and estimated asks the planner (EXPLAIN) how many rows the filtered select returns. The
-// filtered select's own bound values carry every client value; the threshold is bound too.
+// filtered select's own bound values carry every client value; the threshold, the definition's
+// integer, is written into the statement (countOf says why).
 import type { Knex } from 'knex';
 import type { CompiledResource } from './compiled.js';
 import { run, type Statement } from './sql/runner.js';
@@ -14,11 +15,17 @@ export interface CountResult {
   exact: boolean;
 }
 
-/** Every match counted, or at most `upTo` of them. */
+/**
+ * Every match counted, or at most `upTo` of them. The bound is written into the statement, not
+ * bound: it is the definition's integer, never a client's, and a bound LIMIT hides it from the
+ * planner. A prepared statement's generic plan then takes the limit for a small one and prefers
+ * a sequential scan to the index that finds the matches (an ilike on 10,000 employees: 8.5 ms
+ * instead of 0.7 ms), and PostgreSQL keeps that plan once it looks cheaper than the custom ones.
+ */
 async function countOf(db: Knex, matches: Statement, upTo?: number): Promise<number> {
-  const limit = upTo === undefined ? '' : ` limit $${matches.values.length + 1}`;
-  const values = upTo === undefined ? matches.values : [...matches.values, upTo];
-  const [row] = await run(db, { text: `select count(*) as "total" from (${matches.text}${limit}) as "matches"`, values });
+  if (upTo !== undefined && !Number.isSafeInteger(upTo)) throw new Error(`a count bound must be an integer, got ${upTo}`);
+  const limit = upTo === undefined ? '' : ` limit ${upTo}`;
+  const [row] = await run(db, { text: `select count(*) as "total" from (${matches.text}${limit}) as "matches"`, values: matches.values });
   return Number(row.total);
 }
 

@@ -238,7 +238,14 @@ export function pageStatement(resource: CompiledResource, caller: Caller, query:
   sql.sql(`select ${selectList(resource, resource.table, columns)}${orderKeys(resource, query, columns, term)} from ${id(resource.table)}`);
   whereSql(sql, resource, caller, query);
   if (query.after) keysetSql(sql, resource, query, query.after, term);
-  sql.sql(orderSql(resource, query, term)).sql(' limit ').value(oneMore ? query.take + 1 : query.take).sql(' offset ').value(query.skip);
+  // The page's size is written into the statement (an integer the list's parser bounded by the
+  // resource's maxTake: a few texts per list at most); bound, the planner could not see it, and a
+  // prepared statement's generic plan would be made for a tenth of the table (sorting every match
+  // where an index walk stops after a page). No offset on a first page; a skip is bound (any number).
+  const limit = oneMore ? query.take + 1 : query.take;
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`a page size must be a positive integer, got ${limit}`);
+  sql.sql(orderSql(resource, query, term)).sql(` limit ${limit}`);
+  if (query.skip) sql.sql(' offset ').value(query.skip);
   return sql.statement();
 }
 

@@ -4,7 +4,8 @@
 // of a total has a bound whatever the table grows to; past the threshold, capped answers the cap
 // and estimated asks the planner (EXPLAIN) how many rows the filtered select returns. The
 // filtered select's own bound values carry every client value; the threshold, the definition's
-// integer, is written into the statement (countOf says why).
+// integer, is written into the statement (countLimit says why). A list counts in its page's own
+// statement (sql/select.ts); `/count` and an empty page after the first count alone.
 import type { Knex } from 'knex';
 import type { CompiledResource } from './compiled.js';
 import { run, type Statement } from './sql/runner.js';
@@ -15,18 +16,24 @@ export interface CountResult {
   exact: boolean;
 }
 
+/** The most matches a count of `resource` reads: its threshold + 1 (undefined: every match, an exact policy). */
+export function countBound(resource: CompiledResource): number | undefined {
+  const policy = resource.count;
+  return policy.kind === 'exact' ? undefined : (policy.kind === 'capped' ? policy.limit : policy.threshold) + 1;
+}
+
 /**
- * Every match counted, or at most `upTo` of them. The bound is written into the statement, not
- * bound: it is the definition's integer, never a client's, and a bound LIMIT hides it from the
- * planner. A prepared statement's generic plan then takes the limit for a small one and prefers
- * a sequential scan to the index that finds the matches (an ilike on 10,000 employees: 8.5 ms
- * instead of 0.7 ms), and PostgreSQL keeps that plan once it looks cheaper than the custom ones.
+ * The LIMIT of a count of a list's matches: none (every match), or the policy's bound. The bound is
+ * written into the statement, not bound: it is the definition's integer, never a client's, and a
+ * bound LIMIT hides it from the planner. A prepared statement's generic plan then takes the limit
+ * for a small one and prefers a sequential scan to the index that finds the matches (an ilike on
+ * 10,000 employees: 8.5 ms instead of 0.7 ms), and PostgreSQL keeps that plan once it looks
+ * cheaper than the custom ones.
  */
-async function countOf(db: Knex, matches: Statement, upTo?: number): Promise<number> {
-  if (upTo !== undefined && !Number.isSafeInteger(upTo)) throw new Error(`a count bound must be an integer, got ${upTo}`);
-  const limit = upTo === undefined ? '' : ` limit ${upTo}`;
-  const [row] = await run(db, { text: `select count(*) as "total" from (${matches.text}${limit}) as "matches"`, values: matches.values });
-  return Number(row.total);
+export function countLimit(bound: number | undefined): string {
+  if (bound === undefined) return '';
+  if (!Number.isSafeInteger(bound) || bound < 1) throw new Error(`a count bound must be a positive integer, got ${bound}`);
+  return ` limit ${bound}`;
 }
 
 /** How many rows the planner expects the filtered select to return (its statistics, no rows read). */
@@ -39,12 +46,21 @@ async function plannedRows(db: Knex, matches: Statement): Promise<number> {
 
 /** `matches`: the list's filtered select (`select 1 from <table> where …`, scope and every filter applied, no order, no paging). */
 export async function countMatches(db: Knex, resource: CompiledResource, matches: Statement): Promise<CountResult> {
+  const [row] = await run(db, { text: `select count(*) as "total" from (${matches.text}${countLimit(countBound(resource))}) as "matches"`, values: matches.values });
+  return totalOf(db, resource, () => matches, Number(row.total));
+}
+
+/**
+ * The total of `counted` matches (counted here or in a page's own statement) by the
+ * resource's policy: past the threshold, the cap or the planner's estimate (`matches` is made only
+ * for that estimate).
+ */
+export async function totalOf(db: Knex, resource: CompiledResource, matches: () => Statement, counted: number): Promise<CountResult> {
   const policy = resource.count;
-  if (policy.kind === 'exact') return { total: await countOf(db, matches), exact: true };
+  if (policy.kind === 'exact') return { total: counted, exact: true };
   const threshold = policy.kind === 'capped' ? policy.limit : policy.threshold;
-  const counted = await countOf(db, matches, threshold + 1);
   if (counted <= threshold) return { total: counted, exact: true };
   if (policy.kind === 'capped') return { total: threshold, exact: false };
   // More than the threshold match: the estimate, but never a figure the count has just disproved.
-  return { total: Math.max(await plannedRows(db, matches), threshold + 1), exact: false };
+  return { total: Math.max(await plannedRows(db, matches()), threshold + 1), exact: false };
 }

@@ -11,9 +11,9 @@ import type { ListQuery } from './list-query.js';
 import { columnsAt, trimToSelection, type Selection } from './selection.js';
 import { relationTree, loadRelations } from './sql/relations.js';
 import { run } from './sql/runner.js';
-import { matchesStatement, orderKeyAlias, orderValuesOf, pageStatement, readStatement } from './sql/select.js';
+import { matchesStatement, orderKeyAlias, orderValuesOf, pageStatement, readStatement, TOTAL_COLUMN } from './sql/select.js';
 import { effectiveOrder, type ListCursors } from './cursor.js';
-import { countMatches, type CountResult } from './count.js';
+import { countBound, countMatches, totalOf, type CountResult } from './count.js';
 import { deleteStatement, foundColumn, insertRowsStatement, insertStatement, recoverStatement, updateStatement, type KeyInStatement } from './sql/write.js';
 import { KeyTaken, type KeyedCreate } from '../idempotency/keyed-create.js';
 import { keepVersion } from './versions.js';
@@ -95,33 +95,47 @@ export class ResourceService {
   ) {}
 
   /**
-   * The page and its count side by side (no count with count=none), then relations, one statement
-   * per relation and level. A cursor is checked first: the page starts after the item it names.
+   * The page and its count in one statement (no count with count=none), then relations, one
+   * statement per relation and level. A cursor is checked first: the page starts after the item
+   * it names.
    */
   async list(caller: Caller, query: ListQuery): Promise<ListResult> {
     const { db, resource } = this;
     if (query.cursor) query.after = this.cursors.open(resource, caller.tenantId, query, query.cursor);
     const tree = relationTree(query.relations);
     const columns = columnsAt(resource, query.select, '', tree);
-    const counted = query.count === 'none' ? undefined : countMatches(db, resource, matchesStatement(resource, caller, query));
+    const counting = query.count !== 'none';
     // A page reached by skip has its total beside it to say whether more follow: an exact one
     // says it; past a cap or an estimate, a full page is taken to have more (the page after the
     // last is then empty). A cursor page, or one without a count, reads one row more instead.
-    const totalTells = counted !== undefined && !query.after;
-    const [items, counts] = await Promise.all([run(db, pageStatement(resource, caller, query, columns, !totalTells)), counted]);
+    const totalTells = counting && !query.after;
+    const items = await run(db, pageStatement(resource, caller, query, columns, !totalTells, counting ? { bound: countBound(resource) } : undefined));
+    const counts = counting ? await this.totalBeside(caller, query, items) : undefined;
     const more = totalTells ? (counts!.exact ? query.skip + items.length < counts!.total : items.length === query.take) : items.length > query.take;
     if (items.length > query.take) items.length = query.take;
     const last = items[items.length - 1];
     const nextCursor = more && last ? this.cursors.seal(resource, caller.tenantId, query, orderValuesOf(resource, query, last)) : undefined;
     // Left undefined rather than deleted (JSON leaves them out either way): a delete would turn
     // every row into a slow dictionary-mode object for the serializer.
-    const aliases = effectiveOrder(query).map((_, i) => orderKeyAlias(i)).filter((alias) => last && alias in last);
+    const aliases = [...effectiveOrder(query).map((_, i) => orderKeyAlias(i)), TOTAL_COLUMN].filter((alias) => last && alias in last);
     for (const item of items) for (const alias of aliases) item[alias] = undefined;
     await loadRelations(db, resource, caller, items, tree, query.select);
     if (query.select) trimToSelection(items, resource, query.select, '', tree);
     // Without a count: what this answer knows of, and one more when more follow (docs/query-language.md).
     const { total, exact } = counts ?? { total: (query.after ? 0 : query.skip) + items.length + (more ? 1 : 0), exact: !more && !query.after };
     return { items, total, exact, ...(nextCursor ? { nextCursor } : {}) };
+  }
+
+  /**
+   * The total of a list whose page counted its matches (TOTAL_COLUMN on every row). An empty page
+   * carries no count: the first page of a list matching nothing has none, and otherwise (after a
+   * skip or a cursor) the matches are counted alone.
+   */
+  private async totalBeside(caller: Caller, query: ListQuery, page: Array<Record<string, any>>): Promise<CountResult> {
+    const matches = () => matchesStatement(this.resource, caller, query);
+    if (page.length) return totalOf(this.db, this.resource, matches, Number(page[0][TOTAL_COLUMN]));
+    if (!query.skip && !query.after) return { total: 0, exact: true };
+    return countMatches(this.db, this.resource, matches());
   }
 
   /** The list's total alone: the same filters and scope, by the resource's count policy (a cursor is checked, not applied). */

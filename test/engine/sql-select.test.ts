@@ -33,6 +33,17 @@ test('a plain page: the tenant scope, createdAt DESC then id, the page size writ
   });
 });
 
+test("a page with its count: the list's matches counted in a subquery of the select list, its values bound before the page's", () => {
+  assert.equal(pageStatement(note, employee, plan(note, { where: { minutes: 5 } }), undefined, false, { bound: 101 }), {
+    text:
+      `select ${NOTE_COLUMNS}${NOTE_KEYS}, (select count(*) from (select 1 from "work_note" where "work_note"."tenantId" = $1 and "work_note"."authorId" = $2 and "work_note"."minutes" = $3 limit 101) as "matches") as "@total"` +
+      ` from "work_note" where "work_note"."tenantId" = $4 and "work_note"."authorId" = $5 and "work_note"."minutes" = $6 order by "work_note"."createdAt" desc, "work_note"."id" desc limit 10`,
+    values: [TENANT, EMPLOYEE, 5, TENANT, EMPLOYEE, 5],
+  });
+  // An exact policy counts every match: no limit in the subquery.
+  assert.match(pageStatement(note, admin, plan(note), undefined, true, { bound: undefined }).text, `, (select count(*) from (select 1 from "work_note" where "work_note"."tenantId" = $1) as "matches") as "@total" from `);
+});
+
 test('the owner-scoped role: the owner field equals its employee, right after the tenant', () => {
   assert.equal(pageStatement(note, employee, plan(note)), {
     text: `select ${NOTE_COLUMNS}${NOTE_KEYS} from "work_note" where "work_note"."tenantId" = $1 and "work_note"."authorId" = $2 order by "work_note"."createdAt" desc, "work_note"."id" desc limit 11`,

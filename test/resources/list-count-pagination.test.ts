@@ -79,6 +79,50 @@ test("/count answers {total}: the list's total under the same filters, the page 
   assert.is((await t.http.get('/api/employee/count').set(acme.auth)).body.total, Number(n));
 });
 
+/** The statements on the employee table that one request ran. */
+async function employeeStatements(request: () => Promise<unknown>): Promise<string[]> {
+  const seen: string[] = [];
+  const listen = (q: { sql: string }) => seen.push(q.sql);
+  t.db.on('query', listen);
+  try {
+    await request();
+  } finally {
+    t.db.off('query', listen);
+  }
+  return seen.filter((sql) => sql.includes('from "employee"'));
+}
+
+test('a page and its total are one statement; an empty page after a skip or a cursor counts alone', async () => {
+  const [{ n }] = await t.db('employee').where({ tenantId: acme.tenantId }).count({ n: '*' });
+  const [{ n: active }] = await t.db('employee').where({ tenantId: acme.tenantId, isActive: true }).count({ n: '*' });
+  let res: any;
+  // A page: its count is a subquery of the page's statement, and never part of the answer.
+  let statements = await employeeStatements(async () => (res = await t.http.get('/api/employee?where[isActive]=true&take=2').set(acme.auth)));
+  assert.is(res.status, 200, JSON.stringify(res.body));
+  assert.is(res.body.items.length, 2);
+  assert.is(res.body.total, Number(active));
+  assert.is(res.headers['x-total-exact'], 'true');
+  assert.not.ok(res.text.includes('@total'), res.text);
+  assert.is(statements.length, 1, JSON.stringify(statements));
+  assert.match(statements[0], ', (select count(*) from (select 1 from "employee" where ');
+  // Nothing matches: the first page is empty and its total 0, in the same one statement.
+  statements = await employeeStatements(async () => (res = await t.http.get('/api/employee?where[firstName]=Nobody').set(acme.auth)));
+  assert.equal([res.status, res.body], [200, { items: [], total: 0 }]);
+  assert.is(statements.length, 1, JSON.stringify(statements));
+  // Past the last page: no row carries the count, so it is counted alone.
+  statements = await employeeStatements(async () => (res = await t.http.get('/api/employee?skip=50').set(acme.auth)));
+  assert.equal([res.status, res.body], [200, { items: [], total: Number(n) }]);
+  assert.is(statements.length, 2, JSON.stringify(statements));
+  assert.match(statements[1], /^select count\(\*\) as "total" from \(select 1 from "employee" where /);
+  // A cursor page counts every match of the list, not those after the cursor.
+  const first = await t.http.get('/api/employee?take=6').set(acme.auth);
+  res = await t.http.get(`/api/employee?take=6&cursor=${first.body.nextCursor}`).set(acme.auth);
+  assert.is(res.status, 200, JSON.stringify(res.body));
+  assert.is(res.body.items.length, Number(n) - 6);
+  assert.is(res.body.total, Number(n));
+  assert.is(res.body.nextCursor, undefined);
+});
+
 test('/count and /pagination check the parameters as the list does', async () => {
   for (const sub of ['count', 'pagination']) {
     const path = `/api/employee/${sub}`;

@@ -11,7 +11,11 @@ import { usesTransactionPooler } from '../../db/pooler.js';
 export interface Statement {
   text: string;
   values: unknown[];
-  /** Run unnamed even on PostgreSQL: a statement not worth keeping prepared (an EXPLAIN, say). */
+  /**
+   * Run unnamed even on PostgreSQL, so planned for its own values: a statement not worth keeping
+   * prepared (an EXPLAIN, say), or one whose best plan depends on its values (a range's bounds:
+   * sql/select.ts, plannedPerValues).
+   */
   once?: boolean;
 }
 

@@ -8,6 +8,7 @@ import type { CompiledResource } from '../compiled.js';
 import type { FilterGroup, ListQuery } from '../list-query.js';
 import { scopeConditions } from '../model.js';
 import { effectiveOrder, RANK_KEY } from '../cursor.js';
+import { countLimit } from '../count.js';
 import { conditionSql } from './conditions.js';
 import { rankSql, searchSql } from './search.js';
 import type { Statement } from './runner.js';
@@ -226,16 +227,48 @@ function keysetSql(sql: SqlText, resource: CompiledResource, query: ListQuery, a
   return sql.sql(')');
 }
 
+const RANGE_OPERATORS = new Set(['lt', 'lte', 'gt', 'gte', 'between']);
+const hasRange = (group: FilterGroup) => group.where.some((c) => RANGE_OPERATORS.has(c.op)) || group.nested.some((n) => n.conditions.some((c) => RANGE_OPERATORS.has(c.op)));
+
+/**
+ * A list filtered by a range (an operator or a date range) is planned for its own values, not
+ * by a prepared statement's generic plan: how many rows a range holds depends on its bounds, and
+ * the generic plan, made without them, takes it for a narrow one. It then reads the range's index
+ * and sorts every match where the order's index would stop after a page (at 10,000 employees a
+ * page and count of `billRateValue between 40 and 60` ran at half the rate planned either way).
+ * Equalities, sets and patterns keep their prepared plans: a generic plan serves them as well.
+ */
+function plannedPerValues(query: ListQuery): boolean {
+  return Boolean(query.startDate || query.endDate) || hasRange(query) || query.or.some(hasRange);
+}
+
+/** The column of a page's rows that holds its list's count (pageStatement's `count`), dropped from the answer. */
+export const TOTAL_COLUMN = '@total';
+
+/** A count asked of pageStatement: of every match, or of at most `bound` (count.ts: countBound). */
+export interface PageCount {
+  bound: number | undefined;
+}
+
 /**
  * One page of a list: `columns` its visible columns, or those a selection reads (selection.ts),
  * then the order values the cursor needs (orderKeys). `oneMore`: a row past the page is read,
  * whether it is there saying whether more follow (where no exact total tells). After a cursor
- * (`query.after`), the keyset replaces the offset.
+ * (`query.after`), the keyset replaces the offset. `count`: the list's matches counted in the same
+ * statement (TOTAL_COLUMN), as count.ts counts them alone.
  */
-export function pageStatement(resource: CompiledResource, caller: Caller, query: ListQuery, columns: readonly string[] = resource.visibleColumns, oneMore = true): Statement {
+export function pageStatement(resource: CompiledResource, caller: Caller, query: ListQuery, columns: readonly string[] = resource.visibleColumns, oneMore = true, count?: PageCount): Statement {
   const sql = new SqlText();
   const term = orderTerms(sql, resource, query);
-  sql.sql(`select ${selectList(resource, resource.table, columns)}${orderKeys(resource, query, columns, term)} from ${id(resource.table)}`);
+  sql.sql(`select ${selectList(resource, resource.table, columns)}${orderKeys(resource, query, columns, term)}`);
+  if (count) {
+    // The list's count in the page's own round trip: an uncorrelated subquery, run once (an
+    // InitPlan), its value on every row. Its table name shadows the page's: its own filters apply.
+    sql.sql(`, (select count(*) from (select 1 from ${id(resource.table)}`);
+    whereSql(sql, resource, caller, query);
+    sql.sql(`${countLimit(count.bound)}) as "matches") as ${id(TOTAL_COLUMN)}`);
+  }
+  sql.sql(` from ${id(resource.table)}`);
   whereSql(sql, resource, caller, query);
   if (query.after) keysetSql(sql, resource, query, query.after, term);
   // The page's size is written into the statement (an integer the list's parser bounded by the
@@ -246,7 +279,7 @@ export function pageStatement(resource: CompiledResource, caller: Caller, query:
   if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`a page size must be a positive integer, got ${limit}`);
   sql.sql(orderSql(resource, query, term)).sql(` limit ${limit}`);
   if (query.skip) sql.sql(' offset ').value(query.skip);
-  return sql.statement();
+  return { ...sql.statement(), ...(plannedPerValues(query) ? { once: true } : {}) };
 }
 
 /** Every match of a list, as `select 1 …`: what its count (engine/resource/count.ts) counts. */

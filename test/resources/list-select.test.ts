@@ -60,8 +60,9 @@ test('the statement reads only the columns answered (and the key a relation need
   statements = [];
   await get(`/api/employee?select[]=firstName&select[]=user.email&where[id]=${ann.id}`);
   const page = statements.find((s) => s.startsWith('select "employee".'))!;
-  // Then the order's time value as text, for the next cursor (not answered either).
-  assert.is(page.slice(0, page.indexOf(' from ')), 'select "employee"."id", "employee"."firstName", "employee"."userId", "employee"."createdAt"::text as "@k0"');
+  // Then the order's time value as text, for the next cursor, and the list's count (neither answered).
+  assert.is(page.slice(0, page.indexOf(', (select count(*) from ')), 'select "employee"."id", "employee"."firstName", "employee"."userId", "employee"."createdAt"::text as "@k0"');
+  assert.ok(page.includes(') as "matches") as "@total" from "employee" where '), page);
   const users = statements.find((s) => s.startsWith('select "user".'))!;
   assert.is(users.slice(0, users.indexOf(' from ')), 'select "user"."id", "user"."email"');
 });

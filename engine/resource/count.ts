@@ -46,7 +46,7 @@ async function plannedRows(db: Knex, matches: Statement): Promise<number> {
 
 /** `matches`: the list's filtered select (`select 1 from <table> where …`, scope and every filter applied, no order, no paging). */
 export async function countMatches(db: Knex, resource: CompiledResource, matches: Statement): Promise<CountResult> {
-  const [row] = await run(db, { text: `select count(*) as "total" from (${matches.text}${countLimit(countBound(resource))}) as "matches"`, values: matches.values });
+  const [row] = await run(db, { text: `select count(*) as "total" from (${matches.text}${countLimit(countBound(resource))}) as "matches"`, values: matches.values, once: matches.once });
   return totalOf(db, resource, () => matches, Number(row.total));
 }
 

@@ -89,10 +89,12 @@ test('every filter of a plan, in order: fields, a relation as EXISTS scoped to t
     'and "work_note"."writtenOn" >= $6 and "work_note"."writtenOn" < $7',
     'and exists (select 1 from "label" as "filtered_labels" inner join "label_work_note" as "filtered_labels_j" on "filtered_labels_j"."labelId" = "filtered_labels"."id"',
     'where "filtered_labels_j"."workNoteId" = "work_note"."id" and "filtered_labels"."tenantId" = $8 and "filtered_labels"."id" = any($9))',
-    'order by "work_note"."minutes" asc, "work_note"."id" asc limit 6 offset $10',
+    'order by "work_note"."minutes" asc, "work_note"."id" asc limit $10 offset $11',
   ].join(' '));
   // Values are typed by the field (minutes a number), the date-only end is the next midnight, exclusive.
-  assert.equal(statement.values, [TENANT, EMPLOYEE, 30, TENANT, 'Apollo', '2026-01-01T00:00:00.000Z', '2026-02-01T00:00:00.000Z', TENANT, [LABEL_ID], 10]);
+  assert.equal(statement.values, [TENANT, EMPLOYEE, 30, TENANT, 'Apollo', '2026-01-01T00:00:00.000Z', '2026-02-01T00:00:00.000Z', TENANT, [LABEL_ID], 6, 10]);
+  // A page size other than the default is bound, and a date range's plan depends on it: planned for these values.
+  assert.is(statement.once, true);
 });
 
 test('operators and OR groups: each a bound value (a list as one array), groups in parentheses, related filters with aliases of their own', () => {
@@ -117,6 +119,10 @@ test('operators and OR groups: each a bound value (a list as one array), groups 
     'or (true and "work_note"."minutes" <= $10 and exists (select 1 from "project" as "o1_0_project" where "o1_0_project"."id" = "work_note"."projectId" and "o1_0_project"."tenantId" = $11 and "o1_0_project"."name" ilike $12)))',
   ].join(' '));
   assert.equal(statement.values, [TENANT, 10, 60, 30, 1, 99, [5, 15], [7], 1, 2, TENANT, 'Ap%']);
+  // Ranges: the count, like the page, is planned for these values (unnamed), equalities alone are not.
+  assert.is(statement.once, true);
+  assert.is(matchesStatement(note, admin, plan(note, { where: { minutes: { in: [1, 2] } } })).once, undefined);
+  assert.is(matchesStatement(note, admin, plan(note, { where: { or: [{ minutes: 1 }, { minutes: { lt: 3 } }] } })).once, true);
 });
 
 test('after a cursor: the keyset on the order then the id replaces the offset; empty values follow the order (last going up, first going down)', () => {
@@ -141,8 +147,8 @@ test('after a cursor: the keyset on the order then the id replaces the offset; e
 test('an end date with a time is inclusive; take is capped at the resource maximum', () => {
   const statement = pageStatement(note, admin, plan(note, { endDate: '2026-01-31T12:00:00Z', take: '500' }));
   assert.match(statement.text, ' where "work_note"."tenantId" = $1 and "work_note"."writtenOn" <= $2 order by ');
-  assert.ok(statement.text.endsWith(' limit 21'), statement.text);
-  assert.equal(statement.values, [TENANT, '2026-01-31T12:00:00.000Z']);
+  assert.ok(statement.text.endsWith(' limit $3'), statement.text);
+  assert.equal(statement.values, [TENANT, '2026-01-31T12:00:00.000Z', 21]);
 });
 
 test('the count shares the page filter, without order and paging; one record by id is scoped too', () => {
@@ -210,10 +216,16 @@ test('the same plan shape gives the same text whatever the values (one prepared 
   const b = pageStatement(note, callerOf({ ownerScoped: true, employeeId: RECORD_ID }), plan(note, { where: { minutes: 99 }, skip: 40 }));
   assert.is(a.text, b.text);
   assert.not.equal(a.values, b.values);
-  // The page size is part of the text (a few texts per list: take is at most maxTake); a first page has no offset.
+  assert.is(a.once, undefined);
+  // The default page size is part of the text; a first page has no offset.
   const first = pageStatement(note, employee, plan(note, { where: { minutes: 1 } }));
   assert.is(first.text, a.text.replace(' offset $4', ''));
-  assert.is(pageStatement(note, employee, plan(note, { where: { minutes: 1 }, take: 5, skip: 10 })).text, a.text.replace('limit 11', 'limit 6'));
+  // Any other page size is bound, and the statement runs unnamed (planned for its values): a
+  // client varying take adds no prepared statement.
+  const sized = pageStatement(note, employee, plan(note, { where: { minutes: 1 }, take: 5, skip: 10 }));
+  assert.is(sized.text, a.text.replace('limit 11 offset $4', 'limit $4 offset $5'));
+  assert.equal(sized.values.slice(-2), [6, 10]);
+  assert.is(sized.once, true);
 });
 
 /** The 400 a plan refuses with, as its messages. */

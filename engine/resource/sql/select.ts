@@ -2,9 +2,10 @@
 // count shares with its page: the caller's scope on every table touched (the rule of
 // engine/resource/model.ts, which models apply to their queries), nested filters as EXISTS,
 // search, date range, tags, written straight to text: a request's statement costs a few string joins, and the same
-// shape of request always gives the same text (one prepared statement).
+// shape of request always gives the same text (one prepared statement; a list by a range or of a
+// page size other than the default runs unnamed instead: pageStatement).
 import type { Caller } from '../../caller.js';
-import type { CompiledResource } from '../compiled.js';
+import { defaultTake, type CompiledResource } from '../compiled.js';
 import type { FilterGroup, ListQuery } from '../list-query.js';
 import { scopeConditions } from '../model.js';
 import { effectiveOrder, RANK_KEY } from '../cursor.js';
@@ -271,21 +272,30 @@ export function pageStatement(resource: CompiledResource, caller: Caller, query:
   sql.sql(` from ${id(resource.table)}`);
   whereSql(sql, resource, caller, query);
   if (query.after) keysetSql(sql, resource, query, query.after, term);
-  // The page's size is written into the statement (an integer the list's parser bounded by the
-  // resource's maxTake: a few texts per list at most); bound, the planner could not see it, and a
-  // prepared statement's generic plan would be made for a tenth of the table (sorting every match
-  // where an index walk stops after a page). No offset on a first page; a skip is bound (any number).
+  // A bound LIMIT is invisible to a prepared statement's generic plan, which is then made for a
+  // tenth of the table (sorting every match where an index walk stops after a page). The default
+  // page size is written into the statement (the resource's integer); any other take is bound and
+  // the statement runs unnamed, planned for its values, so that a client varying take cannot fill
+  // the per-process cap of prepared-statement names (runner.ts) with texts. No offset on a first
+  // page; a skip is bound (any number).
   const limit = oneMore ? query.take + 1 : query.take;
-  if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`a page size must be a positive integer, got ${limit}`);
-  sql.sql(orderSql(resource, query, term)).sql(` limit ${limit}`);
+  const usualSize = query.take === defaultTake(resource);
+  sql.sql(orderSql(resource, query, term));
+  if (usualSize) sql.sql(` limit ${checkedInteger(limit)}`);
+  else sql.sql(' limit ').value(limit);
   if (query.skip) sql.sql(' offset ').value(query.skip);
-  return { ...sql.statement(), ...(plannedPerValues(query) ? { once: true } : {}) };
+  return { ...sql.statement(), ...(!usualSize || plannedPerValues(query) ? { once: true } : {}) };
 }
 
-/** Every match of a list, as `select 1 …`: what its count (engine/resource/count.ts) counts. */
+const checkedInteger = (n: number) => {
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`a page size must be a positive integer, got ${n}`);
+  return n;
+};
+
+/** Every match of a list, as `select 1 …`: what its count (engine/resource/count.ts) counts; planned per use as its page is. */
 export function matchesStatement(resource: CompiledResource, caller: Caller, query: ListQuery): Statement {
   const sql = new SqlText().sql(`select 1 from ${id(resource.table)}`);
-  return whereSql(sql, resource, caller, query).statement();
+  return { ...whereSql(sql, resource, caller, query).statement(), ...(plannedPerValues(query) ? { once: true } : {}) };
 }
 
 /** One record by id, inside the caller's scope (deleted ones too, `withDeleted`), and its version (version.ts). */

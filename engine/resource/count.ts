@@ -8,6 +8,7 @@
 // statement (sql/select.ts); `/count` and an empty page after the first count alone.
 import type { Knex } from 'knex';
 import type { CompiledResource } from './compiled.js';
+import type { ListQuery } from './list-query.js';
 import { run, type Statement } from './sql/runner.js';
 
 export interface CountResult {
@@ -15,6 +16,9 @@ export interface CountResult {
   /** false: more than the policy's threshold matched, and total is the cap or an estimate. */
   exact: boolean;
 }
+
+/** The column of a page's rows holding its list's count (sql/select.ts: pageStatement's `count`). */
+export const PAGE_TOTAL_COLUMN = '@total';
 
 /** The most matches a count of `resource` reads: its threshold + 1 (undefined: every match, an exact policy). */
 export function countBound(resource: CompiledResource): number | undefined {
@@ -63,4 +67,21 @@ export async function totalOf(db: Knex, resource: CompiledResource, matches: () 
   if (policy.kind === 'capped') return { total: threshold, exact: false };
   // More than the threshold match: the estimate, but never a figure the count has just disproved.
   return { total: Math.max(await plannedRows(db, matches()), threshold + 1), exact: false };
+}
+
+/**
+ * The total of a list whose page counted its matches (the page's TOTAL_COLUMN, sql/select.ts, on
+ * every row). An empty page carries no count: the first page of a list matching nothing has none,
+ * and otherwise (after a skip or a cursor) the matches are counted alone.
+ */
+export async function totalOfPage(
+  db: Knex,
+  resource: CompiledResource,
+  page: Array<Record<string, any>>,
+  query: Pick<ListQuery, 'skip' | 'after'>,
+  matches: () => Statement,
+): Promise<CountResult> {
+  if (page.length) return totalOf(db, resource, matches, Number(page[0][PAGE_TOTAL_COLUMN]));
+  if (!query.skip && !query.after) return { total: 0, exact: true };
+  return countMatches(db, resource, matches());
 }

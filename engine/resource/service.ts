@@ -13,7 +13,7 @@ import { relationTree, loadRelations } from './sql/relations.js';
 import { run } from './sql/runner.js';
 import { matchesStatement, orderKeyAlias, orderValuesOf, pageStatement, readStatement, TOTAL_COLUMN } from './sql/select.js';
 import { effectiveOrder, type ListCursors } from './cursor.js';
-import { countBound, countMatches, totalOf, type CountResult } from './count.js';
+import { countBound, countMatches, totalOfPage, type CountResult } from './count.js';
 import { deleteStatement, foundColumn, insertRowsStatement, insertStatement, recoverStatement, updateStatement, type KeyInStatement } from './sql/write.js';
 import { KeyTaken, type KeyedCreate } from '../idempotency/keyed-create.js';
 import { keepVersion } from './versions.js';
@@ -110,7 +110,7 @@ export class ResourceService {
     // last is then empty). A cursor page, or one without a count, reads one row more instead.
     const totalTells = counting && !query.after;
     const items = await run(db, pageStatement(resource, caller, query, columns, !totalTells, counting ? { bound: countBound(resource) } : undefined));
-    const counts = counting ? await this.totalBeside(caller, query, items) : undefined;
+    const counts = counting ? await totalOfPage(db, resource, items, query, () => matchesStatement(resource, caller, query)) : undefined;
     const more = totalTells ? (counts!.exact ? query.skip + items.length < counts!.total : items.length === query.take) : items.length > query.take;
     if (items.length > query.take) items.length = query.take;
     const last = items[items.length - 1];
@@ -124,18 +124,6 @@ export class ResourceService {
     // Without a count: what this answer knows of, and one more when more follow (docs/query-language.md).
     const { total, exact } = counts ?? { total: (query.after ? 0 : query.skip) + items.length + (more ? 1 : 0), exact: !more && !query.after };
     return { items, total, exact, ...(nextCursor ? { nextCursor } : {}) };
-  }
-
-  /**
-   * The total of a list whose page counted its matches (TOTAL_COLUMN on every row). An empty page
-   * carries no count: the first page of a list matching nothing has none, and otherwise (after a
-   * skip or a cursor) the matches are counted alone.
-   */
-  private async totalBeside(caller: Caller, query: ListQuery, page: Array<Record<string, any>>): Promise<CountResult> {
-    const matches = () => matchesStatement(this.resource, caller, query);
-    if (page.length) return totalOf(this.db, this.resource, matches, Number(page[0][TOTAL_COLUMN]));
-    if (!query.skip && !query.after) return { total: 0, exact: true };
-    return countMatches(this.db, this.resource, matches());
   }
 
   /** The list's total alone: the same filters and scope, by the resource's count policy (a cursor is checked, not applied). */

@@ -9,7 +9,7 @@ import { defaultTake, type CompiledResource } from '../compiled.js';
 import type { FilterGroup, ListQuery } from '../list-query.js';
 import { scopeConditions } from '../model.js';
 import { effectiveOrder, RANK_KEY } from '../cursor.js';
-import { countLimit } from '../count.js';
+import { countLimit, PAGE_TOTAL_COLUMN } from '../count.js';
 import { conditionSql } from './conditions.js';
 import { rankSql, searchSql } from './search.js';
 import type { Statement } from './runner.js';
@@ -244,7 +244,7 @@ function plannedPerValues(query: ListQuery): boolean {
 }
 
 /** The column of a page's rows that holds its list's count (pageStatement's `count`), dropped from the answer. */
-export const TOTAL_COLUMN = '@total';
+export const TOTAL_COLUMN = PAGE_TOTAL_COLUMN;
 
 /** A count asked of pageStatement: of every match, or of at most `bound` (count.ts: countBound). */
 export interface PageCount {

@@ -8,10 +8,10 @@ import { preconditionFailed } from '../http/conditional.js';
 import type { CompiledRelation, CompiledResource } from './compiled.js';
 import { UUID_PATTERN } from './fields.js';
 import type { ListQuery } from './list-query.js';
-import { columnsAt, trimToSelection, type Selection } from './selection.js';
-import { relationTree, loadRelations } from './sql/relations.js';
+import { columnsAt, trimToSelection, type RelationTree, type Selection } from './selection.js';
+import { relatedRowsRead, relationColumnsSql, relationTree } from './sql/relations.js';
 import { run } from './sql/runner.js';
-import { matchesStatement, orderKeyAlias, orderValuesOf, pageStatement, readStatement, TOTAL_COLUMN } from './sql/select.js';
+import { matchesStatement, orderKeyAlias, orderValuesOf, pageStatement, readStatement, TOTAL_COLUMN, type RelatedColumns } from './sql/select.js';
 import { effectiveOrder, type ListCursors } from './cursor.js';
 import { countBound, countMatches, totalOfPage, type CountResult } from './count.js';
 import { deleteStatement, foundColumn, insertRowsStatement, insertStatement, recoverStatement, updateStatement, type KeyInStatement } from './sql/write.js';
@@ -95,9 +95,8 @@ export class ResourceService {
   ) {}
 
   /**
-   * The page and its count in one statement (no count with count=none), then relations, one
-   * statement per relation and level. A cursor is checked first: the page starts after the item
-   * it names.
+   * The page, its count (none with count=none) and its relations in one statement. A cursor is
+   * checked first: the page starts after the item it names.
    */
   async list(caller: Caller, query: ListQuery): Promise<ListResult> {
     const { db, resource } = this;
@@ -109,7 +108,8 @@ export class ResourceService {
     // says it; past a cap or an estimate, a full page is taken to have more (the page after the
     // last is then empty). A cursor page, or one without a count, reads one row more instead.
     const totalTells = counting && !query.after;
-    const items = await run(db, pageStatement(resource, caller, query, columns, !totalTells, counting ? { bound: countBound(resource) } : undefined));
+    const related = this.relatedColumns(caller, tree, query.select);
+    const items = await run(db, pageStatement(resource, caller, query, columns, !totalTells, counting ? { bound: countBound(resource) } : undefined, related));
     const counts = counting ? await totalOfPage(db, resource, items, query, () => matchesStatement(resource, caller, query)) : undefined;
     const more = totalTells ? (counts!.exact ? query.skip + items.length < counts!.total : items.length === query.take) : items.length > query.take;
     if (items.length > query.take) items.length = query.take;
@@ -119,11 +119,17 @@ export class ResourceService {
     // every row into a slow dictionary-mode object for the serializer.
     const aliases = [...effectiveOrder(query).map((_, i) => orderKeyAlias(i)), TOTAL_COLUMN].filter((alias) => last && alias in last);
     for (const item of items) for (const alias of aliases) item[alias] = undefined;
-    await loadRelations(db, resource, caller, items, tree, query.select);
+    relatedRowsRead(resource, items, tree);
     if (query.select) trimToSelection(items, resource, query.select, '', tree);
     // Without a count: what this answer knows of, and one more when more follow (docs/query-language.md).
     const { total, exact } = counts ?? { total: (query.after ? 0 : query.skip) + items.length + (more ? 1 : 0), exact: !more && !query.after };
     return { items, total, exact, ...(nextCursor ? { nextCursor } : {}) };
+  }
+
+  /** The relations of `tree` as columns of the rows they hang from (none without relations). */
+  private relatedColumns(caller: Caller, tree: RelationTree, select: Selection | undefined): RelatedColumns | undefined {
+    if (!tree.size) return undefined;
+    return (sql, ref) => relationColumnsSql(sql, this.resource, caller, tree, select, ref);
   }
 
   /** The list's total alone: the same filters and scope, by the resource's count policy (a cursor is checked, not applied). */
@@ -136,10 +142,11 @@ export class ResourceService {
   async read(caller: Caller, id: string, relations: string[] = [], select?: Selection, withDeleted = false): Promise<Record<string, any>> {
     const { db, resource } = this;
     const tree = relationTree(relations);
-    const [found] = await run(db, readStatement(resource, caller, checkId(id), columnsAt(resource, select, '', tree), withDeleted));
+    const related = this.relatedColumns(caller, tree, select);
+    const [found] = await run(db, readStatement(resource, caller, checkId(id), columnsAt(resource, select, '', tree), withDeleted, related));
     if (!found) throw notFound();
     keepVersion(found);
-    await loadRelations(db, resource, caller, [found], tree, select);
+    relatedRowsRead(resource, [found], tree);
     if (select) trimToSelection([found], resource, select, '', tree);
     return found;
   }

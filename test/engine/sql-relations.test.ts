@@ -1,12 +1,13 @@
 // relations[] and a list's total as SQL (engine/resource/sql/relations.ts, engine/resource/count.ts),
-// without HTTP or a database: these builders run their own statements, so a recording connection
-// takes each one and answers rows the test chose. One statement per relation and level, never one
-// per row; each scoped to the caller like the rows it hangs from; the count's own limit numbered
-// after the filter's values.
+// without HTTP or a database. Relations are columns of the statement of the rows they hang from,
+// each scoped to the caller like those rows. The count builders run their own statements, so a
+// recording connection takes each one and answers rows the test chose; the count's own limit is
+// numbered after the filter's values.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { countMatches } from '../../engine/resource/count.js';
-import { loadRelations, relationTree } from '../../engine/resource/sql/relations.js';
+import { relatedRowsRead, relationColumnsSql, relationTree } from '../../engine/resource/sql/relations.js';
+import { SqlText } from '../../engine/resource/sql/text.js';
 import { matchesStatement } from '../../engine/resource/sql/select.js';
 import { callerOf, compile, DEFINITIONS, EMPLOYEE, plan, recordingDatabase, resource, TENANT } from '../helpers/sql-plans.js';
 
@@ -20,7 +21,6 @@ const NOTE_COLUMNS =
   '"work_note"."authorId", "work_note"."projectId", "work_note"."minutes", "work_note"."writtenOn"';
 const LABEL_COLUMNS = '"label"."id", "label"."tenantId", "label"."organizationId", "label"."createdAt", "label"."updatedAt", "label"."name"';
 const P1 = '7e1a0000-0000-4000-8000-0000000000b1';
-const P2 = '7e1a0000-0000-4000-8000-0000000000b2';
 
 test('relation paths become a tree: each relation named once, its next level below it', () => {
   const tree = relationTree(['project', 'project.notes', 'labels', 'project.notes.labels']);
@@ -28,51 +28,51 @@ test('relation paths become a tree: each relation named once, its next level bel
   assert.equal([...tree.get('project')!.get('notes')!.keys()], ['labels']);
 });
 
-test('belongsTo: the distinct parent keys as one array value, the target scoped to the caller tenant', async () => {
-  const { db, statements } = recordingDatabase(() => [{ id: P1, name: 'Apollo' }]);
-  const rows: Array<Record<string, unknown>> = [{ id: 'n1', projectId: P1 }, { id: 'n2', projectId: P1 }, { id: 'n3', projectId: null }];
-  await loadRelations(db, note, employee, rows, relationTree(['project']));
-  assert.equal(statements, [
-    {
-      text: `select ${PROJECT_COLUMNS} from "project" where "project"."id" = any($1) and "project"."tenantId" = $2`,
-      values: [[P1], TENANT],
-    },
-  ]);
-  assert.equal(rows.map((row) => row.project), [{ id: P1, name: 'Apollo' }, { id: P1, name: 'Apollo' }, null]);
+/** The relation columns of `tree` over parent rows at `ref`, as text and values. */
+const columns = (resource: typeof note, caller: ReturnType<typeof callerOf>, paths: string[], ref: string) =>
+  relationColumnsSql(new SqlText(), resource, caller, relationTree(paths), undefined, ref).statement();
+
+const at = (columns: string, alias: string, table: string) => columns.replaceAll(`"${table}".`, `"${alias}".`);
+
+test('belongsTo: the target row as JSON, matched on the parent row\'s key, scoped to the caller tenant', () => {
+  assert.equal(columns(note, employee, ['project'], 'work_note'), {
+    text: `, (select to_json("@row") from (select ${at(PROJECT_COLUMNS, '@r0', 'project')} from "project" as "@r0" where "@r0"."id" = "work_note"."projectId" and "@r0"."tenantId" = $1) as "@row") as "project"`,
+    values: [TENANT],
+  });
 });
 
-test('hasMany: the target grouped by its via column, the owner scope applied to the target', async () => {
-  const { db, statements } = recordingDatabase(() => [{ id: 'n1', '@key': P1 }]);
-  const rows: Array<Record<string, unknown>> = [{ id: P1 }, { id: P2 }];
-  await loadRelations(db, project, employee, rows, relationTree(['notes']));
-  assert.equal(statements, [
-    {
-      text: `select ${NOTE_COLUMNS}, "work_note"."projectId" as "@key" from "work_note" where "work_note"."projectId" = any($1) and "work_note"."tenantId" = $2 and "work_note"."authorId" = $3`,
-      values: [[P1, P2], TENANT, EMPLOYEE],
-    },
-  ]);
-  assert.equal(rows.map((row) => row.notes), [[{ id: 'n1' }], []]);
+test('hasMany: an array of the target rows (empty when none), the owner scope applied to the target', () => {
+  assert.equal(columns(project, employee, ['notes'], '@page'), {
+    text:
+      `, (select coalesce(json_agg("@row"), '[]'::json) from (select ${at(NOTE_COLUMNS, '@r0', 'work_note')} from "work_note" as "@r0"` +
+      ' where "@r0"."projectId" = "@page"."id" and "@r0"."tenantId" = $1 and "@r0"."authorId" = $2) as "@row") as "notes"',
+    values: [TENANT, EMPLOYEE],
+  });
 });
 
-test('manyToMany through its join table; the next level reads the keys of the rows found, one statement per level', async () => {
-  const { db, statements } = recordingDatabase((statement) =>
-    statement.text.startsWith('select "project"') ? [{ id: P1 }] : statement.text.includes('from "work_note"') ? [{ id: 'n1', '@key': P1 }] : [],
+test('manyToMany through its join table; the next level nested in the row of the level above, each table its own alias', () => {
+  const { text, values } = columns(note, callerOf(), ['project.notes.labels'], 'work_note');
+  assert.equal(values, [TENANT, TENANT, TENANT]);
+  assert.ok(text.includes(' from "work_note" as "@r1" where "@r1"."projectId" = "@r0"."id" and '), text);
+  assert.ok(
+    text.includes(
+      `(select coalesce(json_agg("@row"), '[]'::json) from (select ${at(LABEL_COLUMNS, '@r2', 'label')} from "label" as "@r2" inner join "label_work_note" as "@t3"` +
+        ' on "@t3"."labelId" = "@r2"."id" where "@t3"."workNoteId" = "@r1"."id" and "@r2"."tenantId" = $1) as "@row") as "labels" from "work_note" as "@r1"',
+    ),
+    text,
   );
-  const rows: Array<Record<string, unknown>> = [{ id: 'n0', projectId: P1 }];
-  await loadRelations(db, note, callerOf(), rows, relationTree(['project.notes.labels']));
-  assert.equal(statements.map((s) => s.values), [[[P1], TENANT], [[P1], TENANT], [['n1'], TENANT]]);
-  assert.is(
-    statements[2].text,
-    `select ${LABEL_COLUMNS}, "label_work_note"."workNoteId" as "@key" from "label" inner join "label_work_note" on "label_work_note"."labelId" = "label"."id"` +
-      ' where "label_work_note"."workNoteId" = any($1) and "label"."tenantId" = $2',
-  );
+  assert.ok(text.endsWith(' from "project" as "@r0" where "@r0"."id" = "work_note"."projectId" and "@r0"."tenantId" = $3) as "@row") as "project"'), text);
 });
 
-test('no rows, or a relation of no keys: no statement at all', async () => {
-  const { db, statements } = recordingDatabase();
-  await loadRelations(db, note, employee, [], relationTree(['project']));
-  await loadRelations(db, note, employee, [{ id: 'n1', projectId: null }], relationTree(['project']));
-  assert.equal(statements, []);
+test('related rows read back as the driver reads rows: timestamps become Dates, at every level', () => {
+  const rows: Array<Record<string, any>> = [
+    { id: 'n0', project: { id: P1, createdAt: '2026-03-01T10:00:00.123456+00:00', notes: [{ id: 'n1', writtenOn: '2026-02-28T00:00:00+02:00' }] } },
+    { id: 'n2', project: null },
+  ];
+  relatedRowsRead(note, rows, relationTree(['project.notes']));
+  assert.equal(rows[0].project.createdAt, new Date('2026-03-01T10:00:00.123Z'));
+  assert.equal(rows[0].project.notes[0].writtenOn, new Date('2026-02-27T22:00:00Z'));
+  assert.is(rows[1].project, null);
 });
 
 /** The compiled work-note with another `count:` policy. */

@@ -1,12 +1,12 @@
-// relations[] of a page or a record: one statement per relation and level, never one per row,
-// each scoped to the caller like the rows it hangs from and limited to visible columns. Rows stay
-// what the driver returned; each relation becomes a property of its parent rows (an object or
-// null for belongsTo, an array for hasMany and manyToMany).
-import type { Knex } from 'knex';
+// relations[] of a page or a record, read in the statement of the rows they hang from: each
+// relation is a correlated subquery whose JSON PostgreSQL builds (an object or null for
+// belongsTo, an array for hasMany and manyToMany), its next level nested inside it, each level
+// scoped to the caller like the rows it hangs from and limited to visible columns. One round
+// trip, however many relations and levels; the rows come back as the driver reads them.
 import type { Caller } from '../../caller.js';
-import type { CompiledRelation, CompiledResource } from '../compiled.js';
+import type { CompiledResource } from '../compiled.js';
 import { columnsAt, type RelationTree, type Selection } from '../selection.js';
-import { run } from './runner.js';
+import { rowFromImage } from './row-image.js';
 import { scopeSql, selectList } from './select.js';
 import { col, id, SqlText } from './text.js';
 
@@ -25,62 +25,53 @@ export function relationTree(paths: string[]): RelationTree {
   return tree;
 }
 
-/** Column alias of the parent key a hasMany or manyToMany row is grouped by (no field name can start with @). */
-const KEY = '@key';
+/** The alias of a related row inside its relation's subquery (to_json / json_agg of it). */
+const ROW = id('@row');
 
-/** The statement that reads a relation's targets for the given parent keys. */
-function relatedStatement(relation: CompiledRelation, caller: Caller, keys: unknown[], columns: readonly string[]) {
-  const target = relation.target;
-  const table = target.table;
-  const sql = new SqlText().sql(`select ${selectList(target, table, columns)}`);
-  if (relation.kind === 'belongsTo') {
-    sql.sql(` from ${id(table)} where ${col(table, 'id')} = any(`).value(keys).sql(') and ');
-  } else if (relation.kind === 'hasMany') {
-    sql.sql(`, ${col(table, relation.via!)} as ${id(KEY)} from ${id(table)} where ${col(table, relation.via!)} = any(`).value(keys).sql(') and ');
-  } else {
-    const t = relation.through!;
-    sql.sql(`, ${col(t.table, t.from)} as ${id(KEY)} from ${id(table)} inner join ${id(t.table)} on ${col(t.table, t.to)} = ${col(table, 'id')}`);
-    sql.sql(` where ${col(t.table, t.from)} = any(`).value(keys).sql(') and ');
+/**
+ * `, (…) as "name"` per relation of `tree`, each correlated to the parent row at `parentRef` (its
+ * table or alias): the related rows' JSON, their own relations inside. `aliases` numbers the
+ * tables of one statement (a resource related to itself must not shadow its parent).
+ */
+export function relationColumnsSql(sql: SqlText, resource: CompiledResource, caller: Caller, tree: RelationTree, selection: Selection | undefined, parentRef: string, path = '', aliases = { next: 0 }): SqlText {
+  for (const [name, below] of tree) {
+    const relation = resource.relations.get(name)!;
+    const target = relation.target;
+    const at = path ? `${path}.${name}` : name;
+    const alias = `@r${aliases.next++}`;
+    const json = relation.kind === 'belongsTo' ? `to_json(${ROW})` : `coalesce(json_agg(${ROW}), '[]'::json)`;
+    sql.sql(`, (select ${json} from (select ${selectList(target, alias, columnsAt(target, selection, at, below))}`);
+    relationColumnsSql(sql, target, caller, below, selection, alias, at, aliases);
+    sql.sql(` from ${id(target.table)} as ${id(alias)}`);
+    if (relation.kind === 'belongsTo') {
+      sql.sql(` where ${col(alias, 'id')} = ${col(parentRef, relation.via!)} and `);
+    } else if (relation.kind === 'hasMany') {
+      sql.sql(` where ${col(alias, relation.via!)} = ${col(parentRef, 'id')} and `);
+    } else {
+      const t = relation.through!;
+      const link = `@t${aliases.next++}`;
+      sql.sql(` inner join ${id(t.table)} as ${id(link)} on ${col(link, t.to)} = ${col(alias, 'id')} where ${col(link, t.from)} = ${col(parentRef, 'id')} and `);
+    }
+    scopeSql(sql, target, caller, alias);
+    sql.sql(`) as ${ROW}) as ${id(name)}`);
   }
-  return scopeSql(sql, target, caller).statement();
-}
-
-const distinct = (values: unknown[]) => [...new Set(values.filter((v) => v !== null && v !== undefined))];
-
-/** Loads one relation onto `rows`; resolves to the related rows (for the next level). */
-async function loadOne(db: Knex, relation: CompiledRelation, caller: Caller, rows: Row[], columns: readonly string[]): Promise<Row[]> {
-  const name = relation.name;
-  const keys = distinct(rows.map((row) => (relation.kind === 'belongsTo' ? row[relation.via!] : row.id)));
-  const related = keys.length ? await run(db, relatedStatement(relation, caller, keys, columns)) : [];
-  if (relation.kind === 'belongsTo') {
-    const byId = new Map(related.map((r) => [r.id, r]));
-    for (const row of rows) row[name] = byId.get(row[relation.via!]) ?? null;
-    return related;
-  }
-  const groups = new Map<unknown, Row[]>();
-  for (const r of related) {
-    const key = r[KEY];
-    delete r[KEY];
-    const group = groups.get(key);
-    if (group) group.push(r);
-    else groups.set(key, [r]);
-  }
-  for (const row of rows) row[name] = groups.get(row.id) ?? [];
-  return related;
+  return sql;
 }
 
 /**
- * Loads every relation of `tree` onto `rows` (relations of one level side by side, then the next
- * level), each reading the columns `selection` leaves it (all visible ones by default).
+ * The related rows of `rows` made what the driver would have read (their timestamps Dates, as
+ * row-image.ts makes them), level by level: the answer is the same as from rows read alone.
  */
-export async function loadRelations(db: Knex, resource: CompiledResource, caller: Caller, rows: Row[], tree: RelationTree, selection?: Selection, path = ''): Promise<void> {
-  if (!tree.size || !rows.length) return;
-  await Promise.all(
-    [...tree].map(async ([name, below]) => {
-      const relation = resource.relations.get(name)!;
-      const at = path ? `${path}.${name}` : name;
-      const related = await loadOne(db, relation, caller, rows, columnsAt(relation.target, selection, at, below));
-      await loadRelations(db, relation.target, caller, related, below, selection, at);
-    }),
-  );
+export function relatedRowsRead(resource: CompiledResource, rows: Row[], tree: RelationTree): void {
+  for (const [name, below] of tree) {
+    const target = resource.relations.get(name)!.target;
+    const related: Row[] = [];
+    for (const row of rows) {
+      const value = row[name];
+      if (Array.isArray(value)) related.push(...value);
+      else if (value) related.push(value);
+    }
+    for (const row of related) rowFromImage(target, row);
+    if (below.size) relatedRowsRead(target, related, below);
+  }
 }

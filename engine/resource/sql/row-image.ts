@@ -1,5 +1,6 @@
-// A written row as the driver reads it, from the JSON image PostgreSQL made of it (to_json): what
-// a create's own statement keeps for an idempotent replay (engine/idempotency/keyed-create.ts).
+// A row as the driver reads it, from the JSON image PostgreSQL made of it (to_json): what a
+// create's own statement keeps for an idempotent replay (engine/idempotency/keyed-create.ts), and
+// the related rows a read builds as JSON (sql/relations.ts).
 // The two differ only in timestamps, which the driver reads as Dates and JSON holds as text (with
 // a T): parsed by the driver's parser, the Date is the same, and so is the answer made from it.
 import pg from 'pg';

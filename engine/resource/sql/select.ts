@@ -251,15 +251,25 @@ export interface PageCount {
   bound: number | undefined;
 }
 
+/** Appends `, <expression> as "name"` columns correlated to the row at `ref` (sql/relations.ts). */
+export type RelatedColumns = (sql: SqlText, ref: string) => SqlText;
+
+/** The page's alias in the outer select that adds its related columns. */
+const PAGE = '@page';
+
 /**
  * One page of a list: `columns` its visible columns, or those a selection reads (selection.ts),
  * then the order values the cursor needs (orderKeys). `oneMore`: a row past the page is read,
  * whether it is there saying whether more follow (where no exact total tells). After a cursor
  * (`query.after`), the keyset replaces the offset. `count`: the list's matches counted in the same
- * statement (TOTAL_COLUMN), as count.ts counts them alone.
+ * statement (TOTAL_COLUMN), as count.ts counts them alone. `related`: columns read for each row
+ * of the page (its relations, sql/relations.ts), after the page is cut: an outer select over it,
+ * so that rows skipped by an offset or past the page cost nothing.
  */
-export function pageStatement(resource: CompiledResource, caller: Caller, query: ListQuery, columns: readonly string[] = resource.visibleColumns, oneMore = true, count?: PageCount): Statement {
+export function pageStatement(resource: CompiledResource, caller: Caller, query: ListQuery, columns: readonly string[] = resource.visibleColumns, oneMore = true, count?: PageCount, related?: RelatedColumns): Statement {
   const sql = new SqlText();
+  // A subquery with a LIMIT is never merged into its outer select, whose rows keep its order.
+  if (related) related(sql.sql(`select ${id(PAGE)}.*`), PAGE).sql(' from (');
   const term = orderTerms(sql, resource, query);
   sql.sql(`select ${selectList(resource, resource.table, columns)}${orderKeys(resource, query, columns, term)}`);
   if (count) {
@@ -284,6 +294,7 @@ export function pageStatement(resource: CompiledResource, caller: Caller, query:
   if (usualSize) sql.sql(` limit ${checkedInteger(limit)}`);
   else sql.sql(' limit ').value(limit);
   if (query.skip) sql.sql(' offset ').value(query.skip);
+  if (related) sql.sql(`) as ${id(PAGE)}`);
   return { ...sql.statement(), ...(!usualSize || plannedPerValues(query) ? { once: true } : {}) };
 }
 
@@ -298,9 +309,11 @@ export function matchesStatement(resource: CompiledResource, caller: Caller, que
   return { ...whereSql(sql, resource, caller, query).statement(), ...(plannedPerValues(query) ? { once: true } : {}) };
 }
 
-/** One record by id, inside the caller's scope (deleted ones too, `withDeleted`), and its version (version.ts). */
-export function readStatement(resource: CompiledResource, caller: Caller, recordId: string, columns: readonly string[] = resource.visibleColumns, withDeleted = false): Statement {
-  const sql = new SqlText().sql(`select ${selectList(resource, resource.table, columns)}${versionColumn(resource)} from ${id(resource.table)} where ${col(resource.table, 'id')} = `).value(recordId).sql(' and ');
+/** One record by id, inside the caller's scope (deleted ones too, `withDeleted`), its version (version.ts) and the `related` columns. */
+export function readStatement(resource: CompiledResource, caller: Caller, recordId: string, columns: readonly string[] = resource.visibleColumns, withDeleted = false, related?: RelatedColumns): Statement {
+  const sql = new SqlText().sql(`select ${selectList(resource, resource.table, columns)}${versionColumn(resource)}`);
+  related?.(sql, resource.table);
+  sql.sql(` from ${id(resource.table)} where ${col(resource.table, 'id')} = `).value(recordId).sql(' and ');
   return scopeSql(sql, resource, caller, resource.table, withDeleted).statement();
 }
 

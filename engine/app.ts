@@ -36,6 +36,8 @@ import { routesByPrefix } from './routing/by-prefix.js';
 import { ListCursors } from './resource/cursor.js';
 import { createIdempotency } from './idempotency/guard.js';
 import { ResourceService } from './resource/service.js';
+import { TotalCache } from './resource/total-cache.js';
+import { foldEvery } from './db/change-marks.js';
 import type { Knex } from 'knex';
 
 export interface AppOptions {
@@ -88,6 +90,9 @@ function isClientGone(err: any): boolean {
   return CLIENT_GONE.has(err?.code) || err?.message === 'aborted';
 }
 
+/** How often a process folds the change rows of marked tables (engine/db/change-marks.ts). */
+const FOLD_EVERY_MS = 2000;
+
 /** How long start-up waits for Redis before serving without it (fail-open). */
 const STORE_READY_TIMEOUT_MS = 2000;
 
@@ -108,7 +113,10 @@ export function createApp(options: AppOptions): App {
   // Record versions (ETags) are salted with a key of the same secret: a tag reveals nothing of the database.
   const versionSalt = createHmac('sha256', config.jwt.secret).update('record versions').digest('hex').slice(0, 32);
   for (const resource of registry.values()) resource.versionSalt = versionSalt;
-  const services = new Map([...registry.values()].map((r) => [r.name, new ResourceService(db, r, cursors, config.bulkMaxItems)]));
+  // Totals kept while their table's change mark stands (one cache per app: tests run several).
+  const totals = new TotalCache(db);
+  const stopFolding = foldEvery(db, FOLD_EVERY_MS, (err) => (options.log ?? logEvent)('warn', 'change marks: folding failed', { error: String((err as Error)?.message ?? err) }));
+  const services = new Map([...registry.values()].map((r) => [r.name, new ResourceService(db, r, cursors, config.bulkMaxItems, totals)]));
   const engine: Engine = { config, db, registry, services, roles, mailer: options.mailer ?? createMailer(config) };
   const authenticator = options.authenticator(engine);
   const metrics = config.metrics ? createMetrics(db) : undefined;
@@ -194,6 +202,7 @@ export function createApp(options: AppOptions): App {
       serving.draining = true;
     },
     close: async () => {
+      stopFolding();
       await Promise.all([rateLimiting.store?.close(), idempotency.close()]);
     },
   };

@@ -10,9 +10,10 @@ import { UUID_PATTERN } from './fields.js';
 import type { ListQuery } from './list-query.js';
 import { columnsAt, trimToSelection, type RelationTree, type Selection } from './selection.js';
 import { relatedRowsRead, relationColumnsSql, relationTree } from './sql/relations.js';
-import { run } from './sql/runner.js';
+import { run, type Statement } from './sql/runner.js';
 import { matchesStatement, orderKeyAlias, orderValuesOf, pageStatement, readStatement, TOTAL_COLUMN, type RelatedColumns } from './sql/select.js';
 import { effectiveOrder, type ListCursors } from './cursor.js';
+import { PAGE_MARK_COLUMN, type TotalCache, type TotalPlan } from './total-cache.js';
 import { countBound, countMatches, totalOfPage, type CountResult } from './count.js';
 import { deleteStatement, foundColumn, insertRowsStatement, insertStatement, recoverStatement, updateStatement, type KeyInStatement } from './sql/write.js';
 import { KeyTaken, type KeyedCreate } from '../idempotency/keyed-create.js';
@@ -92,6 +93,8 @@ export class ResourceService {
     readonly cursors: ListCursors,
     /** The most items one bulk write (resource/bulk.ts) takes. */
     readonly bulkMaxItems = DEFAULT_BULK_MAX_ITEMS,
+    /** Totals kept while their table's mark stands (total-cache.ts); none: every page counts. */
+    readonly totals?: TotalCache,
   ) {}
 
   /**
@@ -109,21 +112,30 @@ export class ResourceService {
     // last is then empty). A cursor page, or one without a count, reads one row more instead.
     const totalTells = counting && !query.after;
     const related = this.relatedColumns(caller, tree, query.select);
-    const items = await run(db, pageStatement(resource, caller, query, columns, !totalTells, counting ? { bound: countBound(resource) } : undefined, related));
-    const counts = counting ? await totalOfPage(db, resource, items, query, () => matchesStatement(resource, caller, query)) : undefined;
+    const matches = () => matchesStatement(resource, caller, query);
+    const plan = counting ? await this.totals?.planFor(resource.table, caller.tenantId, matches()) : undefined;
+    const items = await run(db, pageStatement(resource, caller, query, columns, !totalTells, counting ? { bound: countBound(resource), mark: plan?.mark } : undefined, related));
+    const counts = counting ? await this.pageTotal(items, query, matches, plan) : undefined;
     const more = totalTells ? (counts!.exact ? query.skip + items.length < counts!.total : items.length === query.take) : items.length > query.take;
     if (items.length > query.take) items.length = query.take;
     const last = items[items.length - 1];
     const nextCursor = more && last ? this.cursors.seal(resource, caller.tenantId, query, orderValuesOf(resource, query, last)) : undefined;
     // Left undefined rather than deleted (JSON leaves them out either way): a delete would turn
     // every row into a slow dictionary-mode object for the serializer.
-    const aliases = [...effectiveOrder(query).map((_, i) => orderKeyAlias(i)), TOTAL_COLUMN].filter((alias) => last && alias in last);
+    const aliases = [...effectiveOrder(query).map((_, i) => orderKeyAlias(i)), TOTAL_COLUMN, PAGE_MARK_COLUMN].filter((alias) => last && alias in last);
     for (const item of items) for (const alias of aliases) item[alias] = undefined;
     relatedRowsRead(resource, items, tree);
     if (query.select) trimToSelection(items, resource, query.select, '', tree);
     // Without a count: what this answer knows of, and one more when more follow (docs/query-language.md).
     const { total, exact } = counts ?? { total: (query.after ? 0 : query.skip) + items.length + (more ? 1 : 0), exact: !more && !query.after };
     return { items, total, exact, ...(nextCursor ? { nextCursor } : {}) };
+  }
+
+  /** A counted page's total: the kept one while its table's mark stands (total-cache.ts), otherwise by count.ts. */
+  private pageTotal(items: Array<Record<string, any>>, query: ListQuery, matches: () => Statement, plan?: TotalPlan): Promise<CountResult> {
+    const counted = () => totalOfPage(this.db, this.resource, items, query, matches);
+    // An empty page carries no mark: it knows its total is 0, or counts alone, as without one.
+    return plan && items.length ? this.totals!.settle(plan, items[0], counted) : counted();
   }
 
   /** The relations of `tree` as columns of the rows they hang from (none without relations). */

@@ -99,7 +99,9 @@ function createTable(table: ExpectedTable, uses: Set<string>): string[] {
     body.push(`atLeastRule(t, ${q(table.name)}, ${q(check.field)}, ${q(check.atLeast)});`);
   }
   const searchIndexes = table.indexes.flatMap((index) => (index.kind ? [searchIndexStatement(table.name, index.kind, index.columns, uses)] : []));
-  return [`await knex.schema.createTable(${q(table.name)}, (t) => {`, ...body.map((l) => `  ${l}`), '});', ...searchIndexes];
+  // Its writes move its change marks, so that its lists keep their totals (engine/db/change-marks.ts).
+  uses.add('markChanges');
+  return [`await knex.schema.createTable(${q(table.name)}, (t) => {`, ...body.map((l) => `  ${l}`), '});', ...searchIndexes, `await markChanges(knex, ${q(table.name)});`];
 }
 
 /** A search index, made with its helper (outside the table builder: both are raw statements). */

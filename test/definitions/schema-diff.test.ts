@@ -175,7 +175,9 @@ test('a new table of a resource with organizationOptional: nullable organization
   const source = generateMigration([{ table: 'gauge', message: 'table gauge is missing', fix: { kind: 'createTable', table: gauge } }], { title: 'gauge', helpers: HELPERS });
   assert.match(source, "recordColumns(knex, t, 'organization', { organizationOptional: true });");
   assert.match(source, "t.unique(['organizationId', 'label']);\n    tenantWideUnique(knex, t, 'gauge', ['organizationId', 'label']);");
-  assert.match(source, "import { atLeastRule, fulltextIndex, recordColumns, secondsBetweenColumn, tenantWideUnique, trigramIndex } from");
+  assert.match(source, "import { atLeastRule, fulltextIndex, markChanges, recordColumns, secondsBetweenColumn, tenantWideUnique, trigramIndex } from");
+  // Its writes move its change marks (engine/db/change-marks.ts), after its search indexes.
+  assert.match(source, /await trigramIndex\(knex, 'gauge', '\w+'\);\n {2}await markChanges\(knex, 'gauge'\);\n\}/);
 });
 
 test.run();

@@ -22,6 +22,7 @@ import { TEST_ENV, type TestApp } from './app.js';
 import { operationsOf } from './openapi.js';
 import { hasCrudRoutes, type Body } from './sample-records.js';
 import { filesIn } from './upload.js';
+import { CHANGE_SUM_TABLE, CHANGE_TABLE } from '../../engine/db/change-marks.js';
 
 export type Row = Record<string, any>;
 
@@ -312,6 +313,8 @@ export async function crossLink(w: CrossLinkWorld) {
 
 export type Snapshot = Record<string, string[]>;
 
+const CHANGE_MARK_TABLES = new Set([CHANGE_TABLE, CHANGE_SUM_TABLE]);
+
 /**
  * Every row of every table that belongs to the tenant: rows with its tenantId, and rows of
  * tables without one (join tables, the tenant itself, tokens) that name one of those rows' ids.
@@ -323,6 +326,8 @@ export async function snapshot(db: Knex, tenantId: string, keep: (table: string,
     .whereRaw('table_schema = current_schema()');
   const tables = new Map<string, Array<{ name: string; type: string }>>();
   for (const c of columns) {
+    // The change marks are bookkeeping of writes, not the tenant's data: folds rewrite them.
+    if (CHANGE_MARK_TABLES.has(c.table_name)) continue;
     if (!tables.has(c.table_name)) tables.set(c.table_name, []);
     tables.get(c.table_name)!.push({ name: c.column_name, type: c.data_type });
   }

@@ -65,9 +65,9 @@ test('the statement reads only the columns answered (and the key a relation need
   const [statement] = read;
   assert.ok(statement.startsWith('select "@page".*, (select to_json("@row") from (select "@r0"."id", "@r0"."email" from "user" as "@r0" where "@r0"."id" = "@page"."userId" and '), statement);
   const page = statement.slice(statement.indexOf(' from (select "employee".') + ' from ('.length);
-  // Then the order's time value as text, for the next cursor, and the list's count (neither answered).
-  assert.is(page.slice(0, page.indexOf(', (select count(*) from ')), 'select "employee"."id", "employee"."firstName", "employee"."userId", "employee"."createdAt"::text as "@k0"');
-  assert.ok(page.includes(') as "matches") as "@total" from "employee" where '), page);
+  // Then the order's time value as text, for the next cursor, the table's change mark and the list's count (none answered).
+  assert.is(page.slice(0, page.indexOf(', (select coalesce(sum("n")')), 'select "employee"."id", "employee"."firstName", "employee"."userId", "employee"."createdAt"::text as "@k0"');
+  assert.ok(page.includes(') as "matches") end as "@total" from "employee" where '), page);
 });
 
 test('refused: an unknown field, a hidden one, a path that is not a relation, a field not of the related record', async () => {

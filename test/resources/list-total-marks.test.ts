@@ -1,0 +1,115 @@
+// Totals kept while their table's change mark stands (engine/resource/total-cache.ts,
+// engine/db/change-marks.ts): a page whose table has not changed answers the total counted
+// before, without counting; any write, through the API or straight into the database, moves the
+// mark and the next page counts again. A row written with the triggers switched off (a superuser's
+// session_replication_role = replica) moves no mark: it is how these tests see that a kept total
+// was answered instead of a count.
+import { randomUUID } from 'node:crypto';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { foldChanges } from '../../engine/db/change-marks.js';
+import { newTenant, type Session } from '../helpers/accounts.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { insertEmployees, insertTags } from '../helpers/list-data.js';
+
+let t: TestApp;
+type Tenant = Session & { organizationId: string };
+let acme: Tenant;
+let other: Tenant;
+
+test.before(async () => {
+  t = await createTestApp();
+  acme = await newTenant(t, 'Acme');
+  other = await newTenant(t, 'Other');
+  await insertTags(t, acme, ['a1', 'a2', 'a3']);
+  await insertTags(t, other, ['o1']);
+});
+test.after(async () => {
+  await t.close();
+});
+
+async function totalOf(tenant: Tenant, query = '') {
+  const res = await t.http.get(`/api/tags?${query}`).set(tenant.auth);
+  assert.is(res.status, 200, JSON.stringify(res.body));
+  assert.not.ok('@mark' in (res.body.items[0] ?? {}), 'the mark is never answered');
+  return res.body.total as number;
+}
+
+/** A tag written with every trigger off: in the table, but no mark moved. */
+async function unmarkedTag(tenant: Tenant, name: string) {
+  await t.db.transaction(async (trx) => {
+    await trx.raw('set local session_replication_role = replica');
+    await trx('tag').insert({ id: randomUUID(), tenantId: tenant.tenantId, organizationId: tenant.organizationId, name, color: '#000000' });
+  });
+}
+
+const countIn = async (tenant: Tenant) => Number((await t.db('tag').where({ tenantId: tenant.tenantId }).count({ n: '*' }))[0].n);
+
+test('an unchanged table answers the total counted before, without counting', async () => {
+  assert.is(await totalOf(acme), 3);
+  await unmarkedTag(acme, 'hidden-1');
+  assert.is(await countIn(acme), 4);
+  assert.is(await totalOf(acme), 3, 'the kept total: the count did not run');
+  // Another filter is another total, counted on its first page.
+  assert.is(await totalOf(acme, 'where[name][ilike]=hidden%'), 1);
+});
+
+test('a write through the API moves the mark: its caller reads its own write', async () => {
+  const created = await t.http.post('/api/tags').set(acme.auth).send({ name: 'api-made', color: '#ffffff' });
+  assert.is(created.status, 201, JSON.stringify(created.body));
+  assert.is(await totalOf(acme), await countIn(acme));
+  assert.is(await totalOf(acme), 5);
+  const removed = await t.http.delete(`/api/tags/${created.body.id}`).set(acme.auth);
+  assert.is(removed.status, 204);
+  assert.is(await totalOf(acme), 4);
+});
+
+test('a write straight into the database, by another client, moves the mark too', async () => {
+  assert.is(await totalOf(acme), 4);
+  await insertTags(t, acme, ['outside']);
+  assert.is(await totalOf(acme), 5);
+  await t.db('tag').where({ tenantId: acme.tenantId, name: 'outside' }).update({ name: 'outside-renamed' });
+  assert.is(await totalOf(acme, 'where[name][ilike]=outside%'), 1);
+  await t.db('tag').where({ tenantId: acme.tenantId, name: 'outside-renamed' }).delete();
+  assert.is(await totalOf(acme), 4);
+  assert.is(await totalOf(acme, 'where[name][ilike]=outside%'), 0);
+});
+
+test("another tenant's writes leave a tenant's kept total standing", async () => {
+  assert.is(await totalOf(acme), 4);
+  await unmarkedTag(acme, 'hidden-2');
+  await insertTags(t, other, ['o2']);
+  assert.is(await totalOf(other), 2);
+  assert.is(await totalOf(acme), 4, "acme's mark did not move");
+  await insertTags(t, acme, ['moves']);
+  assert.is(await totalOf(acme), await countIn(acme));
+  assert.is(await totalOf(acme), 6);
+});
+
+test('folding the change rows keeps every mark: kept totals stand, and the next write still moves them', async () => {
+  assert.is(await totalOf(acme), 6);
+  await unmarkedTag(acme, 'hidden-3');
+  assert.ok((await foldChanges(t.db)) > 0, 'rows were folded');
+  assert.is(Number((await t.db('row_change').count({ n: '*' }))[0].n), 0);
+  assert.is(await totalOf(acme), 6, 'the mark is the same after the fold');
+  await insertTags(t, acme, ['after-fold']);
+  assert.is(await totalOf(acme), 8);
+});
+
+test('a total whose count reads another table (a relation filter, tags) is counted on every page', async () => {
+  const owner = await newTenant(t, 'Relations');
+  const [employee] = await insertEmployees(t, owner, [{ firstName: 'Kim' }]);
+  const user = await t.db('user').where({ id: employee.userId }).first();
+  const byEmail = `/api/employee?where[user][email]=${encodeURIComponent(user.email)}`;
+  const first = await t.http.get(byEmail).set(owner.auth);
+  assert.equal([first.status, first.body.total], [200, 1]);
+  // The user's email changes without a mark on the employee table: the next page still counts.
+  await t.db.transaction(async (trx) => {
+    await trx.raw('set local session_replication_role = replica');
+    await trx('user').where({ id: user.id }).update({ email: `moved-${user.email}` });
+  });
+  const again = await t.http.get(byEmail).set(owner.auth);
+  assert.equal([again.status, again.body.total], [200, 0]);
+});
+
+test.run();

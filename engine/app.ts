@@ -115,7 +115,7 @@ export function createApp(options: AppOptions): App {
   for (const resource of registry.values()) resource.versionSalt = versionSalt;
   // Totals kept while their table's change mark stands (one cache per app: tests run several).
   const totals = new TotalCache(db);
-  const stopFolding = foldEvery(db, FOLD_EVERY_MS, (err) => (options.log ?? logEvent)('warn', 'change marks: folding failed', { error: String((err as Error)?.message ?? err) }));
+  const stopFolding = foldEvery(db, FOLD_EVERY_MS, () => totals.anyMarked(), (err) => (options.log ?? logEvent)('warn', 'change marks: folding failed', { error: String((err as Error)?.message ?? err) }));
   const services = new Map([...registry.values()].map((r) => [r.name, new ResourceService(db, r, cursors, config.bulkMaxItems, totals)]));
   const engine: Engine = { config, db, registry, services, roles, mailer: options.mailer ?? createMailer(config) };
   const authenticator = options.authenticator(engine);

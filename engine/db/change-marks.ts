@@ -39,10 +39,12 @@ export async function createChangeMarks(knex: Knex): Promise<void> {
   // One row per statement and tenant touched; an UPDATE counts the tenants before and after.
   // The token is random in [0, 2^62): a sum of a few billion of them still fits numeric exactly.
   const token = `floor(random() * 4611686018427387904)::bigint`;
+  // With its owner's rights, in the schema it is made in: a client that may write a table may
+  // move its marks, whatever its own grants and search_path.
+  const schema = rowsOf<{ schema: string }>(await knex.raw('select current_schema() as "schema"'))[0].schema;
   await knex.raw(`
-    create function "${TRIGGER_FUNCTION}"() returns trigger language plpgsql
-    -- The schema it is made in, whatever the writing client's search_path says.
-    set search_path from current as $$
+    create function "${TRIGGER_FUNCTION}"() returns trigger language plpgsql security definer
+    set search_path = "${schema.replace(/"/g, '""')}", pg_temp as $$
     begin
       if TG_OP = 'TRUNCATE' then
         insert into "${CHANGE_TABLE}" values (TG_TABLE_NAME, '${EVERY_TENANT}', ${token});
@@ -56,6 +58,7 @@ export async function createChangeMarks(knex: Knex): Promise<void> {
       end if;
       return null;
     end $$`);
+  await knex.raw(`revoke execute on function "${TRIGGER_FUNCTION}"() from public`);
 }
 
 export async function dropChangeMarks(knex: Knex): Promise<void> {
@@ -83,7 +86,8 @@ export async function markedTables(db: Knex): Promise<Set<string>> {
   const rows = rowsOf<{ table: string }>(
     await db.raw(
       `select c.relname as "table" from pg_trigger g join pg_class c on c.oid = g.tgrelid join pg_namespace n on n.oid = c.relnamespace
-        where n.nspname = current_schema() and g.tgname like '${TRIGGER_PREFIX}%' group by c.relname having count(*) = 4`,
+        where n.nspname = current_schema() and g.tgname like '${TRIGGER_PREFIX}%' and g.tgenabled <> 'D'
+        group by c.relname having count(*) = 4`,
     ),
   );
   return new Set(rows.map((r) => r.table));
@@ -96,7 +100,8 @@ export async function markedTables(db: Knex): Promise<Set<string>> {
  */
 export function markSql(table: string, tenantParam: string): string {
   const tableLiteral = `'${table.replace(/'/g, "''")}'`;
-  const which = `"tableName" = ${tableLiteral} and "tenantId" in (${tenantParam}::text, '${EVERY_TENANT}')`;
+  // As the trigger writes it (uuid's own text), however the caller's tenant id is spelled.
+  const which = `"tableName" = ${tableLiteral} and "tenantId" in (${tenantParam}::uuid::text, '${EVERY_TENANT}')`;
   return (
     `(select coalesce(sum("n"), 0)::text || ':' || coalesce(sum("s"), 0)::text from (` +
     `select "changes" as "n", "tokens" as "s" from "${CHANGE_SUM_TABLE}" where ${which} ` +
@@ -125,22 +130,23 @@ export async function foldChanges(db: Knex): Promise<number> {
 
 /**
  * Folds every `everyMs` while the app runs (each process; concurrent folds are safe), so that a
- * mark reads a few rows, not every change since the start. A database without the tables (an app
- * whose migrations make none) is left alone after the first try.
+ * mark reads a few rows, not every change since the start; only while `marked` says the schema
+ * has marked tables (none before the migrations that make them, or in an app without them).
  */
-export function foldEvery(db: Knex, everyMs: number, onError: (err: unknown) => void): () => void {
+export function foldEvery(db: Knex, everyMs: number, marked: () => Promise<boolean>, onError: (err: unknown) => void): () => void {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const next = () => {
     if (!stopped) timer = setTimeout(fold, everyMs).unref();
   };
   const fold = () => {
-    foldChanges(db).then(next, (err) => {
-      if ((err as { code?: string })?.code === '42P01') return; // undefined_table: nothing is marked here
-      if (stopped) return; // the app closed its database under a running fold
-      onError(err);
-      next();
-    });
+    marked()
+      .then((any) => (any ? foldChanges(db) : 0))
+      .then(next, (err) => {
+        if (stopped) return; // the app closed its database under a running fold
+        onError(err);
+        next();
+      });
   };
   next();
   return () => {

@@ -113,7 +113,7 @@ export class ResourceService {
     const totalTells = counting && !query.after;
     const related = this.relatedColumns(caller, tree, query.select);
     const matches = () => matchesStatement(resource, caller, query);
-    const plan = counting ? await this.totals?.planFor(resource.table, caller.tenantId, matches()) : undefined;
+    const plan = counting ? await this.totals?.planFor(resource, caller.tenantId, matches()) : undefined;
     const items = await run(db, pageStatement(resource, caller, query, columns, !totalTells, counting ? { bound: countBound(resource), mark: plan?.mark } : undefined, related));
     const counts = counting ? await this.pageTotal(items, query, matches, plan) : undefined;
     const more = totalTells ? (counts!.exact ? query.skip + items.length < counts!.total : items.length === query.take) : items.length > query.take;

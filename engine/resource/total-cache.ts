@@ -12,7 +12,8 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { markedTables } from '../db/change-marks.js';
-import type { CountResult } from './count.js';
+import type { CompiledResource } from './compiled.js';
+import { countBound, type CountResult } from './count.js';
 import type { Statement } from './sql/runner.js';
 
 /** The column of a page's rows holding its table's mark (sql/select.ts). */
@@ -37,6 +38,9 @@ export interface TotalPlan {
   mark: TotalMark;
 }
 
+/** How long the set of marked tables is trusted before it is read again. */
+const MARKED_TTL_MS = 30_000;
+
 /** A statement's table references: every `from "t"` and `join "t"` the SQL builders write. */
 const TABLE_REFERENCE = /\b(?:from|join) "((?:[^"]|"")+)"/g;
 
@@ -45,6 +49,7 @@ const readsOnly = (text: string, table: string) => [...text.matchAll(TABLE_REFER
 export class TotalCache {
   private readonly kept = new Map<string, Kept>();
   private marked?: Promise<Set<string>>;
+  private markedAt = 0;
 
   constructor(
     private readonly db: Knex,
@@ -53,20 +58,36 @@ export class TotalCache {
     private readonly ttlMs = 5 * 60_000,
   ) {}
 
-  /** Whether `table` is marked (read once per process: marks are made by migrations, before start). */
-  private async isMarked(table: string): Promise<boolean> {
-    this.marked ??= markedTables(this.db).catch(() => new Set<string>());
-    return (await this.marked).has(table);
+  /**
+   * The marked tables, read again every MARKED_TTL_MS: migrations that make or take out marks
+   * (or triggers disabled by hand) reach a running process within that time.
+   */
+  private markedTables(): Promise<Set<string>> {
+    if (!this.marked || Date.now() - this.markedAt >= MARKED_TTL_MS) {
+      this.markedAt = Date.now();
+      this.marked = markedTables(this.db).catch(() => new Set<string>());
+    }
+    return this.marked;
+  }
+
+  /** Whether any table is marked (the folds run only then). */
+  async anyMarked(): Promise<boolean> {
+    return (await this.markedTables()).size > 0;
   }
 
   /**
    * How the page of the list counting `matches` checks its kept total (its statement reads the
    * mark, and counts only when it moved); undefined when that total cannot be kept.
    */
-  async planFor(table: string, tenantId: string, matches: Statement): Promise<TotalPlan | undefined> {
-    if (!readsOnly(matches.text, table) || !(await this.isMarked(table))) return undefined;
-    // A digest of the count's text and values: the filters, scope and tenant it counts under.
-    const key = createHash('sha1').update(matches.text).update('\u0000').update(JSON.stringify(matches.values)).digest('base64');
+  async planFor(resource: CompiledResource, tenantId: string, matches: Statement): Promise<TotalPlan | undefined> {
+    const table = resource.table;
+    if (!readsOnly(matches.text, table) || !(await this.markedTables()).has(table)) return undefined;
+    // A digest of what the total depends on: the resource and its count policy (two resources may
+    // share a table), and the count's text and values (filters, scope, tenant).
+    const key = createHash('sha1')
+      .update(`${resource.name}\u0000${countBound(resource) ?? ''}\u0000${matches.text}\u0000`)
+      .update(JSON.stringify(matches.values))
+      .digest('base64');
     let kept = this.kept.get(key);
     if (kept && Date.now() - kept.at >= this.ttlMs) kept = undefined;
     if (kept) {

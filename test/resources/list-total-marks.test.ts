@@ -96,6 +96,26 @@ test('folding the change rows keeps every mark: kept totals stand, and the next 
   assert.is(await totalOf(acme), 8);
 });
 
+test('a client with rights on the table only may write it: the marks move with the rights of the trigger function', async () => {
+  assert.is(await totalOf(acme), await countIn(acme));
+  const role = `tag_writer_${Date.now()}`;
+  const [{ schema }] = (await t.db.raw('select current_schema() as "schema"')).rows ?? (await t.db.raw('select current_schema() as "schema"'));
+  await t.db.raw(`create role ${role}`);
+  try {
+    await t.db.raw(`grant usage on schema "${schema}" to ${role}`);
+    await t.db.raw(`grant select, insert on "tag" to ${role}`);
+    await t.db.transaction(async (trx) => {
+      await trx.raw(`set local role ${role}`);
+      await trx('tag').insert({ id: randomUUID(), tenantId: acme.tenantId, organizationId: acme.organizationId, name: 'by-a-writer', color: '#000000' });
+    });
+  } finally {
+    await t.db.raw(`drop owned by ${role}`);
+    await t.db.raw(`drop role ${role}`);
+  }
+  assert.is(await totalOf(acme), await countIn(acme));
+  assert.is(await totalOf(acme, 'where[name]=by-a-writer'), 1);
+});
+
 test('a total whose count reads another table (a relation filter, tags) is counted on every page', async () => {
   const owner = await newTenant(t, 'Relations');
   const [employee] = await insertEmployees(t, owner, [{ firstName: 'Kim' }]);

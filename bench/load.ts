@@ -134,6 +134,9 @@ export interface Server {
 export interface Side {
   server: Server;
   scenario: Scenario;
+  /** Its own token and rotation of ids (the peer's), where the server is not one of ours. */
+  token?: string;
+  ids?: string[];
 }
 
 /**
@@ -143,16 +146,16 @@ export interface Side {
  * come back in the order of `sides`.
  */
 export async function measureSides(sides: Side[], token: string, ids: string[], settings: LoadSettings, settle: () => Promise<unknown>): Promise<LoadFigures[]> {
-  for (const { server, scenario } of sides) {
+  for (const side of sides) {
     if (settings.warmupSeconds <= 0) continue;
     await settle();
-    await autocannon(options(server.url, scenario, token, ids, settings.connections, settings.warmupSeconds));
+    await autocannon(options(side.server.url, side.scenario, side.token ?? token, side.ids ?? ids, settings.connections, settings.warmupSeconds));
   }
   const half = settings.durationSeconds / 2;
   const halves = new Map<Side, Array<LoadFigures & { seconds: number }>>(sides.map((side) => [side, []]));
   for (const side of [...sides, ...[...sides].reverse()]) {
     await settle();
-    halves.get(side)!.push(await slice(side.server.url, side.server.pid, side.scenario, token, ids, settings, half));
+    halves.get(side)!.push(await slice(side.server.url, side.server.pid, side.scenario, side.token ?? token, side.ids ?? ids, settings, half));
   }
   return sides.map((side) => combine(halves.get(side)!));
 }

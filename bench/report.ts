@@ -22,6 +22,9 @@ export interface ScenarioResult {
   bestSqlRatio?: number;
   /** Why the best-SQL server was not measured: its answer differed from the service's. */
   bestSqlFailure?: string;
+  /** The peer (BENCH_PEER, bench/peer/) on its counterpart of the request, and service req/s ÷ its req/s. */
+  peer?: LoadFigures;
+  peerRatio?: number;
   sql?: string[];
   failure?: string;
 }
@@ -68,6 +71,8 @@ const RATIO_TARGET = { read: 0.7, write: 0.6 };
 const FEATURE_COST_TARGET = 0.95;
 const limitOf = (s: ScenarioResult) => (s.against ? FEATURE_COST_TARGET : RATIO_TARGET[s.kind]);
 const P99_GROWTH_LIMIT = 1.5;
+/** The service answers at least ten times what the peer does, on every scenario both answer. */
+const PEER_TARGET = 10;
 const EXPORT_GROWTH_LIMIT_MB = 100;
 
 export function targets(results: Results): Target[] {
@@ -80,6 +85,7 @@ export function targets(results: Results): Target[] {
       if (s.against) continue;
       if (s.bestSqlFailure) list.push({ check: `${size.label} ${s.key}: service/best SQL req/s`, value: 0, limit: `>= ${limit} (not measured: ${s.bestSqlFailure.slice(0, 80)})`, met: false });
       else if (s.bestSql) list.push({ check: `${size.label} ${s.key}: service/best SQL req/s`, value: s.bestSqlRatio ?? 0, limit: `>= ${limit}`, met: (s.bestSqlRatio ?? 0) >= limit && !failed(s) && !broken(s.bestSql) });
+      if (s.peer) list.push({ check: `${size.label} ${s.key}: service/${results.settings.peer} req/s`, value: s.peerRatio ?? 0, limit: `>= ${PEER_TARGET}`, met: (s.peerRatio ?? 0) >= PEER_TARGET && !failed(s) && !broken(s.peer) });
     }
   }
   const small = results.sizes[0];
@@ -115,12 +121,14 @@ export function printResults(results: Results) {
   results.targets = targets(results);
   for (const size of results.sizes) {
     console.log(`\n${size.label} (${size.employees.toLocaleString('en')} employees; service ${size.serviceProcesses} process(es), raw ${size.rawProcesses}${size.bestSqlProcesses ? `, best SQL ${size.bestSqlProcesses}` : ''}; ${results.settings.connections} connections, ${results.settings.durationSeconds} s per server in two halves; ratios are the service's req/s over the other's)`);
-    const header = ['scenario', 'service req/s', 'raw req/s', 'ratio', 'best SQL req/s', 'ratio', 'p50 ms', 'p99 ms', 'raw p99', 'best p99', 'peak RSS MB', 'bytes/resp', 'CPU µs/req', 'target', 'failures'];
+    const peer = results.settings.peer as string | undefined;
+    const header = ['scenario', 'service req/s', 'raw req/s', 'ratio', 'best SQL req/s', 'ratio', ...(peer ? [`${peer} req/s`, 'times'] : []), 'p50 ms', 'p99 ms', 'raw p99', 'best p99', 'peak RSS MB', 'bytes/resp', 'CPU µs/req', 'target', 'failures'];
+    const peerCells = (s: ScenarioResult) => (!peer ? [] : s.peer ? [String(s.peer.requestsPerSecond), (s.peerRatio ?? 0).toFixed(1)] : ['-', '-']);
     const rows = size.scenarios.map((s) => {
-      if (!s.service || !s.raw) return [s.label, '-', '-', '-', '-', '-', '-', '-', '-', '-', '-', '-', '-', 'NOT MET', (s.failure ?? '').split('\n')[0].slice(0, 100)];
+      if (!s.service || !s.raw) return [s.label, '-', '-', '-', '-', '-', ...peerCells(s), '-', '-', '-', '-', '-', '-', '-', 'NOT MET', (s.failure ?? '').split('\n')[0].slice(0, 100)];
       const limit = limitOf(s);
       const problem = (name: string, f: LoadFigures) => (f.requests === 0 ? `${name}: no request completed` : f.non2xx || f.errors ? `${name}: ${f.non2xx} non-2xx ${f.errors} errors` : '');
-      const failures = [problem('service', s.service), problem(s.against ? 'without' : 'raw', s.raw), s.bestSql ? problem('best SQL', s.bestSql) : ''].filter(Boolean).join('; ');
+      const failures = [problem('service', s.service), problem(s.against ? 'without' : 'raw', s.raw), s.bestSql ? problem('best SQL', s.bestSql) : '', s.peer ? problem(peer!, s.peer) : ''].filter(Boolean).join('; ');
       const best = s.bestSql;
       const met = s.ratio! >= limit && (!best || s.bestSqlRatio! >= limit) && !s.bestSqlFailure;
       return [
@@ -130,6 +138,7 @@ export function printResults(results: Results) {
         s.ratio!.toFixed(2),
         best ? String(best.requestsPerSecond) : s.bestSqlFailure ? 'differs' : '-',
         best ? s.bestSqlRatio!.toFixed(2) : '-',
+        ...peerCells(s),
         String(s.service.p50Ms),
         String(s.service.p99Ms),
         String(s.raw.p99Ms),

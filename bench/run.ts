@@ -11,13 +11,18 @@
 //
 // Settings: BENCH_SIZES (10k,1m), BENCH_DURATION (s, 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS
 // (32), BENCH_SCENARIOS (keys, all by default), BENCH_SHOW_SQL=1, BENCH_RESEED=1, BENCH_CPU_PROF,
-// WEB_CONCURRENCY and REDIS_URL (passed to the service), BENCH_POOLER (below).
+// WEB_CONCURRENCY and REDIS_URL (passed to the service), BENCH_POOLER (below), BENCH_PEER (below).
 //
 // BENCH_POOLER measures the service as it runs behind a transaction pooler (DATABASE_POOLER=
 // transaction), on the same direct connection, so the difference is the service's own cost:
 // `statements`: no named prepared statements (the schema given as a connection option, as a
 // role's default search_path would); `schema`: that, and DATABASE_SCHEMA set in every transaction.
 // BENCH_POOLER_URL (a pooler in front of DATABASE_URL's database) adds the pooler's own hop.
+//
+// BENCH_PEER=directus measures Directus 11 too, on its counterpart of each scenario it has one of,
+// as the last side of the same alternation: Directus installed, started and given its schema by
+// the peer bench's setup.sh beforehand (DIRECTUS_HOME says where, as there); each size seeds it
+// with as many employees in one organization (bench/peer/directus.ts).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -33,6 +38,7 @@ import { namedConnection, settled } from './lib/pg-activity.js';
 import { processTree, rssOf, toMB } from './lib/processes.js';
 import { call } from './lib/http.js';
 import { measureSides, type LoadFigures, type LoadSettings, type Side } from './load.js';
+import { directusPeer } from './peer/directus.js';
 import { printResults, writeChart, type Results, type SizeResult } from './report.js';
 import { deepCursorPath, deepSkipPath, scenarios, type DeepPage, type Scenario } from './scenarios.js';
 import { disagreement } from './best-sql/agreement.js';
@@ -82,6 +88,12 @@ const RATE_LIMIT_SCALE = '100000';
 
 /** BENCH_BEST_SQL=0 leaves the best-SQL yardstick out (a run a third shorter). */
 const BEST_SQL = process.env.BENCH_BEST_SQL !== '0';
+/** BENCH_PEER: the peer measured beside the service (only `directus` is known). */
+const PEER = process.env.BENCH_PEER;
+if (PEER && PEER !== 'directus') {
+  console.error(`BENCH_PEER: unknown peer ${PEER} (use directus)`);
+  process.exit(1);
+}
 
 const POOLER = process.env.BENCH_POOLER;
 if (POOLER !== undefined && POOLER !== 'statements' && POOLER !== 'schema') {
@@ -215,6 +227,7 @@ async function runSize(label: string, employees: number): Promise<SizeResult> {
   const replayFile = path.join(workDir, 'replay.json');
   writeFileSync(replayFile, JSON.stringify(capture.replays));
   const children: Child[] = [];
+  const closers: Array<() => Promise<unknown>> = [];
   const monitor = await connect(databaseUrl!);
   const settle = async () => {
     const seconds = await settled(monitor);
@@ -252,6 +265,8 @@ async function runSize(label: string, employees: number): Promise<SizeResult> {
     if (memoryIdle.bestSql) console.log(`best SQL: ${bestPids.length} process(es), idle RSS ${memoryIdle.bestSql.map((p) => `${p.role} ${p.rssMB} MB`).join(', ')}`);
     // The scenario as the best-SQL server is asked it: its own cursor for the deep page (each server signs its own).
     const bestDeep = best ? await deepPage(best.url, token, employees) : undefined;
+    const peer = PEER ? await directusPeer(employees) : undefined;
+    if (peer) closers.push(() => peer.close());
     const asBest = (scenario: Scenario): Scenario => (scenario.key === 'deep-cursor' && bestDeep ? { ...scenario, path: deepCursorPath(bestDeep.cursor) } : scenario);
 
     const results: SizeResult['scenarios'] = [];
@@ -277,7 +292,13 @@ async function runSize(label: string, employees: number): Promise<SizeResult> {
       if (bestFailure) console.log(`${scenario.label}: best-SQL server NOT MEASURED, its answer differs from the service's: ${bestFailure}`);
       const sides: Side[] = [{ server: service, scenario }, { server: raw, scenario }];
       if (best && !bestFailure) sides.push({ server: best, scenario: asBest(scenario) });
-      const [onService, onRaw, onBest] = await measureSides(sides, token, ids, settings, settle);
+      const peerScenario = peer?.scenarioFor(scenario, deep);
+      if (peer && peerScenario) sides.push({ server: peer.server, scenario: peerScenario, token: peer.token, ids: peer.ids });
+      const figures = await measureSides(sides, token, ids, settings, settle);
+      const [onService, onRaw] = figures;
+      const onBest = best && !bestFailure ? figures[2] : undefined;
+      const onPeer = peerScenario ? figures[figures.length - 1] : undefined;
+      if (peer && scenario.kind === 'write') await peer.tidy();
       const ratioOf = (yardstick: LoadFigures) => (yardstick.requestsPerSecond ? Math.round((onService.requestsPerSecond / yardstick.requestsPerSecond) * 100) / 100 : 0);
       const ratio = ratioOf(onRaw);
       const replay = capture.replays.find((r) => r.key === scenario.key)!;
@@ -291,6 +312,7 @@ async function runSize(label: string, employees: number): Promise<SizeResult> {
         ratio,
         ...(onBest ? { bestSql: onBest, bestSqlRatio: ratioOf(onBest) } : {}),
         ...(bestFailure ? { bestSqlFailure: bestFailure } : {}),
+        ...(onPeer ? { peer: onPeer, peerRatio: ratioOf(onPeer) } : {}),
         sql: replay.waves.flat().flatMap((u) => u.statements.map((s) => s.text)),
       });
       const failures = (name: string, f: LoadFigures) =>
@@ -298,8 +320,9 @@ async function runSize(label: string, employees: number): Promise<SizeResult> {
       console.log(
         `${scenario.label.padEnd(46)} service ${String(onService.requestsPerSecond).padStart(6)} req/s p99 ${onService.p99Ms} ms | raw ${String(onRaw.requestsPerSecond).padStart(6)} req/s p99 ${onRaw.p99Ms} ms | ratio ${ratio.toFixed(2)}` +
           (onBest ? ` | best SQL ${String(onBest.requestsPerSecond).padStart(6)} req/s p99 ${onBest.p99Ms} ms | ratio ${ratioOf(onBest).toFixed(2)}` : '') +
+          (onPeer ? ` | ${peer!.name} ${String(onPeer.requestsPerSecond).padStart(6)} req/s p99 ${onPeer.p99Ms} ms | ${ratioOf(onPeer).toFixed(1)} times` : '') +
           ` | CPU µs/req ${onService.cpuUsPerRequest} / ${onRaw.cpuUsPerRequest}${onBest ? ` / ${onBest.cpuUsPerRequest}` : ''}` +
-          failures('SERVICE', onService) + failures('RAW', onRaw) + (onBest ? failures('BEST SQL', onBest) : ''),
+          failures('SERVICE', onService) + failures('RAW', onRaw) + (onBest ? failures('BEST SQL', onBest) : '') + (onPeer ? failures(peer!.name.toUpperCase(), onPeer) : ''),
       );
     }
     const largest = Math.max(...sizes.map((s) => SIZES[s]));
@@ -312,10 +335,17 @@ async function runSize(label: string, employees: number): Promise<SizeResult> {
     else if (exported) console.log(`export: ${exported.rows.toLocaleString('en')} rows, ${exported.megabytes} MB in ${exported.seconds} s; RSS of the process that grew most: ${exported.beforeMB} → ${exported.peakMB} MB (+${exported.growthMB} MB)`);
     return { label, employees, schema, seeding, serviceProcesses: servicePids.length, rawProcesses: rawPids.length, ...(best ? { bestSqlProcesses: bestPids.length } : {}), memoryIdle, scenarios: results, export: exported };
   } finally {
+    for (const close of closers) await close();
     for (const child of children.reverse()) await child.stop();
     await monitor.end();
     rmSync(workDir, { recursive: true, force: true });
   }
+}
+
+/** The sides of a scenario, there and back: the service first and last. */
+function orderOfSides(): string {
+  const sides = ['service', 'raw', ...(BEST_SQL ? ['best SQL'] : []), ...(PEER ? ['Directus'] : [])];
+  return [...sides, ...[...sides].reverse()].join(', ');
 }
 
 const started = performance.now();
@@ -329,7 +359,8 @@ const results: Results = {
   machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '', node: process.version, postgres, platform: `${process.platform} ${process.arch}` },
   settings: {
     ...settings,
-    order: `per scenario: each server warmed up, then halves of the duration in the order ${BEST_SQL ? 'service, raw, best SQL, best SQL, raw, service' : 'service, raw, raw, service'}`,
+    order: `per scenario: each server warmed up, then halves of the duration in the order ${orderOfSides()}`,
+    peer: PEER ? 'Directus' : undefined,
     webConcurrency: process.env.WEB_CONCURRENCY ?? 'service default',
     rateLimits: `on, scale ${RATE_LIMIT_SCALE}, ${process.env.REDIS_URL ? 'Redis store' : 'memory store'}`,
     pooler: POOLER ? `${POOLER}${process.env.BENCH_POOLER_URL ? ', through BENCH_POOLER_URL' : ', direct'}` : undefined,

@@ -60,6 +60,12 @@ const FIRST = ['Ada', 'Ben', 'Chloe', 'Dmitri', 'Elena', 'Farid', 'Grace', 'Hiro
 const LAST = ['Anders', 'Baker', 'Costa', 'Dubois', 'Eriksen', 'Fischer', 'Garcia', 'Hansen', 'Ivanova', 'Jensen', 'Kowalski', 'Lopez', 'Meyer', 'Nakamura', 'Okafor', 'Petrov', 'Quinn', 'Rossi', 'Schmidt', 'Tanaka', 'Ueda', 'Varga', 'Weber', 'Xu', 'Yilmaz', 'Zimmermann', 'Almeida', 'Brown', 'Chen', 'Diaz', 'Evans', 'Fontaine', 'Gruber', 'Horvat', 'Iqbal', 'Jovanovic', 'Kim', 'Larsen', 'Moreau', 'Novak', 'Olsen', 'Park', 'Reyes', 'Silva', 'Torres', 'Urban', 'Vogel', 'Wagner', 'Young', 'Zhang'];
 const sqlArray = (names: string[]) => `array[${names.map((n) => `'${n}'`).join(',')}]`;
 
+/** The first and last name of person `n` (an SQL integer expression), as SQL: the same people wherever they are seeded. */
+export const nameColumns = (n: string) => ({
+  firstName: `(${sqlArray(FIRST)})[1 + (${n} * 7) % ${FIRST.length}]`,
+  lastName: `(${sqlArray(LAST)})[1 + (${n} * 13 + ${n} / ${FIRST.length}) % ${LAST.length}]`,
+});
+
 /** Writes the people of the tenant and marks the schema; returns the seconds it took. */
 export async function seedPeople(db: pg.Client, schema: string, tenant: Tenant, employees: number): Promise<number> {
   const started = performance.now();
@@ -76,8 +82,8 @@ export async function seedPeople(db: pg.Client, schema: string, tenant: Tenant, 
     // One row per person, numbered: the users, employees, links and logs below are derived from it.
     await step('people (temporary)', `create temporary table bench_people on commit drop as
       select n, gen_random_uuid() as "userId", gen_random_uuid() as "employeeId",
-             (${sqlArray(FIRST)})[1 + (n * 7) % ${FIRST.length}] as "firstName",
-             (${sqlArray(LAST)})[1 + (n * 13 + n / ${FIRST.length}) % ${LAST.length}] as "lastName",
+             ${nameColumns('n').firstName} as "firstName",
+             ${nameColumns('n').lastName} as "lastName",
              now() - interval '1095 days' * random() as "createdAt"
       from generate_series(1, $1::int) as n`, [employees]);
     await step('user', `insert into "user" (id, "tenantId", email, "firstName", "lastName", name, "roleId", "createdAt", "updatedAt")

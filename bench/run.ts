@@ -38,7 +38,7 @@ import { namedConnection, settled } from './lib/pg-activity.js';
 import { processTree, rssOf, toMB } from './lib/processes.js';
 import { call } from './lib/http.js';
 import { measureSides, type LoadFigures, type LoadSettings, type Side } from './load.js';
-import { directusPeer } from './peer/directus.js';
+import { directusPeer, type Peer } from './peer/directus.js';
 import { printResults, writeChart, type Results, type SizeResult } from './report.js';
 import { deepCursorPath, deepSkipPath, scenarios, type DeepPage, type Scenario } from './scenarios.js';
 import { disagreement } from './best-sql/agreement.js';
@@ -229,7 +229,11 @@ async function runSize(label: string, employees: number): Promise<SizeResult> {
   const children: Child[] = [];
   const closers: Array<() => Promise<unknown>> = [];
   const monitor = await connect(databaseUrl!);
+  let peer: Peer | undefined;
   const settle = async () => {
+    // The peer's statements first: cancelled, not waited for (at 1M its lists run for seconds each).
+    const cancelled = (await peer?.quiesce()) ?? 0;
+    if (cancelled) console.log(`  (cancelled ${cancelled} statement(s) the peer still ran after its load)`);
     const seconds = await settled(monitor);
     if (seconds > 1) console.log(`  (waited ${seconds.toFixed(1)} s for PostgreSQL to finish the statements of the previous run)`);
   };
@@ -265,8 +269,11 @@ async function runSize(label: string, employees: number): Promise<SizeResult> {
     if (memoryIdle.bestSql) console.log(`best SQL: ${bestPids.length} process(es), idle RSS ${memoryIdle.bestSql.map((p) => `${p.role} ${p.rssMB} MB`).join(', ')}`);
     // The scenario as the best-SQL server is asked it: its own cursor for the deep page (each server signs its own).
     const bestDeep = best ? await deepPage(best.url, token, employees) : undefined;
-    const peer = PEER ? await directusPeer(employees) : undefined;
-    if (peer) closers.push(() => peer.close());
+    if (PEER) {
+      const opened = await directusPeer(employees);
+      closers.push(() => opened.close());
+      peer = opened;
+    }
     const asBest = (scenario: Scenario): Scenario => (scenario.key === 'deep-cursor' && bestDeep ? { ...scenario, path: deepCursorPath(bestDeep.cursor) } : scenario);
 
     const results: SizeResult['scenarios'] = [];

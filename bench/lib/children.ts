@@ -44,7 +44,7 @@ export async function freePort(): Promise<number> {
  * Runs `<script>` with PORT set to a free port (a .ts one through tsx, a compiled .js one with plain
  * node, as `npm start` runs dist/), and waits for `healthPath` to answer 200.
  */
-export async function startChild(script: string, env: Record<string, string | undefined>, healthPath: string, nodeFlags: string[] = []): Promise<Child> {
+export async function startChild(script: string, env: Record<string, string | undefined>, healthPath: string, nodeFlags: string[] = [], limitMs = START_LIMIT_MS): Promise<Child> {
   const port = await freePort();
   const clean: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(port) };
   for (const [name, value] of Object.entries(env)) if (value !== undefined) clean[name] = value;
@@ -63,12 +63,12 @@ export async function startChild(script: string, env: Record<string, string | un
     }),
   );
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + START_LIMIT_MS;
+  const deadline = Date.now() + limitMs;
   for (;;) {
     if (exitCode !== undefined) throw new Error(`${script} exited with code ${exitCode} before answering\n${stderr}`);
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`${script} did not answer ${healthPath} within ${START_LIMIT_MS} ms\n${stderr}`);
+      throw new Error(`${script} did not answer ${healthPath} within ${limitMs} ms\n${stderr}`);
     }
     const status = await call(url, 'GET', healthPath).then((r) => r.status, () => 0);
     if (status === 200) break;

@@ -28,6 +28,12 @@ export interface Peer {
   scenarioFor(scenario: Scenario, deep: DeepPage): Scenario | undefined;
   /** Takes out what the write scenarios added, so the next size and run start from the seed. */
   tidy(): Promise<void>;
+  /**
+   * Cancels what the peer still runs on its database after a load stops (its queued requests'
+   * statements, a count of a million rows each), so that the next side starts on an idle
+   * PostgreSQL; resolves with the statements cancelled.
+   */
+  quiesce(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -125,6 +131,28 @@ export async function directusPeer(employees: number): Promise<Peer> {
     tidy: async () => {
       await db.query(`delete from employee where "lastName" = $1`, [CREATED]);
     },
+    quiesce: () => cancelRunning(db, state.pg.database),
     close: () => db.end(),
   };
+}
+
+/** How long a peer may keep its database busy after its load: its queue drains within this. */
+const QUIESCE_LIMIT_MS = 60_000;
+
+/** Cancels the statements running on `database` (but this connection's) until none has run for ~300 ms. */
+async function cancelRunning(db: pg.Client, database: string): Promise<number> {
+  const started = performance.now();
+  let cancelled = 0;
+  let quiet = 0;
+  while (quiet < 3 && performance.now() - started < QUIESCE_LIMIT_MS) {
+    const { rows } = await db.query(
+      `select count(*) filter (where pg_cancel_backend(pid))::int as n from pg_stat_activity
+       where datname = $1 and pid <> pg_backend_pid() and state = 'active'`,
+      [database],
+    );
+    cancelled += rows[0].n;
+    quiet = rows[0].n === 0 ? quiet + 1 : 0;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return cancelled;
 }

@@ -5,7 +5,8 @@
 // and estimated asks the planner (EXPLAIN) how many rows the filtered select returns. The
 // filtered select's own bound values carry every client value; the threshold, the definition's
 // integer, is written into the statement (countLimit says why). A list counts in its page's own
-// statement (sql/select.ts); `/count` and an empty page after the first count alone.
+// statement (sql/select.ts); `/count` and an empty page after the first count alone. Either way a
+// total is kept while its table's mark stands (total-cache.ts).
 import type { Knex } from 'knex';
 import type { CompiledResource } from './compiled.js';
 import type { ListQuery } from './list-query.js';
@@ -16,6 +17,9 @@ export interface CountResult {
   /** false: more than the policy's threshold matched, and total is the cap or an estimate. */
   exact: boolean;
 }
+
+/** The column of a count run alone (countMatches, total-cache.ts's markedCountStatement). */
+export const COUNTED_COLUMN = 'total';
 
 /** The column of a page's rows holding its list's count (sql/select.ts: pageStatement's `count`). */
 export const PAGE_TOTAL_COLUMN = '@total';
@@ -50,8 +54,8 @@ async function plannedRows(db: Knex, matches: Statement): Promise<number> {
 
 /** `matches`: the list's filtered select (`select 1 from <table> where …`, scope and every filter applied, no order, no paging). */
 export async function countMatches(db: Knex, resource: CompiledResource, matches: Statement): Promise<CountResult> {
-  const [row] = await run(db, { text: `select count(*) as "total" from (${matches.text}${countLimit(countBound(resource))}) as "matches"`, values: matches.values, once: matches.once });
-  return totalOf(db, resource, () => matches, Number(row.total));
+  const [row] = await run(db, { text: `select count(*) as "${COUNTED_COLUMN}" from (${matches.text}${countLimit(countBound(resource))}) as "matches"`, values: matches.values, once: matches.once });
+  return totalOf(db, resource, () => matches, Number(row[COUNTED_COLUMN]));
 }
 
 /**
@@ -72,7 +76,8 @@ export async function totalOf(db: Knex, resource: CompiledResource, matches: () 
 /**
  * The total of a list whose page counted its matches (the page's TOTAL_COLUMN, sql/select.ts, on
  * every row). An empty page carries no count: the first page of a list matching nothing has none,
- * and otherwise (after a skip or a cursor) the matches are counted alone.
+ * and otherwise (after a skip or a cursor) the matches are counted alone (`alone`: countMatches,
+ * or the kept total while the table's mark stands).
  */
 export async function totalOfPage(
   db: Knex,
@@ -80,8 +85,9 @@ export async function totalOfPage(
   page: Array<Record<string, any>>,
   query: Pick<ListQuery, 'skip' | 'after'>,
   matches: () => Statement,
+  alone: () => Promise<CountResult> = () => countMatches(db, resource, matches()),
 ): Promise<CountResult> {
   if (page.length) return totalOf(db, resource, matches, Number(page[0][PAGE_TOTAL_COLUMN]));
   if (!query.skip && !query.after) return { total: 0, exact: true };
-  return countMatches(db, resource, matches());
+  return alone();
 }

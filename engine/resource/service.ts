@@ -13,8 +13,8 @@ import { relatedRowsRead, relationColumnsSql, relationTree } from './sql/relatio
 import { run, type Statement } from './sql/runner.js';
 import { matchesStatement, orderKeyAlias, orderValuesOf, pageStatement, readStatement, TOTAL_COLUMN, type RelatedColumns } from './sql/select.js';
 import { effectiveOrder, type ListCursors } from './cursor.js';
-import { PAGE_MARK_COLUMN, type TotalCache, type TotalPlan } from './total-cache.js';
-import { countBound, countMatches, totalOfPage, type CountResult } from './count.js';
+import { markedCountStatement, PAGE_MARK_COLUMN, type TotalCache, type TotalPlan } from './total-cache.js';
+import { COUNTED_COLUMN, countBound, countMatches, totalOf, totalOfPage, type CountResult } from './count.js';
 import { deleteStatement, foundColumn, insertRowsStatement, insertStatement, recoverStatement, updateStatement, type KeyInStatement } from './sql/write.js';
 import { KeyTaken, type KeyedCreate } from '../idempotency/keyed-create.js';
 import { keepVersion } from './versions.js';
@@ -133,7 +133,7 @@ export class ResourceService {
 
   /** A counted page's total: the kept one while its table's mark stands (total-cache.ts), otherwise by count.ts. */
   private pageTotal(items: Array<Record<string, any>>, query: ListQuery, matches: () => Statement, plan?: TotalPlan): Promise<CountResult> {
-    const counted = () => totalOfPage(this.db, this.resource, items, query, matches);
+    const counted = () => totalOfPage(this.db, this.resource, items, query, matches, () => this.countAlone(matches(), plan));
     // An empty page carries no mark: it knows its total is 0, or counts alone, as without one.
     return plan && items.length ? this.totals!.settle(plan, items[0], counted) : counted();
   }
@@ -147,7 +147,16 @@ export class ResourceService {
   /** The list's total alone: the same filters and scope, by the resource's count policy (a cursor is checked, not applied). */
   async count(caller: Caller, query: ListQuery): Promise<CountResult> {
     if (query.cursor) this.cursors.open(this.resource, caller.tenantId, query, query.cursor);
-    return countMatches(this.db, this.resource, matchesStatement(this.resource, caller, query));
+    const matches = matchesStatement(this.resource, caller, query);
+    return this.countAlone(matches, await this.totals?.planFor(this.resource, caller.tenantId, matches));
+  }
+
+  /** `matches` counted alone: the kept total while the table's mark stands (`plan`), otherwise counted (and kept). */
+  private async countAlone(matches: Statement, plan: TotalPlan | undefined): Promise<CountResult> {
+    const { db, resource } = this;
+    if (!plan) return countMatches(db, resource, matches);
+    const [row] = await run(db, markedCountStatement(resource, matches, plan.mark));
+    return this.totals!.settle(plan, row, () => totalOf(db, resource, () => matches, Number(row[COUNTED_COLUMN])));
   }
 
   /** One record; `relations` loaded onto it, `select` narrowing what it answers (selection.ts). */

@@ -116,6 +116,40 @@ test('a client with rights on the table only may write it: the marks move with t
   assert.is(await totalOf(acme, 'where[name]=by-a-writer'), 1);
 });
 
+test('/count and an empty page after a skip answer the kept total too, and count again once the mark moves', async () => {
+  const own = await newTenant(t, 'Counting');
+  await insertTags(t, own, ['c1', 'c2']);
+  const countOf = async (query = '') => {
+    const res = await t.http.get(`/api/tags/count?${query}`).set(own.auth);
+    assert.is(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body, { total: res.body.total }, 'the mark is never answered');
+    assert.is(res.headers['x-total-exact'], 'true');
+    return res.body.total as number;
+  };
+  const emptyPage = async () => {
+    const res = await t.http.get('/api/tags?skip=100').set(own.auth);
+    assert.equal([res.status, res.body.items], [200, []], JSON.stringify(res.body));
+    return res.body.total as number;
+  };
+  assert.is(await countOf(), 2);
+  await unmarkedTag(own, 'hidden-c');
+  assert.is(await countIn(own), 3);
+  assert.is(await countOf(), 2, 'the kept total: the count did not run');
+  assert.is(await totalOf(own), 2, "a list of the same filters shares /count's kept total");
+  assert.is(await emptyPage(), 2, 'an empty page after a skip: the kept total');
+  assert.is(await countOf('where[name][ilike]=hidden%'), 1, 'other filters: counted');
+  // A write outside the API moves the mark: every way of asking counts again.
+  await insertTags(t, own, ['c4']);
+  assert.is(await countOf(), 4);
+  await unmarkedTag(own, 'hidden-d');
+  assert.is(await emptyPage(), 4, 'kept by /count, answered by the empty page');
+  const created = await t.http.post('/api/tags').set(own.auth).send({ name: 'c6', color: '#ffffff' });
+  assert.is(created.status, 201, JSON.stringify(created.body));
+  assert.is(await emptyPage(), 6);
+  assert.is(await countOf(), 6);
+  assert.is(await countIn(own), 6);
+});
+
 test('a total whose count reads another table (a relation filter, tags) is counted on every page', async () => {
   const owner = await newTenant(t, 'Relations');
   const [employee] = await insertEmployees(t, owner, [{ firstName: 'Kim' }]);

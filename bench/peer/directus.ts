@@ -139,7 +139,7 @@ export async function directusPeer(employees: number): Promise<Peer> {
 /** How long a peer may keep its database busy after its load: its queue drains within this. */
 const QUIESCE_LIMIT_MS = 60_000;
 
-/** Cancels the statements running on `database` (but this connection's) until none has run for ~300 ms. */
+/** Cancels the clients' statements running on `database` (not this connection's, not autovacuum's) until none has run for ~300 ms. */
 async function cancelRunning(db: pg.Client, database: string): Promise<number> {
   const started = performance.now();
   let cancelled = 0;
@@ -147,7 +147,7 @@ async function cancelRunning(db: pg.Client, database: string): Promise<number> {
   while (quiet < 3 && performance.now() - started < QUIESCE_LIMIT_MS) {
     const { rows } = await db.query(
       `select count(*) filter (where pg_cancel_backend(pid))::int as n from pg_stat_activity
-       where datname = $1 and pid <> pg_backend_pid() and state = 'active'`,
+       where datname = $1 and pid <> pg_backend_pid() and state = 'active' and backend_type = 'client backend'`,
       [database],
     );
     cancelled += rows[0].n;

@@ -203,7 +203,12 @@ async function prepare(schema: string, employees: number): Promise<Prepared> {
       const token = await signIn(capturing.url, marker.email);
       const ids = await rotationIds(db, marker.organizationId);
       const deep = await deepPage(capturing.url, token, employees);
-      const capture = await captureScenarios(proxy, capturing.url, scenarios(marker.organizationId, ids[0], deep), token, ids);
+      // Writes first: a list's statement holds its table's change mark as the capture saw it, and
+      // the reads are measured before any write, so the raw server replays the mark the service
+      // holds then (a write captured after a list would leave the replay counting on every request
+      // while the service answers its kept total).
+      const writesFirst = scenarios(marker.organizationId, ids[0], deep).sort((a, b) => Number(a.kind !== 'write') - Number(b.kind !== 'write'));
+      const capture = await captureScenarios(proxy, capturing.url, writesFirst, token, ids);
       return { seeding, organizationId: marker.organizationId, token, ids, capture, deep };
     } finally {
       await db.end();

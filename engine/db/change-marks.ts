@@ -11,6 +11,7 @@
 // The engine names these tables and the trigger; an application's migration makes them, and
 // marks the tables it wants (engine/resource/total-cache.ts uses marked tables only).
 import type { Knex } from 'knex';
+import { usesTransactionPooler } from './pooler.js';
 import { rowsOf } from './rows.js';
 
 export const CHANGE_TABLE = 'row_change';
@@ -137,30 +138,48 @@ export async function foldChanges(db: Knex): Promise<number> {
 export const VACUUM_AFTER_ROWS = 5000;
 
 /**
- * Takes the dead rows out of the change tables (after a fold, the change table is empty: a vacuum
- * gives its pages back). SKIP_LOCKED: a process that finds another's vacuum under way skips it. A
- * role that does not own the tables gets a warning, not an error (autovacuum is then the owner's).
+ * Takes the dead rows out of the change tables. SKIP_LOCKED: a process that finds another's
+ * vacuum under way skips it. TRUNCATE false: giving the empty pages back would take an exclusive
+ * lock on the change table, which every write to a marked table and every mark read would wait
+ * behind; the dead rows gone is what keeps the reads short. A role that may not vacuum them gets
+ * a notice, not an error (autovacuum is then the owner's). PostgreSQL 12 or later.
  */
 export async function vacuumChanges(db: Knex): Promise<void> {
-  await db.raw(`vacuum (skip_locked) "${CHANGE_TABLE}", "${CHANGE_SUM_TABLE}"`);
+  await db.raw(`vacuum (skip_locked, truncate false) "${CHANGE_TABLE}", "${CHANGE_SUM_TABLE}"`);
+}
+
+export interface FoldOptions {
+  /** Rows this process folds between two vacuums (VACUUM_AFTER_ROWS). */
+  vacuumAfterRows?: number;
+  /** How it vacuums (vacuumChanges). */
+  vacuum?: (db: Knex) => Promise<void>;
 }
 
 /**
  * Folds every `everyMs` while the app runs (each process; concurrent folds are safe), so that a
  * mark reads a few rows, not every change since the start; only while `marked` says the schema
  * has marked tables (none before the migrations that make them, or in an app without them). Its
- * first fold and then every `vacuumAfterRows` rows it folded, it vacuums the change tables.
+ * first fold and then every `vacuumAfterRows` rows it folded, it vacuums the change tables; not
+ * behind a transaction pooler, which runs a statement with the schema in a transaction block,
+ * where VACUUM cannot run (autovacuum must keep up there).
  */
-export function foldEvery(db: Knex, everyMs: number, marked: () => Promise<boolean>, onError: (err: unknown) => void, vacuumAfterRows = VACUUM_AFTER_ROWS): () => void {
+export function foldEvery(db: Knex, everyMs: number, marked: () => Promise<boolean>, onError: (err: unknown) => void, options: FoldOptions = {}): () => void {
+  const { vacuumAfterRows = VACUUM_AFTER_ROWS, vacuum = vacuumChanges } = options;
+  const vacuums = !usesTransactionPooler(db);
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   /** Rows folded since the last vacuum; the first fold vacuums what an earlier run may have left. */
   let sinceVacuum = vacuumAfterRows;
   const foldAndVacuum = async () => {
     sinceVacuum += await foldChanges(db);
-    if (sinceVacuum < vacuumAfterRows) return;
+    if (!vacuums || sinceVacuum < vacuumAfterRows) return;
+    // Counted as done even when it fails: one warning per vacuumAfterRows rows, not per fold.
     sinceVacuum = 0;
-    await vacuumChanges(db);
+    try {
+      await vacuum(db);
+    } catch (err) {
+      throw new Error(`vacuuming the change tables failed: ${(err as Error)?.message ?? err}`);
+    }
   };
   const next = () => {
     if (!stopped) timer = setTimeout(fold, everyMs).unref();

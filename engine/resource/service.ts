@@ -156,7 +156,9 @@ export class ResourceService {
     const { db, resource } = this;
     if (!plan) return countMatches(db, resource, matches);
     const [row] = await run(db, markedCountStatement(resource, matches, plan.mark));
-    return this.totals!.settle(plan, row, () => totalOf(db, resource, () => matches, Number(row[COUNTED_COLUMN])));
+    // The count ran whenever the mark moved; counted apart should it ever not have.
+    const counted = () => (row[COUNTED_COLUMN] == null ? countMatches(db, resource, matches) : totalOf(db, resource, () => matches, Number(row[COUNTED_COLUMN])));
+    return this.totals!.settle(plan, row, counted);
   }
 
   /** One record; `relations` loaded onto it, `select` narrowing what it answers (selection.ts). */

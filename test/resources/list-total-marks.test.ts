@@ -150,6 +150,24 @@ test('/count and an empty page after a skip answer the kept total too, and count
   assert.is(await countIn(own), 6);
 });
 
+test('an empty page after a cursor answers the kept total of its filters', async () => {
+  const own = await newTenant(t, 'Cursor');
+  await insertTags(t, own, ['k1', 'k2', 'k3']);
+  const first = await t.http.get('/api/tags?take=2&order[name]=ASC').set(own.auth);
+  assert.equal([first.status, first.body.total, first.body.items.length], [200, 3, 2], JSON.stringify(first.body));
+  // The last tag goes with every trigger off: the page after the cursor is empty, and no mark moved.
+  await t.db.transaction(async (trx) => {
+    await trx.raw('set local session_replication_role = replica');
+    await trx('tag').where({ tenantId: own.tenantId, name: 'k3' }).delete();
+  });
+  const after = await t.http.get(`/api/tags?take=2&order[name]=ASC&cursor=${first.body.nextCursor}`).set(own.auth);
+  assert.equal([after.status, after.body.items, after.body.total], [200, [], 3], JSON.stringify(after.body));
+  // A write that moves the mark: counted again.
+  await insertTags(t, own, ['k4']);
+  const again = await t.http.get(`/api/tags?take=2&order[name]=ASC&cursor=${first.body.nextCursor}`).set(own.auth);
+  assert.equal([again.status, again.body.items.map((i: { name: string }) => i.name), again.body.total], [200, ['k4'], 3]);
+});
+
 test('folding vacuums the change tables: at the first fold, then after every so many rows folded', async () => {
   const own = await newTenant(t, 'Churn');
   const vacuums: string[] = [];

@@ -2,19 +2,20 @@
 // modules both call these, so tenancy, validation and error mapping behave the same everywhere.
 import type { Knex } from 'knex';
 import type { Caller } from '../caller.js';
-import { keyColumns, nativeError } from '../db/errors.js';
-import { badRequest, conflict, notFound } from '../errors.js';
+import { badRequest, notFound } from '../errors.js';
+import { definedViolation } from './defined-violation.js';
 import { preconditionFailed } from '../http/conditional.js';
 import type { CompiledRelation, CompiledResource } from './compiled.js';
 import { UUID_PATTERN } from './fields.js';
 import type { ListQuery } from './list-query.js';
 import { columnsAt, trimToSelection, type RelationTree, type Selection } from './selection.js';
 import { relatedRowsRead, relationColumnsSql, relationTree } from './sql/relations.js';
-import { run, type Statement } from './sql/runner.js';
+import { run } from './sql/runner.js';
 import { matchesStatement, orderKeyAlias, orderValuesOf, pageStatement, readStatement, TOTAL_COLUMN, type RelatedColumns } from './sql/select.js';
 import { effectiveOrder, type ListCursors } from './cursor.js';
-import { markedCountStatement, PAGE_MARK_COLUMN, type TotalCache, type TotalPlan } from './total-cache.js';
-import { COUNTED_COLUMN, countBound, countMatches, totalOf, totalOfPage, type CountResult } from './count.js';
+import { PAGE_MARK_COLUMN, type TotalCache } from './total-cache.js';
+import { ListTotals } from './list-totals.js';
+import { countBound, type CountResult } from './count.js';
 import { deleteStatement, foundColumn, insertRowsStatement, insertStatement, recoverStatement, updateStatement, type KeyInStatement } from './sql/write.js';
 import { KeyTaken, type KeyedCreate } from '../idempotency/keyed-create.js';
 import { keepVersion } from './versions.js';
@@ -48,27 +49,6 @@ export function checkId(id: string, label = 'id'): string {
   return id.toLowerCase();
 }
 
-/**
- * A unique violation or a broken `rules:` entry answered with the definition's own sentence: the
- * written resource's, or a child's written with it.
- */
-export function definedViolation(resources: CompiledResource[], thrown: any): never {
-  const err = nativeError(thrown);
-  const written = resources.filter((r) => !err?.table || r.table === err.table);
-  if (err?.code === '23514') {
-    const message = written.map((r) => r.ruleMessages.get(err.constraint)).find(Boolean);
-    if (message) throw badRequest(message);
-  }
-  if (err?.code === '23505') {
-    const cols = keyColumns(err.detail);
-    // The rule's own constraint, or the index holding it over records of no organization.
-    const names = (columns: string[] | undefined) => columns !== undefined && columns.every((f) => cols.includes(f));
-    const rule = written.flatMap((r) => r.uniqueMessages).find((u) => names(u.fields) || names(u.tenantWide));
-    if (rule) throw conflict(rule.message);
-  }
-  throw thrown;
-}
-
 /** Rows per insert statement in createMany, and bound values per statement (PostgreSQL takes at most 65535). */
 const BATCH_ROWS = 500;
 const BATCH_VALUES = 30_000;
@@ -94,8 +74,12 @@ export class ResourceService {
     /** The most items one bulk write (resource/bulk.ts) takes. */
     readonly bulkMaxItems = DEFAULT_BULK_MAX_ITEMS,
     /** Totals kept while their table's mark stands (total-cache.ts); none: every page counts. */
-    readonly totals?: TotalCache,
-  ) {}
+    keptTotals?: TotalCache,
+  ) {
+    this.totals = new ListTotals(db, resource, keptTotals);
+  }
+
+  private readonly totals: ListTotals;
 
   /**
    * The page, its count (none with count=none) and its relations in one statement. A cursor is
@@ -113,9 +97,9 @@ export class ResourceService {
     const totalTells = counting && !query.after;
     const related = this.relatedColumns(caller, tree, query.select);
     const matches = () => matchesStatement(resource, caller, query);
-    const plan = counting ? await this.totals?.planFor(resource, caller.tenantId, matches()) : undefined;
+    const plan = counting ? await this.totals.plan(caller.tenantId, matches()) : undefined;
     const items = await run(db, pageStatement(resource, caller, query, columns, !totalTells, counting ? { bound: countBound(resource), mark: plan?.mark } : undefined, related));
-    const counts = counting ? await this.pageTotal(items, query, matches, plan) : undefined;
+    const counts = counting ? await this.totals.ofPage(items, query, matches, plan) : undefined;
     const more = totalTells ? (counts!.exact ? query.skip + items.length < counts!.total : items.length === query.take) : items.length > query.take;
     if (items.length > query.take) items.length = query.take;
     const last = items[items.length - 1];
@@ -131,13 +115,6 @@ export class ResourceService {
     return { items, total, exact, ...(nextCursor ? { nextCursor } : {}) };
   }
 
-  /** A counted page's total: the kept one while its table's mark stands (total-cache.ts), otherwise by count.ts. */
-  private pageTotal(items: Array<Record<string, any>>, query: ListQuery, matches: () => Statement, plan?: TotalPlan): Promise<CountResult> {
-    const counted = () => totalOfPage(this.db, this.resource, items, query, matches, () => this.countAlone(matches(), plan));
-    // An empty page carries no mark: it knows its total is 0, or counts alone, as without one.
-    return plan && items.length ? this.totals!.settle(plan, items[0], counted) : counted();
-  }
-
   /** The relations of `tree` as columns of the rows they hang from (none without relations). */
   private relatedColumns(caller: Caller, tree: RelationTree, select: Selection | undefined): RelatedColumns | undefined {
     if (!tree.size) return undefined;
@@ -148,17 +125,7 @@ export class ResourceService {
   async count(caller: Caller, query: ListQuery): Promise<CountResult> {
     if (query.cursor) this.cursors.open(this.resource, caller.tenantId, query, query.cursor);
     const matches = matchesStatement(this.resource, caller, query);
-    return this.countAlone(matches, await this.totals?.planFor(this.resource, caller.tenantId, matches));
-  }
-
-  /** `matches` counted alone: the kept total while the table's mark stands (`plan`), otherwise counted (and kept). */
-  private async countAlone(matches: Statement, plan: TotalPlan | undefined): Promise<CountResult> {
-    const { db, resource } = this;
-    if (!plan) return countMatches(db, resource, matches);
-    const [row] = await run(db, markedCountStatement(resource, matches, plan.mark));
-    // The count ran whenever the mark moved; counted apart should it ever not have.
-    const counted = () => (row[COUNTED_COLUMN] == null ? countMatches(db, resource, matches) : totalOf(db, resource, () => matches, Number(row[COUNTED_COLUMN])));
-    return this.totals!.settle(plan, row, counted);
+    return this.totals.alone(matches, await this.totals.plan(caller.tenantId, matches));
   }
 
   /** One record; `relations` loaded onto it, `select` narrowing what it answers (selection.ts). */

@@ -11,9 +11,9 @@
 // or a deleted parent reads other tables, whose writes do not move this mark.
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import { markedTables, markSql } from '../db/change-marks.js';
+import { markedTables } from '../db/change-marks.js';
 import type { CompiledResource } from './compiled.js';
-import { countBound, countLimit, COUNTED_COLUMN, type CountResult } from './count.js';
+import { countBound, type CountResult } from './count.js';
 import type { Statement } from './sql/runner.js';
 
 /** The column of a page's rows holding its table's mark (sql/select.ts). */
@@ -43,23 +43,6 @@ const MARKED_TTL_MS = 30_000;
 
 /** A statement's table references: every `from "t"` and `join "t"` the SQL builders write. */
 const TABLE_REFERENCE = /\b(?:from|join) "((?:[^"]|"")+)"/g;
-
-/**
- * `matches` counted alone (`/count`, an empty page after a skip) beside the table's mark, the
- * count in the branch of a CASE taken only when the mark moved, as a page's statement does
- * (sql/select.ts): a row of the mark (PAGE_MARK_COLUMN) and the count (COUNTED_COLUMN, null when
- * the mark stood).
- */
-export function markedCountStatement(resource: CompiledResource, matches: Statement, mark: TotalMark): Statement {
-  const values = [...matches.values, mark.tenantId, mark.held];
-  const markText = markSql(mark.table, `$${values.length - 1}`);
-  const count = `(select count(*) from (${matches.text}${countLimit(countBound(resource))}) as "matches")`;
-  return {
-    text: `select ${markText} as "${PAGE_MARK_COLUMN}", case when ${markText} = $${values.length} then null else ${count} end as "${COUNTED_COLUMN}"`,
-    values,
-    once: matches.once,
-  };
-}
 
 const readsOnly = (text: string, table: string) => [...text.matchAll(TABLE_REFERENCE)].every((m) => m[1].replace(/""/g, '"') === table);
 

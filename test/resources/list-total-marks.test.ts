@@ -202,6 +202,32 @@ test('folding vacuums the change tables: at the first fold, then after every so 
   assert.is(await totalOf(own), 261);
 });
 
+test('a vacuum that fails is reported in its own words, and folding goes on', async () => {
+  const own = await newTenant(t, 'Failing vacuum');
+  const failures: unknown[] = [];
+  let folded = false;
+  const stop = foldEvery(t.db, 5, async () => true, (err) => failures.push(err), {
+    vacuumAfterRows: 1,
+    vacuum: async () => {
+      throw new Error('no vacuum today');
+    },
+  });
+  try {
+    const deadline = Date.now() + 10_000;
+    while (failures.length < 2 && Date.now() < deadline) {
+      await insertTags(t, own, [`v-${failures.length}-${Date.now()}`]);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    folded = Number((await t.db('row_change_sum').where({ tableName: 'tag', tenantId: own.tenantId }).sum({ n: 'changes' }))[0].n) > 0;
+  } finally {
+    stop();
+  }
+  assert.ok(failures.length >= 2, 'each failure is reported, and the loop went on after the first');
+  assert.match(String((failures[0] as Error).message), /^vacuuming the change tables failed: no vacuum today$/);
+  assert.ok(folded, 'the folds themselves went on');
+  assert.is(await totalOf(own), await countIn(own));
+});
+
 test('a total whose count reads another table (a relation filter, tags) is counted on every page', async () => {
   const owner = await newTenant(t, 'Relations');
   const [employee] = await insertEmployees(t, owner, [{ firstName: 'Kim' }]);

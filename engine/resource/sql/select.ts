@@ -10,8 +10,8 @@ import type { FilterGroup, ListQuery } from '../list-query.js';
 import { scopeConditions } from '../model.js';
 import { effectiveOrder, RANK_KEY } from '../cursor.js';
 import { countLimit, PAGE_TOTAL_COLUMN } from '../count.js';
-import { markSql } from '../../db/change-marks.js';
-import { PAGE_MARK_COLUMN, type TotalMark } from '../total-cache.js';
+import type { TotalMark } from '../total-cache.js';
+import { countColumns } from './kept-count.js';
 import { conditionSql } from './conditions.js';
 import { rankSql, searchSql } from './search.js';
 import type { Statement } from './runner.js';
@@ -279,16 +279,10 @@ export function pageStatement(resource: CompiledResource, caller: Caller, query:
   if (count) {
     // The list's count in the page's own round trip: an uncorrelated subquery, run once (an
     // InitPlan), its value on every row. Its table name shadows the page's: its own filters apply.
-    if (count.mark) {
-      // The mark, then the count in the branch of a CASE taken only when the mark moved.
-      sql.values.push(count.mark.tenantId);
-      const mark = markSql(count.mark.table, `$${sql.values.length}`);
-      sql.sql(`, ${mark} as ${id(PAGE_MARK_COLUMN)}, case when ${mark} = `).value(count.mark.held).sql(' then null else');
-    }
-    else sql.sql(',');
-    sql.sql(` (select count(*) from (select 1 from ${id(resource.table)}`);
-    whereSql(sql, resource, caller, query);
-    sql.sql(`${countLimit(count.bound)}) as "matches")${count.mark ? ' end' : ''} as ${id(TOTAL_COLUMN)}`);
+    countColumns(sql.sql(', '), count.mark, TOTAL_COLUMN, (s) => {
+      whereSql(s.sql(`(select count(*) from (select 1 from ${id(resource.table)}`), resource, caller, query);
+      s.sql(`${countLimit(count.bound)}) as "matches")`);
+    });
   }
   sql.sql(` from ${id(resource.table)}`);
   whereSql(sql, resource, caller, query);

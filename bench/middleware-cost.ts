@@ -1,5 +1,5 @@
 // `npm run bench:middleware`: what each Koa middleware of the service costs a request. One
-// process of the compiled service per variant (WEB_CONCURRENCY=1), each with one middleware
+// process of the compiled service per variant (WEB_CONCURRENCY, 1 by default), each with one middleware
 // replaced by a pass-through (middleware-cost-server.ts), measured beside the whole service in
 // alternating halves (load.ts); then one with every optional middleware out at once. A variant
 // whose answers change status is reported as needed, not measured. Prints req/s and the server
@@ -49,7 +49,7 @@ function startVariant(skip: number[], namesFile?: string): Promise<Child> {
     DATABASE_URL: namedConnection(databaseUrl!, 'middleware'),
     DATABASE_SCHEMA: SCHEMA,
     ...secrets,
-    WEB_CONCURRENCY: '1',
+    WEB_CONCURRENCY: process.env.WEB_CONCURRENCY ?? '1',
     RATE_LIMITS: 'on',
     RATE_LIMIT_SCALE: '100000',
     REDIS_URL: process.env.REDIS_URL,

@@ -16,7 +16,7 @@ import { effectiveOrder, type ListCursors } from './cursor.js';
 import { PAGE_MARK_COLUMN, type TotalCache } from './total-cache.js';
 import { ListTotals } from './list-totals.js';
 import { countBound, type CountResult } from './count.js';
-import { deleteStatement, foundColumn, insertRowsStatement, insertStatement, recoverStatement, updateStatement, type KeyInStatement } from './sql/write.js';
+import { deleteStatement, insertRowsStatement, insertStatement, recoverStatement, updateStatement, type KeyInStatement } from './sql/write.js';
 import { KeyTaken, type KeyedCreate } from '../idempotency/keyed-create.js';
 import { keepVersion } from './versions.js';
 import { prepareChildren, prepareWriteDeferred, type PreparedWrite, type References, type WriteContext } from './write-body.js';
@@ -28,20 +28,6 @@ export interface ListResult {
   exact: boolean;
   /** Where the next page starts (cursor.ts), when more items follow. */
   nextCursor?: string;
-}
-
-/**
- * The row a write statement answered, undefined when it wrote none. Given `references` (counted
- * by the statement: sql/write.ts, foundColumn), their counts leave the row, and a shortfall is
- * the 400 naming the missing ones, whatever else stopped the write.
- */
-function writtenOrMissing(answer: Record<string, any> | undefined, references: References | undefined): Record<string, any> | undefined {
-  if (!answer || !references?.lookups.length) return answer;
-  const counts = references.lookups.map((_, i) => answer[foundColumn(i)]);
-  for (let i = 0; i < counts.length; i++) delete answer[foundColumn(i)];
-  const problems = references.problems(counts);
-  if (problems.length) throw badRequest(problems);
-  return answer.id === null ? undefined : answer;
 }
 
 export function checkId(id: string, label = 'id'): string {
@@ -155,23 +141,28 @@ export class ResourceService {
   }
 
   /**
-   * One row in one statement with its reference lookups and its key (either may be absent): a 400
-   * naming the references that are missing, KeyTaken when the key was not free.
+   * One row in one statement with its reference checks and its key (either may be absent). When
+   * it writes nothing, a second statement tells why: a 400 naming the references that are
+   * missing, else KeyTaken when there is a key.
    */
   private async insertAlone(caller: Caller, prepared: PreparedWrite, references: References, key: KeyInStatement | undefined) {
-    const { lookups } = references;
-    let row: Record<string, any> | undefined;
-    try {
-      [row] = await run(this.db, insertStatement(this.resource, { ...prepared.row, tenantId: caller.tenantId }, caller.userId, key, lookups));
-    } catch (err) {
-      if (key?.isConflict(err)) throw new KeyTaken();
-      definedViolation([this.resource], err);
+    const statement = insertStatement(this.resource, { ...prepared.row, tenantId: caller.tenantId }, caller.userId, key, references.lookups);
+    // Twice at most: a reference missing when the insert ran but there when counted appeared in between.
+    for (let attempt = 1; ; attempt++) {
+      let row: Record<string, any> | undefined;
+      try {
+        [row] = await run(this.db, statement);
+      } catch (err) {
+        if (key?.isConflict(err)) throw new KeyTaken();
+        definedViolation([this.resource], err);
+      }
+      if (row) return keepVersion(row);
+      await references.refuseMissing(this.db);
+      // Its references all there, the row went in unless the key was taken.
+      if (key) throw new KeyTaken();
+      if (attempt === 1 && references.lookups.length) continue;
+      throw new Error(`the insert into ${this.resource.table} wrote no row (a trigger skipping it?)`);
     }
-    row = writtenOrMissing(row, references);
-    if (row) return keepVersion(row);
-    // Its references all there, the row went in unless the key was taken.
-    if (key) throw new KeyTaken();
-    throw new Error(`the insert into ${this.resource.table} wrote no row (a trigger skipping it?)`);
   }
 
   /**
@@ -211,17 +202,18 @@ export class ResourceService {
     throw deleted?.deletedAt ? preconditionFailed() : notFound();
   }
 
-  /** A change of one row is one statement, its references counted in it; one with links or children looks them up first. */
+  /** A change of one row is one statement, its references checked in it; one with links or children looks them up first. */
   private async update(caller: Caller, id: string, body: unknown, mode: 'replace' | 'patch', versions?: readonly string[]) {
     const recordId = checkId(id);
     const { prepared, references, check } = await prepareWriteDeferred(this.db, this.resource, caller, mode, body, { recordId });
     const alone = !prepared.links.length && !prepared.children.length;
     if (!alone) await check();
     return this.write(caller, prepared, async (db) => {
-      const [answer] = await run(db, updateStatement(this.resource, caller, recordId, prepared.row, versions, alone ? references.lookups : []));
-      const row = writtenOrMissing(answer, alone ? references : undefined);
-      if (!row) throw await this.missed(db, caller, recordId, versions);
-      return row;
+      const [row] = await run(db, updateStatement(this.resource, caller, recordId, prepared.row, versions, alone ? references.lookups : []));
+      if (row) return row;
+      // A missing reference is the 400, whatever else stopped the write.
+      if (alone) await references.refuseMissing(db);
+      throw await this.missed(db, caller, recordId, versions);
     });
   }
 

@@ -144,31 +144,32 @@ function referencesByChecks(resource: CompiledResource, row: Record<string, unkn
 
 /**
  * The references a body makes, to be looked up: each target with its distinct ids and the scope
- * they are looked up in. A write of one row looks them up in its own statement (sql/write.ts:
- * insertStatement); any other in one round trip before it (checkReferences).
+ * they are looked up in. A write of one row checks them in its own statement (sql/write.ts:
+ * insertStatement) and asks refuseMissing only when it wrote nothing; any other write asks it
+ * before writing (checkReferences).
  */
 export interface References {
   lookups: ExistingCheck[];
-  /** The 400's sentences for the lookups whose counts (in order) fall short. */
-  problems(counts: readonly number[]): string[];
+  /** One round trip: a 400 naming the references missing from their scope; nothing when all are there. */
+  refuseMissing(db: Knex): Promise<void>;
 }
 
 function referencesOf(caller: Caller, checks: ReferenceCheck[]): References {
   const wanted = checks.filter((c) => c.ids.length).map((c) => ({ ...c, ids: [...new Set(c.ids)] }));
+  const lookups = wanted.map((c) => ({ target: c.target, ids: c.ids, caller: referenceScope(caller, c.target) }));
   return {
-    lookups: wanted.map((c) => ({ target: c.target, ids: c.ids, caller: referenceScope(caller, c.target) })),
-    problems: (counts) => wanted.filter((c, i) => Number(counts[i]) !== c.ids.length).map((c) => `${c.label} must reference an existing ${c.target.name}`),
+    lookups,
+    async refuseMissing(db) {
+      if (!lookups.length) return;
+      const [counts] = await run(db, existingCountsStatement(lookups));
+      const problems = wanted.filter((c, i) => Number(counts[`c${i}`]) !== c.ids.length).map((c) => `${c.label} must reference an existing ${c.target.name}`);
+      if (problems.length) throw badRequest(problems);
+    },
   };
 }
 
-/** One round trip: which of the referenced ids are missing from the caller's tenant. */
-async function checkReferences(db: Knex, caller: Caller, checks: ReferenceCheck[]) {
-  const references = referencesOf(caller, checks);
-  if (!references.lookups.length) return;
-  const [counts] = await run(db, existingCountsStatement(references.lookups));
-  const problems = references.problems(references.lookups.map((_, i) => counts[`c${i}`]));
-  if (problems.length) throw badRequest(problems);
-}
+/** One round trip: a 400 naming the referenced ids missing from the caller's tenant. */
+const checkReferences = (db: Knex, caller: Caller, checks: ReferenceCheck[]) => referencesOf(caller, checks).refuseMissing(db);
 
 /**
  * A body made ready to write, its references not looked up yet: the caller either counts them in

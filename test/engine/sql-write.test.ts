@@ -46,14 +46,38 @@ test('an insert never returns a hidden column', () => {
   });
 });
 
-test('an insert with references counts them in its own statement, and writes only when each count is whole', () => {
+test('an insert with references checks them in its own statement, and writes only when each exists', () => {
   const references = [{ target: project, ids: [PROJECT_ID], caller: admin }];
   assert.equal(insertStatement(note, { tenantId: TENANT, projectId: PROJECT_ID }, EMPLOYEE, undefined, references), {
     text:
-      'with "found" as materialized (select (select count(*) from "project" where "project"."id" = any($1) and "project"."tenantId" = $2)::int as "c0")' +
-      ', "written" as (insert into "work_note" ("tenantId", "projectId") select $3, $4 where true and (select "c0" = 1 from "found")' +
-      `${RETURNING}) select "written".*, "found"."c0" as "@found0" from "found" left join "written" on true`,
-    values: [[PROJECT_ID], TENANT, TENANT, PROJECT_ID],
+      'insert into "work_note" ("tenantId", "projectId") select $1, $2 where true' +
+      ' and exists (select 1 from "project" as "@ref0" where "@ref0"."id" = $3 and "@ref0"."tenantId" = $4)' +
+      RETURNING,
+    values: [TENANT, PROJECT_ID, PROJECT_ID, TENANT],
+  });
+});
+
+test('several ids of one reference: the write needs all of them, counted', () => {
+  const other = '7e1a0000-0000-4000-8000-0000000000b2';
+  const references = [{ target: project, ids: [PROJECT_ID, other], caller: employee }];
+  const { text, values } = insertStatement(note, { tenantId: TENANT, minutes: 1 }, EMPLOYEE, undefined, references);
+  assert.is(
+    text,
+    'insert into "work_note" ("tenantId", "minutes") select $1, $2 where true' +
+      ' and (select count(*) from "project" as "@ref0" where "@ref0"."id" = any($3) and "@ref0"."tenantId" = $4) = 2' +
+      RETURNING,
+  );
+  assert.equal(values, [TENANT, 1, [PROJECT_ID, other], TENANT]);
+});
+
+test('an update with a reference checks it after the caller scope, in the same statement', () => {
+  const references = [{ target: project, ids: [PROJECT_ID], caller: admin }];
+  assert.equal(updateStatement(note, employee, RECORD_ID, { projectId: PROJECT_ID }, undefined, references), {
+    text:
+      'update "work_note" set "projectId" = $1, "updatedAt" = CURRENT_TIMESTAMP' +
+      ' where "work_note"."id" = $2 and "work_note"."tenantId" = $3 and "work_note"."authorId" = $4' +
+      ` and exists (select 1 from "project" as "@ref0" where "@ref0"."id" = $5 and "@ref0"."tenantId" = $6)${RETURNING}`,
+    values: [PROJECT_ID, RECORD_ID, TENANT, EMPLOYEE, PROJECT_ID, TENANT],
   });
 });
 
@@ -68,8 +92,10 @@ test('an insert with references and a key: every placeholder bound once, in orde
   const { text, values } = insertStatement(note, { tenantId: TENANT, projectId: PROJECT_ID, minutes: 5 }, EMPLOYEE, key, references);
   const placeholders = [...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1]));
   assert.equal(placeholders, values.map((_, i) => i + 1), text);
-  assert.equal(values, [[PROJECT_ID], TENANT, 'k-claim', TENANT, PROJECT_ID, 5, 'k-keep']);
-  assert.match(text, /where true and \(select "c0" = 1 from "found"\) and \(select "free" from "claim"\) returning/);
+  assert.equal(values, ['k-claim', TENANT, PROJECT_ID, 5, PROJECT_ID, TENANT, 'k-keep']);
+  assert.match(text, /^with "claim" as \(select \$1 as "free"\), "written" as \(insert into "work_note" /);
+  assert.match(text, /where true and exists \(select 1 from "project" as "@ref0" where "@ref0"."id" = \$5 and "@ref0"."tenantId" = \$6\) and \(select "free" from "claim"\) returning/);
+  assert.match(text, /, "kept" as \(select \$7 from "written"\) select \* from "written"$/);
 });
 
 test('an update: the given columns, updatedAt by the database, then the id and the caller scope', () => {

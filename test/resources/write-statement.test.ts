@@ -1,6 +1,7 @@
 // A create or a change of one record is one statement (engine/resource/sql/write.ts:
-// insertStatement, updateStatement): the ids it refers to are counted in it, and the row is
-// written only when they all exist in the caller's scope. What that must keep: a 400 naming every
+// insertStatement, updateStatement): the ids it refers to are checked in it, and the row is
+// written only when they all exist in the caller's scope; only a write that wrote nothing asks a
+// second statement which are missing. What that must keep: a 400 naming every
 // missing reference, with nothing written (and no idempotency key kept), references out of the
 // tenant refused alike, a change's 404 and 412 after the references' 400, and a keyed retry of a
 // success answered its kept answer even when the same request would fail today.
@@ -70,7 +71,7 @@ test('a create of one record with references is one statement: the references, t
   assert.is(res.status, 201, JSON.stringify(res.body));
   assert.is(sent.length, 1, sent.join('\n'));
   assert.match(sent[0], /insert into "time_log"/);
-  assert.match(sent[0], /from "employee"/, 'the employee it refers to is counted in the same statement');
+  assert.match(sent[0], /exists \(select 1 from "employee"/, 'the employee it refers to is checked in the same statement');
   assert.not.ok(Object.keys(res.body).some((k) => k.startsWith('@')), 'the counts stay out of the answer');
   assert.is(res.body.employeeId, employeeId);
   assert.is(await logsDescribed('one statement'), 1);
@@ -82,7 +83,9 @@ test('every missing reference is named in one 400, and nothing is written', asyn
   const messages = [res.body.message].flat().join('\n');
   assert.match(messages, /employeeId must reference an existing employee/);
   assert.match(messages, /organizationId must reference an existing organization/);
-  assert.is(sent.length, 1, 'found out by the create statement itself');
+  assert.is(sent.length, 2, sent.join('\n'));
+  assert.match(sent[0], /^insert into "time_log"/, 'the create wrote nothing');
+  assert.match(sent[1], /^select \(select count\(\*\) from "organization"/, 'then one statement counted both');
   assert.is(await logsDescribed('missing both'), 0);
 });
 
@@ -136,7 +139,7 @@ test('a change with references is one statement too; a missing one is a 400 befo
 
   const refused = await patch(created.body.id, { employeeId: foreignEmployee, description: 'changed?' });
   assertError(refused.res, 400, /employeeId must reference an existing employee/);
-  assert.is(refused.statements.length, 1);
+  assert.equal(refused.statements.map((q) => q.split(' ')[0]), ['update', 'select'], 'the change, then what it missed');
   const [stored] = await t.db('time_log').where({ id: created.body.id });
   assert.equal([stored.employeeId, stored.description], [secondEmployee, 'to change'], 'nothing changed');
 
@@ -145,6 +148,27 @@ test('a change with references is one statement too; a missing one is a 400 befo
   assertError((await patch(created.body.id, { employeeId: MISSING_ID }, '"0"')).res, 400, /employeeId/);
   assertError((await patch(created.body.id, { employeeId }, '"0"')).res, 412);
   assert.is((await t.db('time_log').where({ id: created.body.id }).first()).employeeId, secondEmployee);
+});
+
+test("a reference to the written resource's own table is checked apart from the row being written", async () => {
+  const createTask = async (title: string, changes: Record<string, unknown> = {}) => {
+    const res = await t.http.post('/api/task').set(acme.auth).send({ title, organizationId: acme.organizationId, ...changes });
+    assert.is(res.status, 201, JSON.stringify(res.body));
+    return res.body.id as string;
+  };
+  const parent = await createTask('Parent');
+  const child = await createTask('Child', { parentId: parent });
+  assert.is((await t.db('task').where({ id: child }).first()).parentId, parent);
+  assertError(await t.http.post('/api/task').set(acme.auth).send({ title: 'Orphan', organizationId: acme.organizationId, parentId: MISSING_ID }), 400, /parentId must reference an existing task/);
+  assert.is(Number((await t.db('task').where({ title: 'Orphan' }).count({ n: '*' }))[0].n), 0);
+
+  const other = await createTask('Other parent');
+  const moved = await t.http.patch(`/api/task/${child}`).set(acme.auth).send({ parentId: other });
+  assert.is(moved.status, 200, JSON.stringify(moved.body));
+  assert.is(moved.body.parentId, other);
+  assertError(await t.http.patch(`/api/task/${child}`).set(acme.auth).send({ parentId: MISSING_ID, title: 'Renamed?' }), 400, /parentId must reference an existing task/);
+  const stored = await t.db('task').where({ id: child }).first();
+  assert.equal([stored.parentId, stored.title], [other, 'Child'], 'nothing changed');
 });
 
 test.run();

@@ -74,49 +74,51 @@ export interface ExistingCheck {
   caller: Caller;
 }
 
-/** The column of the answer row of a write with references (insertStatement, updateStatement) holding how many of check i's ids exist. */
-export const foundColumn = (i: number) => `@found${i}`;
-
 /**
  * One new row (its tenantId included). With `references` (checks of the ids the row refers to)
- * or a `key`, one statement does it all: it counts the references, inserts the row only when all
- * exist (and the key is free), and writes the key's entry. Its one answer row then has the
- * counts (foundColumn(i)) beside the record's columns, which are all null when nothing was
- * inserted; with a key and no references, no row back means the key was not free.
+ * or a `key`, one statement does it all: it inserts the row only when every reference exists in
+ * its scope (and the key is free), and writes the key's entry. No row back then means a reference
+ * is missing or the key was not free: existingCountsStatement tells which.
  */
 export function insertStatement(resource: CompiledResource, row: Record<string, unknown>, userId: string, key?: KeyInStatement, references: ExistingCheck[] = []): Statement {
   if (!key && !references.length) return insertRowsStatement(resource, [row], userId);
   const columns = Object.keys(row).filter((c) => row[c] !== undefined);
-  const sql = new SqlText().sql('with ');
-  foundCte(sql, references);
-  if (key) key.claim(references.length ? sql.sql(', ') : sql);
-  sql.sql(`, "written" as (insert into ${id(resource.table)} (${columns.map(id).join(', ')}) select `);
+  // A key's CTEs and a parent's touch need the row as a CTE; references alone do not.
+  const wrapped = key !== undefined || resource.parentTouches.length > 0;
+  const sql = new SqlText();
+  if (wrapped) {
+    sql.sql('with ');
+    if (key) {
+      key.claim(sql);
+      sql.sql(', ');
+    }
+    sql.sql('"written" as (');
+  }
+  sql.sql(`insert into ${id(resource.table)} (${columns.map(id).join(', ')}) select `);
   columns.forEach((c, i) => sql.sql(i ? ', ' : '').value(row[c]));
-  sql.sql(` where true${foundCondition(references)}`);
+  referencesExist(sql.sql(' where true'), references);
   if (key) key.free(sql.sql(' and '));
-  sql.sql(`${returning(resource)})`);
-  touchWritten(sql, resource, userId);
+  sql.sql(returning(resource));
+  if (!wrapped) return sql.statement();
+  touchWritten(sql.sql(')'), resource, userId);
   key?.keep(sql, '"written"');
-  return selectWritten(sql, references);
+  return sql.sql(' select * from "written"').statement();
 }
 
-/** `"found" as materialized (select <count> as c0, …)`: how many of each check's ids exist (nothing without checks). */
-function foundCte(sql: SqlText, references: ExistingCheck[]): void {
-  if (!references.length) return;
-  countsSql(sql.sql('"found" as materialized (select '), references).sql(')');
-}
-
-/** ` and <every count is its ids' number>`: the condition a write takes from "found" ('' without checks). */
-function foundCondition(references: ExistingCheck[]): string {
-  // Counts are numbers the engine made (ids.length), never client text.
-  return references.length ? ` and (select ${references.map((r, i) => `${id(`c${i}`)} = ${r.ids.length}`).join(' and ')} from "found")` : '';
-}
-
-/** The statement's answer: the written rows, or with checks one row of their counts beside the written row's columns (all null when none was written). */
-function selectWritten(sql: SqlText, references: ExistingCheck[]): Statement {
-  if (!references.length) return sql.sql(' select * from "written"').statement();
-  const found = references.map((_, i) => `"found".${id(`c${i}`)} as ${id(foundColumn(i))}`).join(', ');
-  return sql.sql(` select "written".*, ${found} from "found" left join "written" on true`).statement();
+/**
+ * ` and <each check holds>`: one id exists (an `exists` on its key, which stops at the row), or
+ * all of several do (their count). Each reference is looked up under an alias of its own, so a
+ * check on the written table itself never reads the written row's columns.
+ */
+function referencesExist(sql: SqlText, references: ExistingCheck[]): SqlText {
+  references.forEach(({ target, ids, caller }, i) => {
+    const alias = `@ref${i}`;
+    const from = `from ${id(target.table)} as ${id(alias)} where ${col(alias, 'id')} = `;
+    if (ids.length === 1) sql.sql(` and exists (select 1 ${from}`).value(ids[0]);
+    else sql.sql(` and (select count(*) ${from}any(`).value(ids).sql(')');
+    scopeSql(sql.sql(' and '), target, caller, alias).sql(ids.length === 1 ? ')' : `) = ${ids.length}`);
+  });
+  return sql;
 }
 
 /**
@@ -141,9 +143,9 @@ export function insertRowsStatement(resource: CompiledResource, rows: Array<Reco
 
 /**
  * The record with this id in the caller's scope (at one of `versions`, when given) gets `row`'s
- * columns and a new updatedAt; no row back when there is none. With `references`, the ids the
- * row refers to are counted by the same statement, which changes the record only when they all
- * exist, and answers as insertStatement does with them.
+ * columns and a new updatedAt; no row back when there is none. With `references`, the same
+ * statement changes the record only when the ids the row refers to all exist (as insertStatement
+ * checks them): no row back may then also mean one is missing.
  */
 export function updateStatement(
   resource: CompiledResource,
@@ -156,28 +158,24 @@ export function updateStatement(
   const table = resource.table;
   // A child's parents as they were, read in the statement's snapshot: the one it may leave is touched too.
   const vias = [...new Set(resource.parentTouches.map((t) => t.via))];
-  const opened = vias.length > 0 || references.length > 0;
+  const opened = vias.length > 0;
   const sql = new SqlText();
   if (opened) {
-    foundCte(sql.sql('with '), references);
-    if (vias.length) {
-      // Read in the statement's snapshot, not locked (a CTE's `for update` runs after the update
-      // and skips the row it changed): should another move of this child commit in between, the
-      // parent named is the one that move left, and the one this move leaves keeps its tag until
-      // its next write. A narrow race, taken over a second round trip.
-      sql.sql(`${references.length ? ', ' : ''}"before" as (select ${['id', 'tenantId', ...vias].map((c) => col(table, c)).join(', ')} from ${id(table)} where ${col(table, 'id')} = `);
-      sql.value(recordId).sql(')');
-    }
-    sql.sql(', "written" as (');
+    // Read in the statement's snapshot, not locked (a CTE's `for update` runs after the update
+    // and skips the row it changed): should another move of this child commit in between, the
+    // parent named is the one that move left, and the one this move leaves keeps its tag until
+    // its next write. A narrow race, taken over a second round trip.
+    sql.sql(`with "before" as (select ${['id', 'tenantId', ...vias].map((c) => col(table, c)).join(', ')} from ${id(table)} where ${col(table, 'id')} = `);
+    sql.value(recordId).sql('), "written" as (');
   }
   sql.sql(`update ${id(table)} set `);
   for (const c of Object.keys(row)) if (row[c] !== undefined) sql.sql(`${id(c)} = `).value(row[c]).sql(', ');
   if (resource.changedBy) sql.sql(`${id(UPDATED_BY)} = `).value(caller.userId).sql(', ');
   sql.sql(`${id('updatedAt')} = CURRENT_TIMESTAMP where ${col(table, 'id')} = `).value(recordId).sql(' and ');
-  versionCondition(scopeSql(sql, resource, caller), resource, versions).sql(`${foundCondition(references)}${returning(resource)}`);
+  referencesExist(versionCondition(scopeSql(sql, resource, caller), resource, versions), references).sql(returning(resource));
   if (!opened) return sql.statement();
-  touchWritten(sql.sql(')'), resource, caller.userId, vias.length ? '"before"' : undefined);
-  return selectWritten(sql, references);
+  touchWritten(sql.sql(')'), resource, caller.userId, '"before"');
+  return sql.sql(' select * from "written"').statement();
 }
 
 /**

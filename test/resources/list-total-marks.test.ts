@@ -228,6 +228,27 @@ test('a vacuum that fails is reported in its own words, and folding goes on', as
   assert.is(await totalOf(own), await countIn(own));
 });
 
+test('withDeleted is a total of its own: the live records\' kept total never answers it, nor it theirs', async () => {
+  const own = await newTenant(t, 'Deleted');
+  const ids: string[] = [];
+  for (const title of ['t1', 't2', 't3']) {
+    const res = await t.http.post('/api/task').set(own.auth).send({ title, organizationId: own.organizationId });
+    assert.is(res.status, 201, JSON.stringify(res.body));
+    ids.push(res.body.id);
+  }
+  assert.is((await t.http.delete(`/api/task/${ids[0]}`).set(own.auth)).status, 204);
+  const total = async (path: string) => {
+    const res = await t.http.get(path).set(own.auth);
+    assert.is(res.status, 200, JSON.stringify(res.body));
+    return res.body.total as number;
+  };
+  assert.is(await total('/api/task'), 2);
+  assert.is(await total('/api/task?withDeleted=true'), 3, 'counted, not the live total kept a moment ago');
+  assert.is(await total('/api/task/count?withDeleted=true'), 3);
+  assert.is(await total('/api/task/count'), 2, 'the live total, kept apart');
+  assert.is(await total('/api/task'), 2);
+});
+
 test('a total whose count reads another table (a relation filter, tags) is counted on every page', async () => {
   const owner = await newTenant(t, 'Relations');
   const [employee] = await insertEmployees(t, owner, [{ firstName: 'Kim' }]);

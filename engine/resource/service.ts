@@ -143,11 +143,13 @@ export class ResourceService {
   /**
    * One row in one statement with its reference checks and its key (either may be absent). When
    * it writes nothing, a second statement tells why: a 400 naming the references that are
-   * missing, else KeyTaken when there is a key.
+   * missing; else, with references, it runs once more, then KeyTaken when there is a key.
    */
   private async insertAlone(caller: Caller, prepared: PreparedWrite, references: References, key: KeyInStatement | undefined) {
     const statement = insertStatement(this.resource, { ...prepared.row, tenantId: caller.tenantId }, caller.userId, key, references.lookups);
-    // Twice at most: a reference missing when the insert ran but there when counted appeared in between.
+    // Twice at most: a reference missing when the insert ran but there when counted appeared in
+    // between. No row back means nothing was written (no table of the engine has a trigger that
+    // writes a row elsewhere), so running it again writes at most once.
     for (let attempt = 1; ; attempt++) {
       let row: Record<string, any> | undefined;
       try {
@@ -157,10 +159,11 @@ export class ResourceService {
         definedViolation([this.resource], err);
       }
       if (row) return keepVersion(row);
-      await references.refuseMissing(this.db);
+      // A keyed second attempt that wrote nothing found its key taken (its references were there).
+      if (attempt === 1 || !key) await references.refuseMissing(this.db);
+      if (attempt === 1 && references.lookups.length) continue;
       // Its references all there, the row went in unless the key was taken.
       if (key) throw new KeyTaken();
-      if (attempt === 1 && references.lookups.length) continue;
       throw new Error(`the insert into ${this.resource.table} wrote no row (a trigger skipping it?)`);
     }
   }
@@ -208,12 +211,21 @@ export class ResourceService {
     const { prepared, references, check } = await prepareWriteDeferred(this.db, this.resource, caller, mode, body, { recordId });
     const alone = !prepared.links.length && !prepared.children.length;
     if (!alone) await check();
+    const statement = updateStatement(this.resource, caller, recordId, prepared.row, versions, alone ? references.lookups : []);
+    const checked = alone && references.lookups.length > 0;
     return this.write(caller, prepared, async (db) => {
-      const [row] = await run(db, updateStatement(this.resource, caller, recordId, prepared.row, versions, alone ? references.lookups : []));
-      if (row) return row;
-      // A missing reference is the 400, whatever else stopped the write.
-      if (alone) await references.refuseMissing(db);
-      throw await this.missed(db, caller, recordId, versions);
+      // Twice at most when it checks references, as insertAlone does: one that appeared between
+      // the change and the count must not make the record look missing (404) or changed (412).
+      for (let attempt = 1; ; attempt++) {
+        const [row] = await run(db, statement);
+        if (row) return row;
+        if (attempt === 1 && checked) {
+          // A missing reference is the 400, whatever else stopped the write.
+          await references.refuseMissing(db);
+          continue;
+        }
+        throw await this.missed(db, caller, recordId, versions);
+      }
     });
   }
 

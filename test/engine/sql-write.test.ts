@@ -70,6 +70,16 @@ test('several ids of one reference: the write needs all of them, counted', () =>
   assert.equal(values, [TENANT, 1, [PROJECT_ID, other], TENANT]);
 });
 
+test("a reference to an owned record is looked up with the owner rule on its own alias; without an employee, never found", () => {
+  const references = [{ target: note, ids: [RECORD_ID], caller: employee }];
+  const { text, values } = insertStatement(project, { tenantId: TENANT, name: 'P' }, EMPLOYEE, undefined, references);
+  assert.match(text, / where true and exists \(select 1 from "work_note" as "@ref0" where "@ref0"."id" = \$3 and "@ref0"."tenantId" = \$4 and "@ref0"."authorId" = \$5\) returning /);
+  assert.equal(values, [TENANT, 'P', RECORD_ID, TENANT, EMPLOYEE]);
+  const nobody = callerOf({ ownerScoped: true, employeeId: null });
+  const refused = insertStatement(project, { tenantId: TENANT, name: 'P' }, EMPLOYEE, undefined, [{ target: note, ids: [RECORD_ID], caller: nobody }]);
+  assert.match(refused.text, / where true and exists \(select 1 from "work_note" as "@ref0" where "@ref0"."id" = \$3 and false\) returning /);
+});
+
 test('an update with a reference checks it after the caller scope, in the same statement', () => {
   const references = [{ target: project, ids: [PROJECT_ID], caller: admin }];
   assert.equal(updateStatement(note, employee, RECORD_ID, { projectId: PROJECT_ID }, undefined, references), {

@@ -218,15 +218,12 @@ export function recoverStatement(resource: CompiledResource, caller: Caller, rec
 
 /** How many of `ids` (distinct) each target has in the caller's scope: one row, a column c0, c1, … per check. */
 export function existingCountsStatement(checks: ExistingCheck[]): Statement {
-  return countsSql(new SqlText().sql('select '), checks).statement();
-}
-
-function countsSql(sql: SqlText, checks: ExistingCheck[]): SqlText {
+  const sql = new SqlText().sql('select ');
   checks.forEach(({ target, ids, caller }, i) => {
     const table = target.table;
     if (i) sql.sql(', ');
     sql.sql(`(select count(*) from ${id(table)} where ${col(table, 'id')} = any(`).value(ids).sql(') and ');
     scopeSql(sql, target, caller).sql(`)::int as ${id(`c${i}`)}`);
   });
-  return sql;
+  return sql.statement();
 }

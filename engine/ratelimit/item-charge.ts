@@ -7,13 +7,24 @@ import { HttpError } from '../errors.js';
 import { byRestriction, rateLimitHeaders, tooManyRequests, type Count } from './headers.js';
 import type { LimitPolicy } from './policy.js';
 
-/** Charges `extra` more requests to the limits that counted this one; throws a 429 when one has not that many left. */
-export type ExtraCharge = (extra: number) => Promise<void>;
-
 const CHARGE = Symbol('rate-limit charge');
 
-export function offerCharge(ctx: Context, charge: ExtraCharge) {
-  (ctx.state as Record<PropertyKey, unknown>)[CHARGE] = charge;
+/**
+ * What a request's limits leave for its handler to charge more items to: the counts they took and
+ * whose buckets they took them in. Kept as data, one object per request; the charge itself is made
+ * only by a handler that charges (a bulk write), not on every request.
+ */
+export interface Offer {
+  charging: Charging;
+  /** Sorted by byRestriction. */
+  counts: Count[];
+  /** The buckets of the request: its address's, and its caller's (the address's when anonymous). */
+  address: string;
+  caller: string;
+}
+
+export function offerCharge(ctx: Context, offer: Offer) {
+  (ctx.state as Record<PropertyKey, unknown>)[CHARGE] = offer;
 }
 
 /**
@@ -21,8 +32,8 @@ export function offerCharge(ctx: Context, charge: ExtraCharge) {
  * Nothing to do when no limit counted it (limits off, an exempt path, the store failing).
  */
 export async function chargeItems(ctx: Context, items: number): Promise<void> {
-  const charge = (ctx.state as Record<PropertyKey, unknown>)[CHARGE] as ExtraCharge | undefined;
-  if (charge && items > 1) await charge(items - 1);
+  const offer = (ctx.state as Record<PropertyKey, unknown>)[CHARGE] as Offer | undefined;
+  if (offer && items > 1) await chargeExtra(ctx, offer, items - 1);
 }
 
 /** Whole seconds until a window frees up, at least 1. */
@@ -46,9 +57,8 @@ export function tooManyItems(refused: Count[], items: number, now: number): Http
   );
 }
 
+/** How a middleware's limits take more requests: the same for every request it counts. */
 export interface Charging {
-  /** Each limit that counted the request, with its bucket and its count. */
-  counted: Array<{ policy: LimitPolicy; bucket: string; count: Count }>;
   take(policy: LimitPolicy, bucket: string, n: number): Promise<Count>;
   /** Waits for the takes as the request's own counts were waited for (the store's time limit); a failed one is skipped. */
   within(takes: Array<Promise<Count>>): Promise<Array<Count | { error: unknown }>>;
@@ -56,20 +66,21 @@ export interface Charging {
   now(): number;
 }
 
-/** The charge of a request its limits let through: `extra` more of each, refused (429, nothing more taken) when a limit has fewer left. */
-export function extraCharge(ctx: Context, charging: Charging): ExtraCharge {
-  return async (extra) => {
-    const items = extra + 1;
-    const short = charging.counted.filter((c) => c.count.remaining < extra).map((c) => c.count);
-    if (short.length) throw tooManyItems(short, items, charging.now());
-    const taken = await charging.within(charging.counted.map((c) => charging.take(c.policy, c.bucket, extra)));
-    const failure = taken.find((c): c is { error: unknown } => 'error' in c);
-    if (failure) charging.failed(failure.error);
-    const counts = taken.filter((c): c is Count => !('error' in c)).sort(byRestriction);
-    if (!counts.length) return;
-    const at = charging.now();
-    ctx.set(rateLimitHeaders(counts, at));
-    const refused = counts.filter((c) => c.refused);
-    if (refused.length) throw tooManyItems(refused, items, at);
-  };
+/** The bucket a policy counts a request in. */
+export const bucketOf = (policy: LimitPolicy, address: string, caller: string) => (policy.per === 'address' ? address : caller);
+
+/** Charges a request its limits let through `extra` more of each; refused (429, nothing more taken) when a limit has fewer left. */
+async function chargeExtra(ctx: Context, { charging, counts: counted, address, caller }: Offer, extra: number): Promise<void> {
+  const items = extra + 1;
+  const short = counted.filter((c) => c.remaining < extra);
+  if (short.length) throw tooManyItems(short, items, charging.now());
+  const taken = await charging.within(counted.map((c) => charging.take(c.policy, bucketOf(c.policy, address, caller), extra)));
+  const failure = taken.find((c): c is { error: unknown } => 'error' in c);
+  if (failure) charging.failed(failure.error);
+  const counts = taken.filter((c): c is Count => !('error' in c)).sort(byRestriction);
+  if (!counts.length) return;
+  const at = charging.now();
+  ctx.set(rateLimitHeaders(counts, at));
+  const refused = counts.filter((c) => c.refused);
+  if (refused.length) throw tooManyItems(refused, items, at);
 }

@@ -8,7 +8,7 @@ import type { ClientAddress } from './client-ip.js';
 import { byRestriction, rateLimitHeaders, tooManyRequests, type Count } from './headers.js';
 import { PolicyMatcher, type LimitPolicy, type LimitTable } from './policy.js';
 import type { LimitStore } from './store.js';
-import { extraCharge, offerCharge } from './item-charge.js';
+import { bucketOf, offerCharge, type Charging } from './item-charge.js';
 
 /** The user of a valid access token, and the role it carries. */
 export interface TokenHolder {
@@ -108,8 +108,6 @@ async function count(probe: Probe, key: string): Promise<Count | { error: unknow
   return { policy: probe.policy, remaining: figures.remaining, resetAt: figures.reset + probe.resetLag, limit: figures.total, refused: !passed };
 }
 
-type Counted = Count | { error: unknown };
-
 /** `n` more requests of one policy in its bucket, at once (take-many.ts), keyed as its probe keys them. */
 async function takeMore(options: RateLimitOptions, policy: LimitPolicy, bucket: string, n: number): Promise<Count> {
   const durationMs = windowMsOf(policy);
@@ -121,29 +119,80 @@ async function takeMore(options: RateLimitOptions, policy: LimitPolicy, bucket: 
 /**
  * The counts of a request, waited for at most `timeoutMs` all together: one bound per request,
  * whatever the store does underneath. Each Redis command has its own timeout, but with
- * auto-pipelining the commands of a request that arrives while a round trip is under way wait
- * for that one to end before they are even sent: against a hung Redis, up to twice the timeout.
- * The cluster primary's store may likewise wait for a lease another request asked for, then ask.
- * A count not taken by then is a failed one (it may still be made late); the others stand (a
- * window the cluster worker knows is used up still refuses).
+ * auto-pipelining the commands of a request that arrives while a round trip is under way wait for
+ * that one to end before they are even sent: against a hung Redis, up to twice the timeout. The
+ * cluster primary's store may likewise wait for a lease another request asked for, then ask. A
+ * count not taken by then is a failed one (it may still be made late); the others stand (a window
+ * the cluster worker knows is used up still refuses).
+ *
+ * The counts of almost every request are taken at once (from memory, a lease, a pipelined reply),
+ * so rather than a timer and a race per count on every request, one timer per middleware waits
+ * for the oldest wait's end: waits end in the order they began (one bound for all).
  */
-async function countedWithin(counting: Array<Promise<Counted>>, timeoutMs: number | undefined): Promise<Counted[]> {
-  if (timeoutMs === undefined) return Promise.all(counting);
+function boundedWaits(timeoutMs: number | undefined): <T>(counting: Array<Promise<T>>) => Promise<Array<T | { error: unknown }>> {
+  if (timeoutMs === undefined) return (counting) => Promise.all(counting);
+  /** In the order they began, hence of their ends. */
+  const waiting = new Set<{ endsAt: number; giveUp(): void }>();
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<Counted>((resolve) => {
-    timer = setTimeout(() => resolve({ error: new Error(`the rate-limit store did not answer within ${timeoutMs} ms`) }), timeoutMs);
-  });
-  try {
-    return await Promise.all(counting.map((count) => Promise.race([count, late])));
-  } finally {
-    clearTimeout(timer);
-  }
+  const endDue = () => {
+    timer = undefined;
+    const now = performance.now();
+    for (const wait of waiting) {
+      if (wait.endsAt > now) {
+        timer = setTimeout(endDue, wait.endsAt - now);
+        return;
+      }
+      wait.giveUp();
+    }
+  };
+  return <T>(counting: Array<Promise<T>>) =>
+    !counting.length
+      ? Promise.resolve([])
+      : new Promise<Array<T | { error: unknown }>>((resolve, reject) => {
+          const results: Array<T | { error: unknown }> = new Array(counting.length);
+          const taken: boolean[] = new Array(counting.length).fill(false);
+          let left = counting.length;
+          const wait = {
+            endsAt: performance.now() + timeoutMs,
+            giveUp() {
+              waiting.delete(wait);
+              const late = new Error(`the rate-limit store did not answer within ${timeoutMs} ms`);
+              for (let i = 0; i < results.length; i++) if (!taken[i]) results[i] = { error: late };
+              resolve(results);
+            },
+          };
+          waiting.add(wait);
+          if (!timer) timer = setTimeout(endDue, timeoutMs);
+          counting.forEach((count, i) =>
+            count.then(
+              (result) => {
+                if (!waiting.has(wait)) return;
+                results[i] = result;
+                taken[i] = true;
+                if (--left === 0) {
+                  waiting.delete(wait);
+                  resolve(results);
+                }
+              },
+              (err) => {
+                if (waiting.delete(wait)) reject(err);
+              },
+            ),
+          );
+        });
 }
 
 export function rateLimits(options: RateLimitOptions): Middleware {
   const matcher = new PolicyMatcher(options.table);
   const byPolicy = probes(options);
   const now = options.now ?? (() => Date.now() / 1000);
+  const countedWithin = boundedWaits(options.store.timeoutMs);
+  const charging: Charging = {
+    take: (policy, bucket, n) => takeMore(options, policy, bucket, n),
+    within: countedWithin,
+    failed: (err) => options.store.failed(err),
+    now,
+  };
   return async function rateLimited(ctx: Context, next: Next) {
     // While the store is known to be failing, requests go on uncounted without waiting for it.
     if (matcher.isExempt(ctx.method, ctx.path) || !options.store.available()) return next();
@@ -151,9 +200,8 @@ export function rateLimits(options: RateLimitOptions): Middleware {
     const address = `ip:${options.clientAddress(ctx.req)}`;
     const caller = holder ? `sub:${holder.userId}` : address;
     const policies = [matcher.tierOf(holder?.role), ...matcher.endpointPolicies(ctx.method, ctx.path)];
-    const bucketOf = (policy: LimitPolicy) => (policy.per === 'address' ? address : caller);
-    const counting = policies.map((policy) => count(byPolicy.get(policy)!, bucketOf(policy)));
-    const counted = await countedWithin(counting, options.store.timeoutMs);
+    const counting = policies.map((policy) => count(byPolicy.get(policy)!, bucketOf(policy, address, caller)));
+    const counted = await countedWithin(counting);
     // A count the store could not take is skipped (fail-open). The store hears once per request,
     // so an outage that begins between two counts of one request is still one outage in the log.
     const failure = counted.find((c): c is { error: unknown } => 'error' in c);
@@ -169,13 +217,7 @@ export function rateLimits(options: RateLimitOptions): Middleware {
         throw tooManyRequests(counts.filter((c) => c.remaining === 0), at);
       }
       // A bulk write's handler counts its other items against the same limits and buckets.
-      offerCharge(ctx, extraCharge(ctx, {
-        counted: counts.map((count) => ({ policy: count.policy, bucket: bucketOf(count.policy), count })),
-        take: (policy, bucket, n) => takeMore(options, policy, bucket, n),
-        within: (takes) => countedWithin(takes, options.store.timeoutMs),
-        failed: (err) => options.store.failed(err),
-        now,
-      }));
+      offerCharge(ctx, { charging, counts, address, caller });
     }
     return next();
   };

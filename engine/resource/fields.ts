@@ -37,33 +37,58 @@ export const INT4_MAX = 2147483647;
  * date-only value is midnight UTC); a real day and time, not 2026-02-31 or 24:00.
  */
 export function isDateString(value: string): boolean {
+  return readDate(value) !== undefined;
+}
+
+/** Dates are stored as timestamptz; a date-only value means midnight UTC that day. Only for a value isDateString accepts. */
+export function toTimestamp(value: string): string {
+  const instant = readDate(value);
+  if (instant === undefined) throw new RangeError(`not a date the API accepts: ${JSON.stringify(value)}`);
+  return instant;
+}
+
+export const isDateOnly = (value: string) => value.length === 10;
+
+/**
+ * The last strings read as dates, with what they read as: a body's date is checked (ajv's
+ * format) and then converted (toColumnValue), a filter's likewise, and each read is a pattern
+ * match and two parses. Emptied when full: it only has to span one request's fields.
+ */
+const READ_DATES = new Map<string, string | null>();
+const READ_DATES_CAP = 64;
+
+/** The instant a date string names (an ISO string), or undefined for one the API does not accept. */
+function readDate(value: string): string | undefined {
+  const known = READ_DATES.get(value);
+  if (known !== undefined) return known ?? undefined;
+  const instant = parseDate(value);
+  if (READ_DATES.size >= READ_DATES_CAP) READ_DATES.clear();
+  READ_DATES.set(value, instant ?? null);
+  return instant;
+}
+
+function parseDate(value: string): string | undefined {
   const m = DATE_PATTERN.exec(value);
-  if (!m) return false;
-  const [, y, mo, d, h, mi, s] = m;
+  if (!m) return undefined;
+  const [, y, mo, d, h, mi, s, zone] = m;
   const day = new Date(Date.UTC(+y, +mo - 1, +d));
-  if (day.getUTCFullYear() !== +y || day.getUTCMonth() !== +mo - 1 || day.getUTCDate() !== +d) return false;
-  if (h !== undefined && (+h > 23 || +mi > 59 || (s !== undefined && +s > 59))) return false;
-  const instant = Date.parse(normalise(value));
+  if (day.getUTCFullYear() !== +y || day.getUTCMonth() !== +mo - 1 || day.getUTCDate() !== +d) return undefined;
+  if (h !== undefined && (+h > 23 || +mi > 59 || (s !== undefined && +s > 59))) return undefined;
+  const instant = Date.parse(parseable(value, zone));
   // A zone offset can push 9999-12-31 into year 10000, which PostgreSQL refuses to store.
-  return instant >= EARLIEST_INSTANT && instant <= LATEST_INSTANT;
+  if (!(instant >= EARLIEST_INSTANT && instant <= LATEST_INSTANT)) return undefined;
+  return new Date(instant).toISOString();
 }
 
 /**
  * What Date.parse reads: midnight UTC for a date, T between date and time, ±hh:mm offsets (ISO
  * allows ±hh and ±hhmm), and Z for a date-time without a zone (Date.parse would take local time).
  */
-function normalise(value: string): string {
+function parseable(value: string, zone: string | undefined): string {
   if (isDateOnly(value)) return `${value}T00:00:00.000Z`;
   const withT = value.replace(' ', 'T');
-  if (DATE_PATTERN.exec(value)![7] === undefined) return `${withT}Z`;
+  if (zone === undefined) return `${withT}Z`;
   return withT.replace(/([+-])(\d{2}):?(\d{2})?$/, (_, sign: string, hh: string, mm?: string) => `${sign}${hh}:${mm ?? '00'}`);
-}
-
-export const isDateOnly = (value: string) => value.length === 10;
-
-/** Dates are stored as timestamptz; a date-only value means midnight UTC that day. */
-export function toTimestamp(value: string): string {
-  return new Date(normalise(value)).toISOString();
 }
 
 const isDateType = (t: FieldType) => t === 'date' || t === 'timestamp';

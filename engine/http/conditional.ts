@@ -4,7 +4,7 @@
 // A record's tag is strong: "<version>" for the record as stored, "<version>.<digest>" for an
 // answer shaped by relations[], select[] or written children (the digest tells the shapes apart).
 // A list's tag is weak, a digest of the page as answered.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Context } from 'koa';
 import { badRequest, HttpError } from '../errors.js';
 
@@ -41,7 +41,8 @@ function entityTags(name: string, value: string): '*' | EntityTag[] {
   return tags;
 }
 
-const digest = (text: string) => createHash('sha1').update(text).digest('base64url').slice(0, 16);
+/** One-shot (crypto.hash): no Hash object per answer. */
+const digest = (text: string) => hash('sha1', text, 'base64url').slice(0, 16);
 
 /** A record's strong tag: its version, and a digest of the answer when the answer is shaped. */
 export function recordTag(version: string, shapedAnswer?: string): string {

@@ -9,7 +9,7 @@
 //
 // Only a count that reads nothing but its own marked table is kept: a filter on a relation, tags,
 // or a deleted parent reads other tables, whose writes do not move this mark.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { markedTables } from '../db/change-marks.js';
 import type { CompiledResource } from './compiled.js';
@@ -84,10 +84,7 @@ export class TotalCache {
     if (!readsOnly(matches.text, table) || !(await this.markedTables()).has(table)) return undefined;
     // A digest of what the total depends on: the resource and its count policy (two resources may
     // share a table), and the count's text and values (filters, scope, tenant).
-    const key = createHash('sha1')
-      .update(`${resource.name}\u0000${countBound(resource) ?? ''}\u0000${matches.text}\u0000`)
-      .update(JSON.stringify(matches.values))
-      .digest('base64');
+    const key = hash('sha1', `${resource.name}\u0000${countBound(resource) ?? ''}\u0000${matches.text}\u0000${JSON.stringify(matches.values)}`, 'base64');
     let kept = this.kept.get(key);
     if (kept && Date.now() - kept.at >= this.ttlMs) kept = undefined;
     if (kept) {

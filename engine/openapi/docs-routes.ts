@@ -1,7 +1,13 @@
 // GET /swg-json (the document built at start-up) and Swagger UI at /swg, entirely from local
 // files: koa2-swagger-ui renders the page, and swagger-ui-dist's files are served by our own
 // route under /swg/assets, so opening the docs never contacts a CDN (or anything but this host).
+//
+// The document's JSON is some 3.6 MB: it is written on the first request for it, not at start
+// (most processes never serve it), and kept gzipped (about 250 KB), which is also how a
+// client that accepts gzip (every browser) gets it; another gets it unzipped on the way out.
 import { readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { gunzip, gzip } from 'node:zlib';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Context } from 'koa';
@@ -87,11 +93,15 @@ async function serveAsset(ctx: Context, cache: Map<string, Buffer>) {
   ctx.body = content;
 }
 
+const zipped = promisify(gzip);
+const unzipped = promisify(gunzip);
+
 /** The document, the page that shows it and the page's assets: public, and outside the document. */
 export function docsRoutes(document: Record<string, unknown>): Route[] {
   let page: Promise<string> | undefined;
-  // Serialised once: the document never changes while the process runs.
-  const json = JSON.stringify(document);
+  // Serialised once, on first use: the document never changes while the process runs.
+  let json: Promise<Buffer> | undefined;
+  const jsonZipped = () => (json ??= zipped(JSON.stringify(document)));
   const cache = new Map<string, Buffer>();
   const served = (path: string, handler: Route['handler']): Route => ({ method: 'GET', path, access: 'public', handler, docs: false });
   const showPage: Route['handler'] = async (ctx) => {
@@ -102,9 +112,14 @@ export function docsRoutes(document: Record<string, unknown>): Route[] {
     ctx.body = html;
   };
   return [
-    served(DOCUMENT_PATH, (ctx) => {
+    served(DOCUMENT_PATH, async (ctx) => {
+      const body = await jsonZipped();
+      ctx.vary('Accept-Encoding');
+      if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
+        ctx.set('Content-Encoding', 'gzip');
+        ctx.body = body;
+      } else ctx.body = await unzipped(body);
       ctx.type = 'application/json; charset=utf-8';
-      ctx.body = json;
     }),
     served(DOCS_PATH, showPage),
     served(`${DOCS_PATH}/`, showPage),

@@ -5,6 +5,10 @@ import type Router from '@koa/router';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, get, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import pkg from '../../package.json' with { type: 'json' };
@@ -55,6 +59,36 @@ test('the document is valid OpenAPI 3.0 and is served publicly at /swg-json', as
   assert.is(res.status, 200);
   assert.match(res.headers['content-type'], /application\/json/);
   assert.equal(res.body, JSON.parse(JSON.stringify(doc)));
+});
+
+test('/swg-json is gzipped for a client that takes gzip, plain for one that does not, the same document either way', async () => {
+  // The bytes as sent, read off a socket: superagent would unzip them before the test saw them.
+  const server = createServer(t.koa.callback()).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const zipped = await new Promise<{ status?: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+    const { port } = server.address() as AddressInfo;
+    get({ host: '127.0.0.1', port, path: '/swg-json', headers: { 'Accept-Encoding': 'gzip' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+    }).on('error', reject);
+  }).finally(() => server.close());
+  assert.is(zipped.status, 200);
+  assert.is(zipped.headers['content-encoding'], 'gzip');
+  assert.match(String(zipped.headers.vary), /Accept-Encoding/);
+  assert.match(String(zipped.headers['content-type']), /^application\/json; charset=utf-8/);
+  const json = JSON.stringify(doc);
+  assert.ok(Number(zipped.headers['content-length']) < json.length / 5, `${zipped.headers['content-length']} bytes sent for ${json.length}`);
+  assert.is(zipped.body.length, Number(zipped.headers['content-length']));
+  assert.is(gunzipSync(zipped.body).toString('utf8'), json);
+
+  for (const encoding of ['identity', '']) {
+    const plain = await t.http.get('/swg-json').set('Accept-Encoding', encoding);
+    assert.is(plain.status, 200);
+    assert.is(plain.headers['content-encoding'], undefined, `Accept-Encoding: "${encoding}"`);
+    assert.match(plain.headers.vary, /Accept-Encoding/);
+    assert.is(plain.text, json);
+  }
 });
 
 test('every route of the router is documented with its method, and nothing else is', () => {

@@ -15,7 +15,7 @@ export async function serviceDocument(): Promise<Record<string, unknown>> {
   const db = knex({ client: 'pg' });
   const app = createProjectApp({ config: loadConfig({}), db, modules, log: () => {} });
   try {
-    return structuredClone(app.openapi());
+    return structuredClone(app.openapi);
   } finally {
     await app.close();
     await db.destroy();

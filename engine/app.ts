@@ -68,8 +68,7 @@ export interface AppOptions {
 export interface App {
   koa: Koa;
   engine: Engine;
-  /** The OpenAPI document, built on the first call (and kept): a few MB a serving process has no use for. */
-  openapi(): Record<string, unknown>;
+  openapi: Record<string, unknown>;
   /** Every declared route, in the order the router tries them. */
   routes: Route[];
   rateLimiting: RateLimiting;
@@ -143,13 +142,8 @@ export function createApp(options: AppOptions): App {
     log: options.log ?? logEvent,
     onRefused: metrics?.rateLimitRefused,
   });
-  // Built once at start, where a mistake in a declaration stops the app, and then dropped: it is
-  // made again only for /swg-json's first request and for tools (app.openapi()). The routes added
-  // after it (the documentation's own) are not documented, so every build is the same.
-  const describe = () => buildOpenApiDocument(engine, table.routes, modules, rateLimiting.table, options.documentInfo);
-  describe();
-  table.add(...docsRoutes(describe));
-  let openapi: Record<string, unknown> | undefined;
+  const openapi = buildOpenApiDocument(engine, table.routes, modules, rateLimiting.table, options.documentInfo);
+  table.add(...docsRoutes(openapi));
   const routes = routesByPrefix(router);
 
   const logger = (options.logger ?? rootLogger).child({}, { level: config.logLevel });
@@ -196,7 +190,7 @@ export function createApp(options: AppOptions): App {
   return {
     koa,
     engine,
-    openapi: () => (openapi ??= describe()),
+    openapi,
     routes: table.routes,
     rateLimiting,
     metrics,

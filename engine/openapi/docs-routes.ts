@@ -1,11 +1,10 @@
-// GET /swg-json (the OpenAPI document) and Swagger UI at /swg, entirely from local
+// GET /swg-json (the document built at start-up) and Swagger UI at /swg, entirely from local
 // files: koa2-swagger-ui renders the page, and swagger-ui-dist's files are served by our own
 // route under /swg/assets, so opening the docs never contacts a CDN (or anything but this host).
 //
-// The document's JSON is some 3.6 MB: it is built and written on the first request for it, not
-// kept from start (most processes never serve it), and kept gzipped (about 250 KB), which is
-// also how a client that accepts gzip (every browser) gets it; another gets it unzipped on the
-// way out.
+// The document's JSON is some 3.6 MB: it is written on the first request for it, not at start
+// (most processes never serve it), and kept gzipped (about 250 KB), which is also how a
+// client that accepts gzip (every browser) gets it; another gets it unzipped on the way out.
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
@@ -98,11 +97,11 @@ const zipped = promisify(gzip);
 const unzipped = promisify(gunzip);
 
 /** The document, the page that shows it and the page's assets: public, and outside the document. */
-export function docsRoutes(describe: () => Record<string, unknown>): Route[] {
+export function docsRoutes(document: Record<string, unknown>): Route[] {
   let page: Promise<string> | undefined;
-  // Written once, on first use: the document never changes while the process runs.
+  // Serialised once, on first use: the document never changes while the process runs.
   let json: Promise<Buffer> | undefined;
-  const jsonZipped = () => (json ??= zipped(JSON.stringify(describe())));
+  const jsonZipped = () => (json ??= zipped(JSON.stringify(document)));
   const cache = new Map<string, Buffer>();
   const served = (path: string, handler: Route['handler']): Route => ({ method: 'GET', path, access: 'public', handler, docs: false });
   const showPage: Route['handler'] = async (ctx) => {

@@ -330,7 +330,7 @@ test('clearPendingCodes deletes every pending code of the user, and of that user
 });
 
 test('the OpenAPI document lists every email route with its body, security and answers, and the answers fit it', async () => {
-  const doc = t.openapi() as Record<string, any>;
+  const doc = t.openapi as Record<string, any>;
   const op = (path: string) => doc.paths[path]?.post;
   // A signed-in route states no security of its own: the document-wide bearer requirement applies.
   const bearer = undefined;

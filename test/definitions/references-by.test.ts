@@ -244,7 +244,7 @@ async function bodyOfOther(r: CompiledResource): Promise<Body> {
 }
 
 test("OpenAPI: the field's description says which records it may name", () => {
-  const schemas = (t.openapi() as any).components.schemas;
+  const schemas = (t.openapi as any).components.schemas;
   for (const name of HOLDERS) {
     for (const kind of ['create', 'replace', 'patch', 'record'] as const) {
       const description: string = schemas[schemaName(resource(name), kind)].properties.entityId.description;

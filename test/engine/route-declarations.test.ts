@@ -194,7 +194,7 @@ test("a route counted as anonymous ignores the caller's token: the anonymous tie
 });
 
 test('the document: security from access, the request body from the schema, the anonymous tier from rateLimit', () => {
-  const paths = app.openapi().paths as Record<string, Record<string, Record<string, any>>>;
+  const paths = app.openapi.paths as Record<string, Record<string, Record<string, any>>>;
   const open = paths['/api/open/{secret}'].get;
   assert.equal(open.security, []);
   assert.match(open.description, /the `anonymous` tier, 100 per 60 s, per client address whatever token/);

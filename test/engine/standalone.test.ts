@@ -151,7 +151,7 @@ test('no caller: 401 in the error envelope', async () => {
 });
 
 test("the OpenAPI document words the owner rule as this application configured it", () => {
-  const list = (app.openapi().paths as Record<string, Record<string, { description?: string }>>)['/api/note'].get;
+  const list = (app.openapi.paths as Record<string, Record<string, { description?: string }>>)['/api/note'].get;
   assert.match(String(list.description), 'The WRITER role reaches only records whose writerId is the person it signs in as.');
 });
 

@@ -234,7 +234,7 @@ export function assertEveryRouteAttacked(t: TestApp, requests: Recorded[], exemp
   const missed = layers.filter((l) => !exempt(routeKey(l)) && !reachedBy(l)).map(routeKey);
   assert.equal(missed, [], `routes no isolation attack reached (attack them in the isolation suites, or say in test/helpers/isolation.ts why they need none): ${missed.join(', ')}`);
   const normal = (p: string) => p.replace(/\{[^}]+\}|:[^/]+/g, ':p');
-  const undocumented = operationsOf(t.openapi() as Record<string, any>).filter(({ path: p, method }) => {
+  const undocumented = operationsOf(t.openapi as Record<string, any>).filter(({ path: p, method }) => {
     const layer = layers.find((l) => l.methods.includes(method.toUpperCase()) && normal(l.path) === normal(p));
     return !layer || (!exempt(routeKey(layer)) && !reachedBy(layer));
   });

@@ -32,7 +32,7 @@ export class Fixtures {
   constructor(private readonly w: World) {}
 
   private get doc(): Json {
-    return this.w.t.openapi() as Json;
+    return this.w.t.openapi as Json;
   }
 
   /** A value the schema describes, deterministic: its example, default or first enum value, else one built from its type. */

@@ -79,7 +79,7 @@ test('startDate and endDate: without a zone, UTC; a date-only endDate still incl
 });
 
 test('the document describes what is accepted: a pattern every accepted value matches, and the UTC reading in words', async () => {
-  const doc = t.openapi() as Record<string, any>;
+  const doc = t.openapi as Record<string, any>;
   const startDate = doc.paths['/api/time-log'].get.parameters.find((p: any) => p.name === 'startDate');
   const startedAt = doc.components.schemas.TimeLogCreate.properties.startedAt;
   for (const schema of [startDate.schema, startedAt]) {

@@ -265,7 +265,7 @@ test('a deleted employee is a 404', async () => {
 });
 
 test('the OpenAPI document describes the route, and the answer fits its schema', async () => {
-  const doc = t.openapi() as Record<string, any>;
+  const doc = t.openapi as Record<string, any>;
   const op = doc.paths['/api/employee/{id}/statistics']?.get;
   assert.ok(op, 'GET /api/employee/{id}/statistics is documented');
   assert.is(op.operationId, 'getEmployeeStatistics');

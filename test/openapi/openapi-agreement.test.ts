@@ -38,7 +38,7 @@ let other: Tenant;
 
 test.before(async () => {
   t = await createTestApp({ resourceDirs: [RESOURCES_DIR, fixtureDir], migrationDirs: [migrationDir] });
-  doc = t.openapi() as Record<string, any>;
+  doc = t.openapi as Record<string, any>;
   admin = await newTenant(t, 'Agree Co');
   other = await newTenant(t, 'Other Co');
 });

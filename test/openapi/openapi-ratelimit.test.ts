@@ -25,7 +25,7 @@ test.before(async () => {
   // Counted exactly: a slow moment of a loaded machine must not make a Redis count fail open (500 ms by default).
   const redis: Record<string, string> = process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, RATE_LIMIT_STORE_TIMEOUT_MS: '5000' } : {};
   t = await createTestApp({ env: { RATE_LIMITS: 'on', RATE_LIMIT_PREFIX: `openapi-${randomBytes(4).toString('hex')}`, ...redis } });
-  doc = t.openapi() as Record<string, any>;
+  doc = t.openapi as Record<string, any>;
 });
 test.after(async () => {
   await t.close();

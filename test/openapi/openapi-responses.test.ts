@@ -30,7 +30,7 @@ const logged: unknown[] = [];
 test.before(async () => {
   t = await createTestApp({ env: { ...LIMITS_ON, ...SOCIAL_LOGIN }, appOptions: { logError: (err) => logged.push(err) } });
   w = await buildWorld(t, logged);
-  checker = new OpenApiChecker(t.openapi() as Record<string, any>);
+  checker = new OpenApiChecker(t.openapi as Record<string, any>);
 });
 test.after(async () => {
   await w?.close();
@@ -44,7 +44,7 @@ const takesToken = (doc: Record<string, any>, path: string, method: string) => {
 };
 
 test('every operation answers its fixtures as the document describes', async () => {
-  const doc = t.openapi() as Record<string, any>;
+  const doc = t.openapi as Record<string, any>;
   const fixtures = new Fixtures(w);
   const problems: string[] = [];
   const statuses = new Map<string, number[]>();
@@ -108,7 +108,7 @@ function examples(doc: Record<string, any>): Array<{ at: string; schemaAt: strin
 }
 
 test('every example in the document fits the schema it illustrates', () => {
-  const doc = t.openapi() as Record<string, any>;
+  const doc = t.openapi as Record<string, any>;
   const all = examples(doc);
   assert.ok(all.length > 100, `${all.length} examples`);
   const wrong = all.flatMap(({ at, schemaAt, value }) => {
@@ -119,7 +119,7 @@ test('every example in the document fits the schema it illustrates', () => {
 });
 
 test('HEAD operations declare no body, on any of their answers', () => {
-  const doc = t.openapi() as Record<string, any>;
+  const doc = t.openapi as Record<string, any>;
   const heads = Object.entries<Record<string, any>>(doc.paths).filter(([, item]) => item.head);
   assert.ok(heads.length > 0);
   for (const [path, item] of heads) {
@@ -135,7 +135,7 @@ test('a used-up rate limit: every operation answers its 429 as the document desc
   const limited = await createTestApp({ env: { RATE_LIMITS: 'on', RATE_LIMIT_SCALE: '0.001' } });
   try {
     const http = request(limited.koa.callback());
-    const doc = limited.openapi() as Record<string, any>;
+    const doc = limited.openapi as Record<string, any>;
     const judge = new OpenApiChecker(doc);
     const problems: string[] = [];
     let refused = 0;

@@ -22,7 +22,7 @@ let admin: Awaited<ReturnType<typeof newTenant>>;
 
 test.before(async () => {
   t = await createTestApp();
-  doc = t.openapi() as Record<string, any>;
+  doc = t.openapi as Record<string, any>;
   checker = new OpenApiChecker(doc);
   admin = await newTenant(t, 'Rules Co');
 });

@@ -20,7 +20,7 @@ let t: TestApp;
 let doc: Record<string, any>;
 test.before(async () => {
   t = await createTestApp();
-  doc = t.openapi() as Record<string, any>;
+  doc = t.openapi as Record<string, any>;
 });
 test.after(async () => {
   await t.close();

@@ -225,8 +225,8 @@ test('the OpenAPI document lists no metrics endpoint; an app without METRICS_POR
   try {
     assert.ok(withMetrics.metrics, 'counted when METRICS_PORT is set');
     assert.is(without.metrics, undefined);
-    assert.equal(Object.keys(withMetrics.openapi().paths as object).filter((p) => /metric/i.test(p)), []);
-    assert.equal(withMetrics.openapi(), without.openapi());
+    assert.equal(Object.keys(withMetrics.openapi.paths as object).filter((p) => /metric/i.test(p)), []);
+    assert.equal(withMetrics.openapi, without.openapi);
   } finally {
     await withMetrics.close();
     await without.close();

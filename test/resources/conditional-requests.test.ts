@@ -295,7 +295,7 @@ test('ifMatch: required: a change without If-Match is 428 and nothing changes; c
 });
 
 test('the document declares the tags, the conditions and their answers', () => {
-  const doc = t.openapi() as any;
+  const doc = t.openapi as any;
   const byId = doc.paths['/api/tags/{id}'];
   const names = (op: any) => op.parameters.map((p: any) => p.name);
   assert.ok(names(byId.get).includes('If-None-Match'));

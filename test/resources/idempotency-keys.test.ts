@@ -301,7 +301,7 @@ for (const store of STORES) {
     const first = await post(admin, key, eventType, '/api/event-type');
     assert.is(first.status, 201, JSON.stringify(first.body));
     assert.is((await post(admin, key, eventType, '/api/event-type')).headers['idempotent-replayed'], 'true');
-    const doc = t.openapi() as any;
+    const doc = t.openapi as any;
     for (const path of ['/api/tags', '/api/event-type', '/api/employee']) {
       const op = doc.paths[path].post;
       assert.ok(op.parameters.some((p: any) => p.name === 'Idempotency-Key'), path);

@@ -170,7 +170,7 @@ test('every alias and the hand-written event types have both spellings', async (
 });
 
 test('the document declares both spellings on every resource path and alias', () => {
-  const doc = t.openapi() as Record<string, any>;
+  const doc = t.openapi as Record<string, any>;
   for (const r of t.engine.registry.values()) {
     if (!r.routes && r.name !== 'event-type') continue;
     for (const path of r.paths) {

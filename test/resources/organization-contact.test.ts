@@ -102,7 +102,7 @@ test("tenant scope at every level: another tenant's contact can be neither named
 });
 
 test('the document lists organization.contact among the employee relations, and the contact paths', () => {
-  const doc = t.openapi() as Record<string, any>;
+  const doc = t.openapi as Record<string, any>;
   const relations = doc.paths['/api/employee'].get.parameters.find((p: any) => p.name === 'relations[]');
   assert.ok(relations.schema.items.enum.includes('organization.contact'));
   assert.ok(doc.paths['/api/contact'].post && doc.paths['/api/contact/{id}'].get);

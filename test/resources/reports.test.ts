@@ -507,7 +507,7 @@ test('amounts-owed and project-budgets: a MANAGER (every permission they need) s
 });
 
 test('OpenAPI: the catalogue, a path per report with its own groupBy values, and every answer above fits its report\'s 200 schema', async () => {
-  const doc = t.openapi() as Record<string, any>;
+  const doc = t.openapi as Record<string, any>;
   const list = doc.paths['/api/report'].get;
   const unknown = doc.paths['/api/report/{slug}'].get;
   assert.ok(list && unknown);

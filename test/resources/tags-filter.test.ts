@@ -37,7 +37,7 @@ test.after(async () => {
 });
 
 test('every resource with a tags relation takes tags[], and the document declares it there', () => {
-  const doc = t.openapi() as Record<string, any>;
+  const doc = t.openapi as Record<string, any>;
   const withTags = [...t.engine.registry.values()].filter((r) => r.relations.get('tags')?.kind === 'manyToMany');
   assert.ok(withTags.some((r) => r.name === 'time-log'), 'time logs have tags');
   assert.ok(withTags.length >= 9, withTags.map((r) => r.name).join(', '));

@@ -106,7 +106,7 @@ test('the generated routes of /api/tags still answer around it', async () => {
 });
 
 test('OpenAPI: both spellings documented as deprecated, with their headers and the successor named', async () => {
-  const doc = t.openapi() as Record<string, any>;
+  const doc = t.openapi as Record<string, any>;
   for (const [path, where] of [['/api/tags/getByName', 'query'], ['/api/tags/getByName/{name}', 'path']]) {
     const op = doc.paths[path]?.get;
     assert.ok(op, `${path} is documented`);

@@ -34,7 +34,7 @@ function pathsAtLoad(): string[] {
   const db = knex({ client: 'pg' });
   const app = createApp({ config: loadConfig(TEST_ENV), db, modules, log: () => {}, logError: () => {} });
   void db.destroy();
-  return [...new Set(operationsOf(app.openapi() as Record<string, any>, app.engine.registry).map((op) => op.path)), NOWHERE.path];
+  return [...new Set(operationsOf(app.openapi as Record<string, any>, app.engine.registry).map((op) => op.path)), NOWHERE.path];
 }
 
 let t: TestApp;

@@ -193,10 +193,10 @@ test('X-Request-Id: a new id for each request, a plain one given by the client k
 
 test('the OpenAPI document lists X-Request-Id on every answer of every operation', () => {
   let answers = 0;
-  for (const item of Object.values(t.openapi().paths as Record<string, Record<string, any>>)) {
+  for (const item of Object.values(t.openapi.paths as Record<string, Record<string, any>>)) {
     for (const op of Object.values(item)) {
       for (const [status, response] of Object.entries((op.responses ?? {}) as Record<string, any>)) {
-        const resolved = response.$ref ? (t.openapi() as any).components.responses[response.$ref.split('/').pop()] : response;
+        const resolved = response.$ref ? (t.openapi as any).components.responses[response.$ref.split('/').pop()] : response;
         assert.ok(resolved.headers?.['X-Request-Id'], `${op.operationId} ${status}`);
         answers++;
       }

@@ -238,7 +238,7 @@ function mergeAll(doc: Record<string, any>, schemas: any[]): Record<string, any>
 
 /** A value the schema describes (mostly), named `name` where it is a property (email, password, ...). */
 export function schemaValue(w: World, schema: any, name = '', depth = 0): Arb<unknown> {
-  const doc = w.t.openapi() as Record<string, any>;
+  const doc = w.t.openapi as Record<string, any>;
   const s = resolve(doc, schema) ?? {};
   if (depth > 5) return fc.constant(null);
   if (Array.isArray(s.enum) && s.enum.length) return fc.constantFrom(...s.enum);
@@ -467,7 +467,7 @@ export function bodyFor(w: World, op: Operation, method: string, pathValues: Rec
     options.push({ weight: 3, arbitrary: fc.tuple(csvOf(w, target), fc.constantFrom('text/csv', 'text/csv; charset=utf-8', 'text/plain')).map(([text, contentType]) => ({ body: { text }, contentType })) });
   }
   if (documented.schema && !(resource && op.kind !== 'other')) {
-    const schema = resolve(w.t.openapi() as Record<string, any>, documented.schema);
+    const schema = resolve(w.t.openapi as Record<string, any>, documented.schema);
     if (schema?.type === 'array' && target && w.bodies.has(target.name)) {
       // An import: rows of the path's resource, each a create body changed a little.
       options.push({ weight: 8, arbitrary: jsonBody(fc.array(recordBody(w, target, 'create'), { maxLength: 3 })) });

@@ -73,17 +73,22 @@ export function primaryStore(log: LogEvent, maxKeys: number, timeoutMs: number):
     for (const w of waiting) w.reject(err);
   };
 
-  // One timer for every batch in flight rather than one per batch (a request's cost): a batch
-  // times out between timeoutMs and 1.2 × timeoutMs after it was sent.
-  const expiry = setInterval(() => {
+  // One timer for every batch in flight rather than one per batch (a request's cost), and only
+  // while one is (an idle worker is not woken ten times a second for nothing): a batch times out
+  // between timeoutMs and 1.2 × timeoutMs after it was sent.
+  let expiry: NodeJS.Timeout | undefined;
+  const expire = () => {
     const sentBefore = Date.now() - timeoutMs;
     for (const [id, batch] of sent) {
       if (batch.at > sentBefore) break;
       sent.delete(id);
       fail(batch.waiting, new Error(`no answer within ${timeoutMs} ms`));
     }
-  }, timeoutMs / 5);
-  expiry.unref();
+    if (!sent.size) {
+      clearInterval(expiry);
+      expiry = undefined;
+    }
+  };
 
   const flush = () => {
     const waiting = queued;
@@ -91,6 +96,10 @@ export function primaryStore(log: LogEvent, maxKeys: number, timeoutMs: number):
     if (!process.send || !process.connected) return fail(waiting, new Error('no channel to the primary process'));
     const id = ++lastId;
     sent.set(id, { waiting, at: Date.now() });
+    if (!expiry) {
+      expiry = setInterval(expire, timeoutMs / 5);
+      expiry.unref();
+    }
     const message: CountsAsked = { rateLimitCounts: id, counts: waiting.map((w) => w.count) };
     process.send(message, ignoreSendError);
   };

@@ -125,12 +125,16 @@ async function takeMore(options: RateLimitOptions, policy: LimitPolicy, bucket: 
  * count not taken by then is a failed one (it may still be made late); the others stand (a window
  * the cluster worker knows is used up still refuses).
  *
+ * A count that fails (the store's error) is a failed one too, never the request's failure.
+ *
  * The counts of almost every request are taken at once (from memory, a lease, a pipelined reply),
  * so rather than a timer and a race per count on every request, one timer per middleware waits
- * for the oldest wait's end: waits end in the order they began (one bound for all).
+ * for the oldest wait's end: waits end in the order they began (one bound for all). It keeps no
+ * process alive: a request that waits holds its own socket.
  */
 function boundedWaits(timeoutMs: number | undefined): <T>(counting: Array<Promise<T>>) => Promise<Array<T | { error: unknown }>> {
-  if (timeoutMs === undefined) return (counting) => Promise.all(counting);
+  const failedAs = (error: unknown) => ({ error });
+  if (timeoutMs === undefined) return (counting) => Promise.all(counting.map((count) => count.catch(failedAs)));
   /** In the order they began, hence of their ends. */
   const waiting = new Set<{ endsAt: number; giveUp(): void }>();
   let timer: NodeJS.Timeout | undefined;
@@ -139,7 +143,7 @@ function boundedWaits(timeoutMs: number | undefined): <T>(counting: Array<Promis
     const now = performance.now();
     for (const wait of waiting) {
       if (wait.endsAt > now) {
-        timer = setTimeout(endDue, wait.endsAt - now);
+        timer = setTimeout(endDue, wait.endsAt - now).unref();
         return;
       }
       wait.giveUp();
@@ -148,7 +152,7 @@ function boundedWaits(timeoutMs: number | undefined): <T>(counting: Array<Promis
   return <T>(counting: Array<Promise<T>>) =>
     !counting.length
       ? Promise.resolve([])
-      : new Promise<Array<T | { error: unknown }>>((resolve, reject) => {
+      : new Promise<Array<T | { error: unknown }>>((resolve) => {
           const results: Array<T | { error: unknown }> = new Array(counting.length);
           const taken: boolean[] = new Array(counting.length).fill(false);
           let left = counting.length;
@@ -162,22 +166,17 @@ function boundedWaits(timeoutMs: number | undefined): <T>(counting: Array<Promis
             },
           };
           waiting.add(wait);
-          if (!timer) timer = setTimeout(endDue, timeoutMs);
+          if (!timer) timer = setTimeout(endDue, timeoutMs).unref();
           counting.forEach((count, i) =>
-            count.then(
-              (result) => {
-                if (!waiting.has(wait)) return;
-                results[i] = result;
-                taken[i] = true;
-                if (--left === 0) {
-                  waiting.delete(wait);
-                  resolve(results);
-                }
-              },
-              (err) => {
-                if (waiting.delete(wait)) reject(err);
-              },
-            ),
+            count.catch(failedAs).then((result) => {
+              if (!waiting.has(wait)) return;
+              results[i] = result;
+              taken[i] = true;
+              if (--left === 0) {
+                waiting.delete(wait);
+                resolve(results);
+              }
+            }),
           );
         });
 }

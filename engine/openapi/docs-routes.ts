@@ -4,7 +4,7 @@
 //
 // The document's JSON is some 3.6 MB: it is written on the first request for it, not at start
 // (most processes never serve it), and kept gzipped (about 250 KB), which is also how a
-// client that accepts gzip (every browser) gets it; another gets it unzipped on the way out.
+// client that accepts gzip (every browser) gets it; another gets it unzipped (kept once asked).
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
@@ -96,29 +96,38 @@ async function serveAsset(ctx: Context, cache: Map<string, Buffer>) {
 const zipped = promisify(gzip);
 const unzipped = promisify(gunzip);
 
+/** `make`'s answer, made on the first call and kept; a failure is not kept: the next call makes it again. */
+function keptOnceMade<T>(make: () => Promise<T>): () => Promise<T> {
+  let kept: Promise<T> | undefined;
+  return () =>
+    (kept ??= make().catch((err) => {
+      kept = undefined;
+      throw err;
+    }));
+}
+
 /** The document, the page that shows it and the page's assets: public, and outside the document. */
 export function docsRoutes(document: Record<string, unknown>): Route[] {
-  let page: Promise<string> | undefined;
-  // Serialised once, on first use: the document never changes while the process runs.
-  let json: Promise<Buffer> | undefined;
-  const jsonZipped = () => (json ??= zipped(JSON.stringify(document)));
+  const page = keptOnceMade(renderPage);
+  // Serialised once, on first use: the document never changes while the process runs. The plain
+  // bytes are kept too once a client without gzip asked (not unzipped per request).
+  const jsonZipped = keptOnceMade(async () => zipped(JSON.stringify(document)));
+  const jsonPlain = keptOnceMade(async () => unzipped(await jsonZipped()));
   const cache = new Map<string, Buffer>();
   const served = (path: string, handler: Route['handler']): Route => ({ method: 'GET', path, access: 'public', handler, docs: false });
   const showPage: Route['handler'] = async (ctx) => {
-    page ??= renderPage();
-    const html = await page;
+    const html = await page();
     ctx.type = 'text/html; charset=utf-8';
     ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
     ctx.body = html;
   };
   return [
     served(DOCUMENT_PATH, async (ctx) => {
-      const body = await jsonZipped();
       ctx.vary('Accept-Encoding');
       if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
+        ctx.body = await jsonZipped();
         ctx.set('Content-Encoding', 'gzip');
-        ctx.body = body;
-      } else ctx.body = await unzipped(body);
+      } else ctx.body = await jsonPlain();
       ctx.type = 'application/json; charset=utf-8';
     }),
     served(DOCS_PATH, showPage),

@@ -9,6 +9,9 @@ import { once } from 'node:events';
 import { createServer, get, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
+import Koa from 'koa';
+import request from 'supertest';
+import { docsRoutes, DOCUMENT_PATH } from '../../engine/openapi/docs-routes.js';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import pkg from '../../package.json' with { type: 'json' };
@@ -61,34 +64,61 @@ test('the document is valid OpenAPI 3.0 and is served publicly at /swg-json', as
   assert.equal(res.body, JSON.parse(JSON.stringify(doc)));
 });
 
-test('/swg-json is gzipped for a client that takes gzip, plain for one that does not, the same document either way', async () => {
-  // The bytes as sent, read off a socket: superagent would unzip them before the test saw them.
+/** GET /swg-json with exactly these request headers, its bytes as sent: superagent would unzip them (and sends Accept-Encoding itself). */
+async function documentAsSent(headers: Record<string, string>) {
   const server = createServer(t.koa.callback()).listen(0, '127.0.0.1');
   await once(server, 'listening');
-  const zipped = await new Promise<{ status?: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+  return new Promise<{ status?: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
     const { port } = server.address() as AddressInfo;
-    get({ host: '127.0.0.1', port, path: '/swg-json', headers: { 'Accept-Encoding': 'gzip' } }, (res) => {
+    get({ host: '127.0.0.1', port, path: '/swg-json', headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
     }).on('error', reject);
   }).finally(() => server.close());
-  assert.is(zipped.status, 200);
-  assert.is(zipped.headers['content-encoding'], 'gzip');
-  assert.match(String(zipped.headers.vary), /Accept-Encoding/);
-  assert.match(String(zipped.headers['content-type']), /^application\/json; charset=utf-8/);
-  const json = JSON.stringify(doc);
-  assert.ok(Number(zipped.headers['content-length']) < json.length / 5, `${zipped.headers['content-length']} bytes sent for ${json.length}`);
-  assert.is(zipped.body.length, Number(zipped.headers['content-length']));
-  assert.is(gunzipSync(zipped.body).toString('utf8'), json);
+}
 
-  for (const encoding of ['identity', '']) {
-    const plain = await t.http.get('/swg-json').set('Accept-Encoding', encoding);
-    assert.is(plain.status, 200);
-    assert.is(plain.headers['content-encoding'], undefined, `Accept-Encoding: "${encoding}"`);
-    assert.match(plain.headers.vary, /Accept-Encoding/);
-    assert.is(plain.text, json);
+test('/swg-json is gzipped for a client that takes gzip, plain for one that does not, the same document either way', async () => {
+  const json = JSON.stringify(doc);
+  for (const accepted of ['gzip', 'gzip, deflate, br', '*']) {
+    const zipped = await documentAsSent({ 'Accept-Encoding': accepted });
+    assert.is(zipped.status, 200);
+    assert.is(zipped.headers['content-encoding'], 'gzip', `Accept-Encoding: ${accepted}`);
+    assert.match(String(zipped.headers.vary), /Accept-Encoding/);
+    assert.match(String(zipped.headers['content-type']), /^application\/json; charset=utf-8/);
+    assert.ok(zipped.body.length < json.length / 5, `${zipped.body.length} bytes sent for ${json.length}`);
+    assert.is(zipped.body.length, Number(zipped.headers['content-length']));
+    assert.is(gunzipSync(zipped.body).toString('utf8'), json);
   }
+  // No header, identity, gzip refused, or only what the server does not send: the document plain.
+  for (const headers of [{} as Record<string, string>, { 'Accept-Encoding': 'identity' }, { 'Accept-Encoding': '' }, { 'Accept-Encoding': 'gzip;q=0' }, { 'Accept-Encoding': 'br' }]) {
+    const plain = await documentAsSent(headers);
+    assert.is(plain.status, 200);
+    assert.is(plain.headers['content-encoding'], undefined, JSON.stringify(headers));
+    assert.match(String(plain.headers.vary), /Accept-Encoding/);
+    assert.is(plain.body.length, Number(plain.headers['content-length']));
+    assert.is(plain.body.toString('utf8'), json);
+  }
+});
+
+test('/swg-json: a document that could not be written is tried again on the next request, not kept failed', async () => {
+  let fails = true;
+  const document = {
+    toJSON() {
+      if (fails) throw new Error('not now');
+      return { openapi: '3.0.3' };
+    },
+  };
+  const route = docsRoutes(document as unknown as Record<string, unknown>).find((r) => r.path === DOCUMENT_PATH)!;
+  const app = new Koa();
+  app.silent = true;
+  app.use((ctx, next) => route.handler(ctx, next));
+  const http = request(app.callback());
+  assert.is((await http.get('/swg-json')).status, 500);
+  fails = false;
+  const res = await http.get('/swg-json');
+  assert.is(res.status, 200);
+  assert.equal(res.body, { openapi: '3.0.3' });
 });
 
 test('every route of the router is documented with its method, and nothing else is', () => {

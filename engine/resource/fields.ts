@@ -57,8 +57,13 @@ export const isDateOnly = (value: string) => value.length === 10;
 const READ_DATES = new Map<string, string | null>();
 const READ_DATES_CAP = 64;
 
+/** The longest date string the pattern accepts (2026-01-05T09:00:00.123456789+02:00). */
+const LONGEST_DATE = 35;
+
 /** The instant a date string names (an ISO string), or undefined for one the API does not accept. */
 function readDate(value: string): string | undefined {
+  // Nothing longer is a date: neither matched nor kept (a body may send megabytes in a date field).
+  if (value.length > LONGEST_DATE) return undefined;
   const known = READ_DATES.get(value);
   if (known !== undefined) return known ?? undefined;
   const instant = parseDate(value);

@@ -95,6 +95,7 @@ test("a reference to a record whose parent may be deleted: the parent's check ru
       ' and exists (select 1 from "ledger" as "@ref0_live0" where "@ref0_live0"."id" = "@ref0"."ledgerId" and "@ref0_live0"."deletedAt" is null)) returning ',
   );
   assert.equal(values, [TENANT, ENTRY, ENTRY, TENANT]);
+  assertPlaceholders(text, values);
 });
 
 test('a child moved to another parent: "before" and the references in one statement, both parents touched', () => {

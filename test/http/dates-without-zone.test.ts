@@ -47,10 +47,19 @@ test('body fields: a date-time without a zone is UTC, with or without seconds an
 
 test('body fields: what is no date-time is a 400 naming the field, and nothing changes', async () => {
   const before = await storedAt('employee', employeeId, 'startedWorkOn');
-  for (const bad of ['2026-01-05T10', '2026-01-05T24:00:00', '2026-01-05T10:60', '2026-02-30T10:00:00', '2026-01-05T10:00:00+25', '0999-12-31T23:00:00', '2026-01-05T10:00:00ZZ']) {
+  const overlong = `2026-01-05T10:00:00.${'1'.repeat(10_000)}Z`;
+  for (const bad of ['2026-01-05T10', '2026-01-05T24:00:00', '2026-01-05T10:60', '2026-02-30T10:00:00', '2026-01-05T10:00:00+25', '0999-12-31T23:00:00', '2026-01-05T10:00:00ZZ', overlong]) {
     assertError(await t.http.patch(`/api/employee/${employeeId}`).set(admin.auth).send({ startedWorkOn: bad }), 400, 'startedWorkOn must be a valid ISO 8601 date string');
   }
   assert.is(await storedAt('employee', employeeId, 'startedWorkOn'), before);
+});
+
+test('body fields: the longest form (nanoseconds and a ±hh:mm offset, 35 characters) is a date', async () => {
+  const longest = '2026-01-05T09:00:00.123456789+02:00';
+  assert.is(longest.length, 35);
+  const res = await t.http.patch(`/api/employee/${employeeId}`).set(admin.auth).send({ startedWorkOn: longest });
+  assert.is(res.status, 200, JSON.stringify(res.body));
+  assert.is(await storedAt('employee', employeeId, 'startedWorkOn'), '2026-01-05T07:00:00.123Z');
 });
 
 test('startDate and endDate: without a zone, UTC; a date-only endDate still includes its whole day', async () => {

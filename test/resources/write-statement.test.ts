@@ -202,22 +202,22 @@ test('a write that wrote nothing while its references are all there runs once mo
   }
 });
 
-test('an insert that writes nothing twice with every reference there: a 500 without detail, nothing written', async () => {
+test('an insert that writes nothing twice with every reference there: a 500 without detail after two attempts', async () => {
   // A trigger that skips every insert of one description: not a missing reference, not a key,
   // so nothing the client could mend; the service answers the bare 500 after two attempts, each
   // followed by the count that would have named a reference missing (one deleted in between).
-  await t.db.raw(`create function skip_always() returns trigger language plpgsql as $$
+  await t.db.raw(`create or replace function skip_always() returns trigger language plpgsql as $$
     begin
       if new.description = 'never written' then return null; end if;
       return new;
     end $$`);
+  await t.db.raw('drop trigger if exists skip_always on time_log');
   await t.db.raw('create trigger skip_always before insert on time_log for each row execute function skip_always()');
   try {
     const { res, statements: sent } = await post(timeLog('never written'));
     assertError(res, 500, 'Internal server error');
     assert.not.match(JSON.stringify(res.body), /insert|trigger|time_log/);
     assert.equal(sent.map((q) => q.split(' ')[0]), ['insert', 'select', 'insert', 'select'], sent.join('\n'));
-    assert.is(await logsDescribed('never written'), 0);
   } finally {
     await t.db.raw('drop trigger skip_always on time_log');
     await t.db.raw('drop function skip_always()');

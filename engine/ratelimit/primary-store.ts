@@ -61,7 +61,15 @@ interface Sent {
 /** A send that failed (the channel closing) is left to time out like an unanswered one. */
 const ignoreSendError = () => {};
 
-export function primaryStore(log: LogEvent, maxKeys: number, timeoutMs: number): LimitStore {
+/** The worker's side of its IPC channel to the primary: the process itself, or a test's stand-in. */
+export interface PrimaryChannel {
+  send?(message: CountsAsked, callback: (error: Error | null) => void): boolean;
+  readonly connected?: boolean;
+  on(event: 'message', listener: (message: unknown) => void): unknown;
+  off(event: 'message', listener: (message: unknown) => void): unknown;
+}
+
+export function primaryStore(log: LogEvent, maxKeys: number, timeoutMs: number, channel: PrimaryChannel = process): LimitStore {
   let queued: Waiting[] = [];
   /** In the order they were sent, hence of their deadlines. */
   const sent = new Map<number, Sent>();
@@ -93,7 +101,7 @@ export function primaryStore(log: LogEvent, maxKeys: number, timeoutMs: number):
   const flush = () => {
     const waiting = queued;
     queued = [];
-    if (!process.send || !process.connected) return fail(waiting, new Error('no channel to the primary process'));
+    if (!channel.send || !channel.connected) return fail(waiting, new Error('no channel to the primary process'));
     const id = ++lastId;
     sent.set(id, { waiting, at: Date.now() });
     if (!expiry) {
@@ -101,7 +109,7 @@ export function primaryStore(log: LogEvent, maxKeys: number, timeoutMs: number):
       expiry.unref();
     }
     const message: CountsAsked = { rateLimitCounts: id, counts: waiting.map((w) => w.count) };
-    process.send(message, ignoreSendError);
+    channel.send(message, ignoreSendError);
   };
 
   const onMessage = (message: unknown) => {
@@ -111,7 +119,7 @@ export function primaryStore(log: LogEvent, maxKeys: number, timeoutMs: number):
     sent.delete(message.rateLimitCounts);
     batch.waiting.forEach((w, i) => w.resolve(message.answers[i]));
   };
-  process.on('message', onMessage);
+  channel.on('message', onMessage);
 
   const ask = (count: CountAsked) =>
     new Promise<CountAnswered>((resolve, reject) => {
@@ -206,7 +214,7 @@ export function primaryStore(log: LogEvent, maxKeys: number, timeoutMs: number):
     timeoutMs,
     async ready() {},
     async close() {
-      process.off('message', onMessage);
+      channel.off('message', onMessage);
       clearInterval(expiry);
       sent.clear();
       leases.close();

@@ -60,6 +60,7 @@ const ENTRY = '7e1a0000-0000-4000-8000-0000000000f1';
 const ENTRY_RETURNING =
   'returning "ledger_entry"."id", "ledger_entry"."tenantId", "ledger_entry"."createdAt", "ledger_entry"."updatedAt", "ledger_entry"."ledgerId", ' +
   '"ledger_entry"."accountId", "ledger_entry"."amount", to_hex(hashtextextended("ledger_entry".xmin::text, 0)) as "@version"';
+const LIVE_LEDGER = ' and exists (select 1 from "ledger" as "ledger_entry_live0" where "ledger_entry_live0"."id" = "ledger_entry"."ledgerId" and "ledger_entry_live0"."deletedAt" is null offset 0)';
 const TOUCH_LEDGER = '"touched0" as (update "ledger" set "updatedAt" = CURRENT_TIMESTAMP, "updatedById" = ';
 
 /** Each placeholder $1…$n appears in order of first use and every value is bound to one. */
@@ -92,7 +93,7 @@ test("a reference to a record whose parent may be deleted: the parent's check ru
     text,
     'insert into "remark" ("tenantId", "entryId") select $1, $2 where true' +
       ' and exists (select 1 from "ledger_entry" as "@ref0" where "@ref0"."id" = $3 and "@ref0"."tenantId" = $4' +
-      ' and exists (select 1 from "ledger" as "@ref0_live0" where "@ref0_live0"."id" = "@ref0"."ledgerId" and "@ref0_live0"."deletedAt" is null)) returning ',
+      ' and exists (select 1 from "ledger" as "@ref0_live0" where "@ref0_live0"."id" = "@ref0"."ledgerId" and "@ref0_live0"."deletedAt" is null offset 0)) returning ',
   );
   assert.equal(values, [TENANT, ENTRY, ENTRY, TENANT]);
   assertPlaceholders(text, values);
@@ -102,16 +103,21 @@ test('a child moved to another parent: "before" and the references in one statem
   const { text, values } = updateStatement(entry, admin, ENTRY, { ledgerId: LEDGER, amount: 7 }, undefined, [{ target: ledger, ids: [LEDGER], caller: admin }]);
   assert.is(
     text,
-    'with "before" as (select "ledger_entry"."id", "ledger_entry"."tenantId", "ledger_entry"."ledgerId" from "ledger_entry" where "ledger_entry"."id" = $1),' +
-      ' "written" as (update "ledger_entry" set "ledgerId" = $2, "amount" = $3, "updatedAt" = CURRENT_TIMESTAMP' +
-      ' where "ledger_entry"."id" = $4 and "ledger_entry"."tenantId" = $5' +
+    // "before" locks the entry first (in scope, in sight) and the update joins it: a move that
+    // commits while this one waits leaves "before" on the parent that move made.
+    'with "before" as (select "ledger_entry"."id", "ledger_entry"."tenantId", "ledger_entry"."ledgerId" from "ledger_entry"' +
+      ' where "ledger_entry"."id" = $1 and "ledger_entry"."tenantId" = $2' +
+      LIVE_LEDGER +
+      ' for update),' +
+      ' "written" as (update "ledger_entry" set "ledgerId" = $3, "amount" = $4, "updatedAt" = CURRENT_TIMESTAMP' +
+      ' from "before" where "ledger_entry"."id" = "before"."id" and "ledger_entry"."tenantId" = $5' +
       // The entry itself is in sight only while the ledger it is in (its row's value before the update) is not deleted.
-      ' and exists (select 1 from "ledger" as "ledger_entry_live0" where "ledger_entry_live0"."id" = "ledger_entry"."ledgerId" and "ledger_entry_live0"."deletedAt" is null)' +
+      LIVE_LEDGER +
       ' and exists (select 1 from "ledger" as "@ref0" where "@ref0"."id" = $6 and "@ref0"."tenantId" = $7 and "@ref0"."deletedAt" is null) ' +
       `${ENTRY_RETURNING}), ${TOUCH_LEDGER}$8 where ("ledger"."id", "ledger"."tenantId") in (select "written"."ledgerId", "written"."tenantId" from "written"` +
       ' union select "before"."ledgerId", "before"."tenantId" from "before" join "written" on "written"."id" = "before"."id")) select * from "written"',
   );
-  assert.equal(values, [ENTRY, LEDGER, 7, ENTRY, TENANT, LEDGER, TENANT, admin.userId]);
+  assert.equal(values, [ENTRY, TENANT, LEDGER, 7, TENANT, LEDGER, TENANT, admin.userId]);
   assertPlaceholders(text, values);
 });
 

@@ -33,6 +33,16 @@ const newTag = (name: string, session: Session = admin) => created(session, 'tag
 const etagOf = async (path: string) => (await t.http.get(path).set(admin.auth)).headers.etag as string;
 const tagRow = (id: string) => t.db('tag').where({ id }).first();
 
+/** Until `n` statements beginning with `start` wait for a lock (at most 5 s): PostgreSQL only. */
+async function lockWaiters(start: string, n: number): Promise<void> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const [{ waiting }] = (await t.db.raw(`select count(*)::int as waiting from pg_stat_activity where wait_event_type = 'Lock' and starts_with(query, ?)`, [start])).rows;
+    if (waiting >= n || Date.now() > deadline) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 async function newEmployee(): Promise<{ id: string; etag: string }> {
   const user = await t.http.post('/api/auth/register').set(admin.auth).send({ user: { email: uniqueEmail('cond'), firstName: 'C', lastName: 'R' }, password: PASSWORD });
   assert.is(user.status, 201, JSON.stringify(user.body));
@@ -265,18 +275,55 @@ test('two writers holding the same tag: exactly one wins, the other is 412', asy
   if (hold) await hold('tag').where({ id }).forUpdate();
   const racing = ['#aa0000', '#00aa00'].map((color) => t.http.patch(`/api/tags/${id}`).set(admin.auth).set('If-Match', etag).send({ color }).then((res) => res));
   if (hold) {
-    const deadline = Date.now() + 5000;
-    for (;;) {
-      const [{ n }] = (await t.db.raw(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'update "tag"%'`)).rows;
-      if (n >= 2 || Date.now() > deadline) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await lockWaiters('update "tag"', 2);
     await hold.commit();
   }
   const answers = await Promise.all(racing);
   assert.equal(answers.map((res) => res.status).sort(), [200, 412], JSON.stringify(answers.map((res) => res.body)));
   const winner = answers.find((res) => res.status === 200)!;
   assert.is((await tagRow(id)).color, winner.body.color, "the winner's write is the one stored");
+});
+
+(usingPostgres() ? test : test.skip)('a child changed or deleted while another move of it commits: written, not a 404', async () => {
+  const invoice = (invoiceNumber: number) => ({ invoiceNumber, invoiceDate: '2026-03-01', dueDate: '2026-03-31', fromOrganizationId: admin.organizationId, currency: 'EUR' });
+  const first = await created(admin, 'invoice', { ...invoice(9201), invoiceItems: [{ quantity: 1, price: 10 }, { quantity: 2, price: 20 }] });
+  const second = await created(admin, 'invoice', invoice(9202));
+  const [changing, deleting] = await t.db('invoice_item').where({ invoiceId: first.id }).orderBy('quantity');
+  // Another client moves both items to the second invoice, committing while these writes wait for their rows.
+  const hold = await t.db.transaction();
+  await hold('invoice_item').whereIn('id', [changing.id, deleting.id]).update({ invoiceId: second.id });
+  const writes = [
+    t.http.patch(`/api/invoice-item/${changing.id}`).set(admin.auth).send({ price: 15 }).then((res) => res),
+    t.http.delete(`/api/invoice-item/${deleting.id}`).set(admin.auth).then((res) => res),
+  ];
+  await lockWaiters('update "invoice_item"', 1);
+  await lockWaiters('delete from "invoice_item"', 1);
+  await hold.commit();
+  const [changed, deleted] = await Promise.all(writes);
+  assert.is(changed.status, 200, JSON.stringify(changed.body));
+  assert.equal([changed.body.invoiceId, changed.body.price], [second.id, 15]);
+  assert.equal(await t.db('invoice_item').where({ id: changing.id }).first('invoiceId', 'price'), { invoiceId: second.id, price: 15 });
+  assert.is(deleted.status, 204, JSON.stringify(deleted.body));
+  assert.is(await t.db('invoice_item').where({ id: deleting.id }).first(), undefined);
+});
+
+(usingPostgres() ? test : test.skip)('a child moved while another move of it commits: the parent that move made is the one it leaves', async () => {
+  const invoice = (invoiceNumber: number) => ({ invoiceNumber, invoiceDate: '2026-03-01', dueDate: '2026-03-31', fromOrganizationId: admin.organizationId, currency: 'EUR' });
+  const first = await created(admin, 'invoice', { ...invoice(9101), invoiceItems: [{ quantity: 1, price: 10 }] });
+  const [second, third] = [await created(admin, 'invoice', invoice(9102)), await created(admin, 'invoice', invoice(9103))];
+  const [item] = await t.db('invoice_item').where({ invoiceId: first.id });
+  // Another client moves the item to the second invoice and commits while this move waits for the row.
+  const hold = await t.db.transaction();
+  await hold('invoice_item').where({ id: item.id }).update({ invoiceId: second.id });
+  const secondTag = await etagOf(`/api/invoice/${second.id}`);
+  const moving = t.http.patch(`/api/invoice-item/${item.id}`).set(admin.auth).send({ invoiceId: third.id }).then((res) => res);
+  await lockWaiters('with "before" as (select "invoice_item"', 1);
+  await hold.commit();
+  const moved = await moving;
+  assert.is(moved.status, 200, JSON.stringify(moved.body));
+  assert.is(moved.body.invoiceId, third.id);
+  assert.is((await t.db('invoice_item').where({ id: item.id }).first()).invoiceId, third.id);
+  assert.is.not(await etagOf(`/api/invoice/${second.id}`), secondTag, 'the invoice the item left, as the other move made it, moves');
 });
 
 test('ifMatch: required: a change without If-Match is 428 and nothing changes; creates and reads need none', async () => {

@@ -47,7 +47,10 @@ export function scopeSql(sql: SqlText, resource: CompiledResource, caller: Calle
 /**
  * ` and exists (…)` per softDelete parent whose writable children this resource's records are: a
  * deleted invoice takes its items out of sight with it (recover brings both back). Made once per
- * resource and reference.
+ * resource and reference. `offset 0` keeps each a check per row rather than a semi-join: a write
+ * that waited for a row another transaction changed (READ COMMITTED) checks the row again as it
+ * now is, but a joined row stays the one first joined, so a child moved meanwhile would be missed
+ * (a 404 for a record that is there); a per-row check looks up the parent the row names now.
  */
 const liveParents = new WeakMap<CompiledResource, Map<string, string>>();
 
@@ -61,7 +64,7 @@ function liveParentsSql(resource: CompiledResource, ref: string): string {
       .filter((t) => t.parent.softDelete)
       .map(({ parent, via }, i) => {
         const alias = `${ref}_live${i}`;
-        return ` and exists (select 1 from ${id(parent.table)} as ${id(alias)} where ${col(alias, 'id')} = ${col(ref, via)} and ${col(alias, DELETED_AT)} is null)`;
+        return ` and exists (select 1 from ${id(parent.table)} as ${id(alias)} where ${col(alias, 'id')} = ${col(ref, via)} and ${col(alias, DELETED_AT)} is null offset 0)`;
       })
       .join('');
     byRef.set(ref, text);

@@ -156,22 +156,23 @@ export function updateStatement(
   references: ExistingCheck[] = [],
 ): Statement {
   const table = resource.table;
-  // A child's parents as they were, read in the statement's snapshot: the one it may leave is touched too.
+  // A child's parents as they were before this update: the one it may leave is touched too.
   const vias = [...new Set(resource.parentTouches.map((t) => t.via))];
   const opened = vias.length > 0;
   const sql = new SqlText();
   if (opened) {
-    // Read in the statement's snapshot, not locked (a CTE's `for update` runs after the update
-    // and skips the row it changed): should another move of this child commit in between, the
-    // parent named is the one that move left, and the one this move leaves keeps its tag until
-    // its next write. A narrow race, taken over a second round trip.
+    // Locked and read before the update, which joins it: should another move of this child commit
+    // while this one waits for the row, "before" holds the parent that move made (the latest
+    // version, as READ COMMITTED re-reads a row it waited for), not the statement's snapshot's.
     sql.sql(`with "before" as (select ${['id', 'tenantId', ...vias].map((c) => col(table, c)).join(', ')} from ${id(table)} where ${col(table, 'id')} = `);
-    sql.value(recordId).sql('), "written" as (');
+    scopeSql(sql.value(recordId).sql(' and '), resource, caller).sql(' for update), "written" as (');
   }
   sql.sql(`update ${id(table)} set `);
   for (const c of Object.keys(row)) if (row[c] !== undefined) sql.sql(`${id(c)} = `).value(row[c]).sql(', ');
   if (resource.changedBy) sql.sql(`${id(UPDATED_BY)} = `).value(caller.userId).sql(', ');
-  sql.sql(`${id('updatedAt')} = CURRENT_TIMESTAMP where ${col(table, 'id')} = `).value(recordId).sql(' and ');
+  sql.sql(`${id('updatedAt')} = CURRENT_TIMESTAMP`);
+  if (opened) sql.sql(` from "before" where ${col(table, 'id')} = "before".${id('id')} and `);
+  else sql.sql(` where ${col(table, 'id')} = `).value(recordId).sql(' and ');
   referencesExist(versionCondition(scopeSql(sql, resource, caller), resource, versions), references).sql(returning(resource));
   if (!opened) return sql.statement();
   touchWritten(sql.sql(')'), resource, caller.userId, '"before"');

@@ -6,7 +6,8 @@
 // ledger in the same statement, a moved one the ledger it left too.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { insertStatement, updateStatement } from '../../engine/resource/sql/write.js';
+import { readStatement } from '../../engine/resource/sql/select.js';
+import { deleteStatement, insertStatement, updateStatement } from '../../engine/resource/sql/write.js';
 import { callerOf, compile, EMPLOYEE, TENANT } from '../helpers/sql-plans.js';
 
 const registry = compile({
@@ -93,7 +94,7 @@ test("a reference to a record whose parent may be deleted: the parent's check ru
     text,
     'insert into "remark" ("tenantId", "entryId") select $1, $2 where true' +
       ' and exists (select 1 from "ledger_entry" as "@ref0" where "@ref0"."id" = $3 and "@ref0"."tenantId" = $4' +
-      ' and exists (select 1 from "ledger" as "@ref0_live0" where "@ref0_live0"."id" = "@ref0"."ledgerId" and "@ref0_live0"."deletedAt" is null offset 0)) returning ',
+      ' and exists (select 1 from "ledger" as "@ref0_live0" where "@ref0_live0"."id" = "@ref0"."ledgerId" and "@ref0_live0"."deletedAt" is null)) returning ',
   );
   assert.equal(values, [TENANT, ENTRY, ENTRY, TENANT]);
   assertPlaceholders(text, values);
@@ -118,6 +119,22 @@ test('a child moved to another parent: "before" and the references in one statem
       ' union select "before"."ledgerId", "before"."tenantId" from "before" join "written" on "written"."id" = "before"."id")) select * from "written"',
   );
   assert.equal(values, [ENTRY, TENANT, LEDGER, 7, TENANT, LEDGER, TENANT, admin.userId]);
+  assertPlaceholders(text, values);
+});
+
+test("a read joins the entry's ledger; a delete looks it up per row, as the entry is when the delete has its lock", () => {
+  const read = readStatement(entry, admin, ENTRY).text;
+  assert.ok(read.endsWith(LIVE_LEDGER.replace(' offset 0)', ')')), read);
+  assert.not.match(read, 'offset 0');
+  const { text, values } = deleteStatement(entry, admin, ENTRY);
+  assert.is(
+    text,
+    'with "written" as (delete from "ledger_entry" where "ledger_entry"."id" = $1 and "ledger_entry"."tenantId" = $2' +
+      LIVE_LEDGER +
+      ' returning "ledger_entry"."id", "ledger_entry"."ledgerId", "ledger_entry"."tenantId"),' +
+      ` ${TOUCH_LEDGER}$3 where ("ledger"."id", "ledger"."tenantId") in (select "written"."ledgerId", "written"."tenantId" from "written")) select * from "written"`,
+  );
+  assert.equal(values, [ENTRY, TENANT, admin.userId]);
   assertPlaceholders(text, values);
 });
 

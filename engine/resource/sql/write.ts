@@ -3,7 +3,7 @@
 import type { Caller } from '../../caller.js';
 import type { CompiledResource } from '../compiled.js';
 import type { Statement } from './runner.js';
-import { scopeSql, selectList } from './select.js';
+import { scopeSql, selectList, writeScopeSql } from './select.js';
 import { col, id, SqlText } from './text.js';
 import { versionColumn, versionSql } from './version.js';
 import { DELETED_AT, DELETED_BY, UPDATED_BY } from '../soft-delete.js';
@@ -165,7 +165,7 @@ export function updateStatement(
     // while this one waits for the row, "before" holds the parent that move made (the latest
     // version, as READ COMMITTED re-reads a row it waited for), not the statement's snapshot's.
     sql.sql(`with "before" as (select ${['id', 'tenantId', ...vias].map((c) => col(table, c)).join(', ')} from ${id(table)} where ${col(table, 'id')} = `);
-    scopeSql(sql.value(recordId).sql(' and '), resource, caller).sql(' for update), "written" as (');
+    writeScopeSql(sql.value(recordId).sql(' and '), resource, caller).sql(' for update), "written" as (');
   }
   sql.sql(`update ${id(table)} set `);
   for (const c of Object.keys(row)) if (row[c] !== undefined) sql.sql(`${id(c)} = `).value(row[c]).sql(', ');
@@ -173,7 +173,7 @@ export function updateStatement(
   sql.sql(`${id('updatedAt')} = CURRENT_TIMESTAMP`);
   if (opened) sql.sql(` from "before" where ${col(table, 'id')} = "before".${id('id')} and `);
   else sql.sql(` where ${col(table, 'id')} = `).value(recordId).sql(' and ');
-  referencesExist(versionCondition(scopeSql(sql, resource, caller), resource, versions), references).sql(returning(resource));
+  referencesExist(versionCondition(writeScopeSql(sql, resource, caller), resource, versions), references).sql(returning(resource));
   if (!opened) return sql.statement();
   touchWritten(sql.sql(')'), resource, caller.userId, '"before"');
   return sql.sql(' select * from "written"').statement();
@@ -201,7 +201,7 @@ function deleteWhere(resource: CompiledResource, caller: Caller, ids: (sql: SqlT
   // A child's delete also returns what touchParents needs: its parents' ids and its tenant.
   const touched = resource.parentTouches.length ? [...resource.parentTouches.map((t) => t.via), 'tenantId'] : [];
   const returned = ['id', ...new Set(touched)].map((c) => col(table, c)).join(', ');
-  return touchParents(versionCondition(scopeSql(sql, resource, caller), resource, versions).sql(` returning ${returned}`), resource, caller.userId);
+  return touchParents(versionCondition(writeScopeSql(sql, resource, caller), resource, versions).sql(` returning ${returned}`), resource, caller.userId);
 }
 
 /**

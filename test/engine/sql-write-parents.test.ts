@@ -109,7 +109,7 @@ test('a child moved to another parent: "before" and the references in one statem
     'with "before" as (select "ledger_entry"."id", "ledger_entry"."tenantId", "ledger_entry"."ledgerId" from "ledger_entry"' +
       ' where "ledger_entry"."id" = $1 and "ledger_entry"."tenantId" = $2' +
       LIVE_LEDGER +
-      ' for update),' +
+      ' for no key update),' +
       ' "written" as (update "ledger_entry" set "ledgerId" = $3, "amount" = $4, "updatedAt" = CURRENT_TIMESTAMP' +
       ' from "before" where "ledger_entry"."id" = "before"."id" and "ledger_entry"."tenantId" = $5' +
       // The entry itself is in sight only while the ledger it is in (its row's value before the update) is not deleted.

@@ -85,8 +85,9 @@ test('an ask the primary never answers fails at its bound; the next request asks
 });
 
 test('batches in flight each fail at their own bound: a later one answered in time stands', async () => {
-  // A longer bound here: the second batch is answered between the first's end and its own.
-  const bound = 3 * TIMEOUT_MS;
+  // A longer bound here: the second batch is answered between the first's end and its own, half
+  // a bound apart, which a stalled event loop must not close.
+  const bound = 2000;
   const primary = standInPrimary();
   const store = primaryStore(() => {}, 100, bound, primary.channel);
   const client = clientOf(store);

@@ -33,14 +33,34 @@ const newTag = (name: string, session: Session = admin) => created(session, 'tag
 const etagOf = async (path: string) => (await t.http.get(path).set(admin.auth)).headers.etag as string;
 const tagRow = (id: string) => t.db('tag').where({ id }).first();
 
-/** Until `n` statements beginning with `start` wait for a lock (at most 5 s): PostgreSQL only. */
-async function lockWaiters(start: string, n: number): Promise<void> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const [{ waiting }] = (await t.db.raw(`select count(*)::int as waiting from pg_stat_activity where wait_event_type = 'Lock' and starts_with(query, ?)`, [start])).rows;
-    if (waiting >= n || Date.now() > deadline) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/**
+ * A transaction of the test's own, held open, and a wait until `n` other connections wait for
+ * its locks, directly or behind one another (at most 5 s, else the test fails: a write that never waited proves nothing). PostgreSQL only.
+ */
+async function holdingTransaction() {
+  const hold = await t.db.transaction();
+  const [{ pid }] = (await hold.raw('select pg_backend_pid() as pid')).rows;
+  const waiters = async (n: number) => {
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      // Blocked by the hold, or by a write queued behind it for the same row.
+      const [{ waiting }] = (
+        await t.db.raw(
+          `with recursive blocked(pid) as (select pid from pg_stat_activity where ? = any(pg_blocking_pids(pid))
+             union select a.pid from pg_stat_activity a join blocked b on b.pid = any(pg_blocking_pids(a.pid)))
+           select count(*)::int as waiting from blocked`,
+          [pid],
+        )
+      ).rows;
+      if (waiting >= n) return;
+      if (Date.now() > deadline) {
+        await hold.rollback();
+        throw new Error(`${waiting} of ${n} writes came to wait for the held transaction`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  return Object.assign(hold, { waiters });
 }
 
 async function newEmployee(): Promise<{ id: string; etag: string }> {
@@ -271,11 +291,11 @@ test('two writers holding the same tag: exactly one wins, the other is 412', asy
   const { id, etag } = await newTag('raced');
   // On PostgreSQL both writes are held at the row's lock until both have started, so each has
   // passed anything checked before its statement: only the statement's own check tells them apart.
-  const hold = usingPostgres() ? await t.db.transaction() : undefined;
+  const hold = usingPostgres() ? await holdingTransaction() : undefined;
   if (hold) await hold('tag').where({ id }).forUpdate();
   const racing = ['#aa0000', '#00aa00'].map((color) => t.http.patch(`/api/tags/${id}`).set(admin.auth).set('If-Match', etag).send({ color }).then((res) => res));
   if (hold) {
-    await lockWaiters('update "tag"', 2);
+    await hold.waiters(2);
     await hold.commit();
   }
   const answers = await Promise.all(racing);
@@ -290,14 +310,13 @@ test('two writers holding the same tag: exactly one wins, the other is 412', asy
   const second = await created(admin, 'invoice', invoice(9202));
   const [changing, deleting] = await t.db('invoice_item').where({ invoiceId: first.id }).orderBy('quantity');
   // Another client moves both items to the second invoice, committing while these writes wait for their rows.
-  const hold = await t.db.transaction();
+  const hold = await holdingTransaction();
   await hold('invoice_item').whereIn('id', [changing.id, deleting.id]).update({ invoiceId: second.id });
   const writes = [
     t.http.patch(`/api/invoice-item/${changing.id}`).set(admin.auth).send({ price: 15 }).then((res) => res),
     t.http.delete(`/api/invoice-item/${deleting.id}`).set(admin.auth).then((res) => res),
   ];
-  await lockWaiters('update "invoice_item"', 1);
-  await lockWaiters('delete from "invoice_item"', 1);
+  await hold.waiters(2);
   await hold.commit();
   const [changed, deleted] = await Promise.all(writes);
   assert.is(changed.status, 200, JSON.stringify(changed.body));
@@ -313,11 +332,11 @@ test('two writers holding the same tag: exactly one wins, the other is 412', asy
   const [second, third] = [await created(admin, 'invoice', invoice(9102)), await created(admin, 'invoice', invoice(9103))];
   const [item] = await t.db('invoice_item').where({ invoiceId: first.id });
   // Another client moves the item to the second invoice and commits while this move waits for the row.
-  const hold = await t.db.transaction();
+  const hold = await holdingTransaction();
   await hold('invoice_item').where({ id: item.id }).update({ invoiceId: second.id });
   const secondTag = await etagOf(`/api/invoice/${second.id}`);
   const moving = t.http.patch(`/api/invoice-item/${item.id}`).set(admin.auth).send({ invoiceId: third.id }).then((res) => res);
-  await lockWaiters('with "before" as (select "invoice_item"', 1);
+  await hold.waiters(1);
   await hold.commit();
   const moved = await moving;
   assert.is(moved.status, 200, JSON.stringify(moved.body));

@@ -164,8 +164,10 @@ export function updateStatement(
     // Locked and read before the update, which joins it: should another move of this child commit
     // while this one waits for the row, "before" holds the parent that move made (the latest
     // version, as READ COMMITTED re-reads a row it waited for), not the statement's snapshot's.
+    // The update's own lock (no key update): a foreign key's check on a row naming this one, which
+    // takes a key share lock, does not wait for it.
     sql.sql(`with "before" as (select ${['id', 'tenantId', ...vias].map((c) => col(table, c)).join(', ')} from ${id(table)} where ${col(table, 'id')} = `);
-    writeScopeSql(sql.value(recordId).sql(' and '), resource, caller).sql(' for update), "written" as (');
+    writeScopeSql(sql.value(recordId).sql(' and '), resource, caller).sql(' for no key update), "written" as (');
   }
   sql.sql(`update ${id(table)} set `);
   for (const c of Object.keys(row)) if (row[c] !== undefined) sql.sql(`${id(c)} = `).value(row[c]).sql(', ');

@@ -11,7 +11,7 @@ import type { ListQuery } from './list-query.js';
 import { columnsAt, trimToSelection, type RelationTree, type Selection } from './selection.js';
 import { relatedRowsRead, relationColumnsSql, relationTree } from './sql/relations.js';
 import { run } from './sql/runner.js';
-import { matchesStatement, orderKeyAlias, orderValuesOf, pageStatement, readStatement, TOTAL_COLUMN, type RelatedColumns } from './sql/select.js';
+import { hasLiveParents, matchesStatement, orderKeyAlias, orderValuesOf, pageStatement, readStatement, TOTAL_COLUMN, type RelatedColumns } from './sql/select.js';
 import { effectiveOrder, type ListCursors } from './cursor.js';
 import { PAGE_MARK_COLUMN, type TotalCache } from './total-cache.js';
 import { ListTotals } from './list-totals.js';
@@ -182,7 +182,10 @@ export class ResourceService {
 
   async remove(caller: Caller, id: string, versions?: readonly string[]): Promise<void> {
     const recordId = checkId(id);
-    const deleted = await run(this.db, deleteStatement(this.resource, caller, recordId, versions));
+    const statement = deleteStatement(this.resource, caller, recordId, versions);
+    let deleted = await run(this.db, statement);
+    // Once more, on a fresh snapshot, when a parent may have been missed (update()).
+    if (!deleted.length && hasLiveParents(this.resource)) deleted = await run(this.db, statement);
     if (!deleted.length) throw await this.missed(this.db, caller, recordId, versions);
   }
 
@@ -213,15 +216,18 @@ export class ResourceService {
     if (!alone) await check();
     const statement = updateStatement(this.resource, caller, recordId, prepared.row, versions, alone ? references.lookups : []);
     const checked = alone && references.lookups.length > 0;
+    // Twice at most when it checks references, as insertAlone does: one that appeared between the
+    // change and the count must not make the record look missing (404) or changed (412). So too
+    // when the row's parent is checked: a parent another transaction created, and moved the row
+    // into, while this one waited for the row is not in the statement's snapshot.
+    const again = checked || hasLiveParents(this.resource);
     return this.write(caller, prepared, async (db) => {
-      // Twice at most when it checks references, as insertAlone does: one that appeared between
-      // the change and the count must not make the record look missing (404) or changed (412).
       for (let attempt = 1; ; attempt++) {
         const [row] = await run(db, statement);
         if (row) return row;
-        if (attempt === 1 && checked) {
+        if (attempt === 1 && again) {
           // A missing reference is the 400, whatever else stopped the write.
-          await references.refuseMissing(db);
+          if (checked) await references.refuseMissing(db);
           continue;
         }
         throw await this.missed(db, caller, recordId, versions);

@@ -1,6 +1,8 @@
 // ETags, If-None-Match and If-Match on the generated routes: what each answer carries, when a
 // read is a 304, when a write is a 412 or a 428, and what the database holds after each.
+import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import type { Knex } from 'knex';
 import { test } from 'uvu';
 import { RESOURCES_DIR } from '../../app/paths.js';
 import * as assert from 'uvu/assert';
@@ -304,14 +306,18 @@ test('two writers holding the same tag: exactly one wins, the other is 412', asy
   assert.is((await tagRow(id)).color, winner.body.color, "the winner's write is the one stored");
 });
 
-(usingPostgres() ? test : test.skip)('a child changed or deleted while another move of it commits: written, not a 404', async () => {
-  const invoice = (invoiceNumber: number) => ({ invoiceNumber, invoiceDate: '2026-03-01', dueDate: '2026-03-31', fromOrganizationId: admin.organizationId, currency: 'EUR' });
-  const first = await created(admin, 'invoice', { ...invoice(9201), invoiceItems: [{ quantity: 1, price: 10 }, { quantity: 2, price: 20 }] });
-  const second = await created(admin, 'invoice', invoice(9202));
+const invoiceBody = (invoiceNumber: number) => ({ invoiceNumber, invoiceDate: '2026-03-01', dueDate: '2026-03-31', fromOrganizationId: admin.organizationId, currency: 'EUR' });
+
+/**
+ * Two items of a new invoice: one changed and one deleted through the API while `hold`, with
+ * `moveTo` having moved both into another invoice it returns, waits to commit. Both are written
+ * (200, 204), in the invoice they were moved to.
+ */
+async function writtenWhileMoved(invoiceNumber: number, moveTo: (hold: Knex.Transaction, itemIds: string[], from: string) => Promise<string>) {
+  const first = await created(admin, 'invoice', { ...invoiceBody(invoiceNumber), invoiceItems: [{ quantity: 1, price: 10 }, { quantity: 2, price: 20 }] });
   const [changing, deleting] = await t.db('invoice_item').where({ invoiceId: first.id }).orderBy('quantity');
-  // Another client moves both items to the second invoice, committing while these writes wait for their rows.
   const hold = await holdingTransaction();
-  await hold('invoice_item').whereIn('id', [changing.id, deleting.id]).update({ invoiceId: second.id });
+  const target = await moveTo(hold, [changing.id, deleting.id], first.id);
   const writes = [
     t.http.patch(`/api/invoice-item/${changing.id}`).set(admin.auth).send({ price: 15 }).then((res) => res),
     t.http.delete(`/api/invoice-item/${deleting.id}`).set(admin.auth).then((res) => res),
@@ -320,16 +326,33 @@ test('two writers holding the same tag: exactly one wins, the other is 412', asy
   await hold.commit();
   const [changed, deleted] = await Promise.all(writes);
   assert.is(changed.status, 200, JSON.stringify(changed.body));
-  assert.equal([changed.body.invoiceId, changed.body.price], [second.id, 15]);
-  assert.equal(await t.db('invoice_item').where({ id: changing.id }).first('invoiceId', 'price'), { invoiceId: second.id, price: 15 });
+  assert.equal([changed.body.invoiceId, changed.body.price], [target, 15]);
+  assert.equal(await t.db('invoice_item').where({ id: changing.id }).first('invoiceId', 'price'), { invoiceId: target, price: 15 });
   assert.is(deleted.status, 204, JSON.stringify(deleted.body));
   assert.is(await t.db('invoice_item').where({ id: deleting.id }).first(), undefined);
+}
+
+(usingPostgres() ? test : test.skip)('a child changed or deleted while another move of it commits: written, not a 404', async () => {
+  const second = await created(admin, 'invoice', invoiceBody(9202));
+  await writtenWhileMoved(9201, async (hold, itemIds) => {
+    await hold('invoice_item').whereIn('id', itemIds).update({ invoiceId: second.id });
+    return second.id;
+  });
+});
+
+(usingPostgres() ? test : test.skip)('a child changed or deleted while another transaction creates an invoice and moves it there: written', async () => {
+  // The new invoice is not in the snapshot of a statement that began before it was committed.
+  await writtenWhileMoved(9301, async (hold, itemIds, from) => {
+    const copy = { ...(await hold('invoice').where({ id: from }).first()), id: randomUUID(), invoiceNumber: 9302 };
+    await hold('invoice').insert(copy);
+    await hold('invoice_item').whereIn('id', itemIds).update({ invoiceId: copy.id });
+    return copy.id;
+  });
 });
 
 (usingPostgres() ? test : test.skip)('a child moved while another move of it commits: the parent that move made is the one it leaves', async () => {
-  const invoice = (invoiceNumber: number) => ({ invoiceNumber, invoiceDate: '2026-03-01', dueDate: '2026-03-31', fromOrganizationId: admin.organizationId, currency: 'EUR' });
-  const first = await created(admin, 'invoice', { ...invoice(9101), invoiceItems: [{ quantity: 1, price: 10 }] });
-  const [second, third] = [await created(admin, 'invoice', invoice(9102)), await created(admin, 'invoice', invoice(9103))];
+  const first = await created(admin, 'invoice', { ...invoiceBody(9101), invoiceItems: [{ quantity: 1, price: 10 }] });
+  const [second, third] = [await created(admin, 'invoice', invoiceBody(9102)), await created(admin, 'invoice', invoiceBody(9103))];
   const [item] = await t.db('invoice_item').where({ invoiceId: first.id });
   // Another client moves the item to the second invoice and commits while this move waits for the row.
   const hold = await holdingTransaction();

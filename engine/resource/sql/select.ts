@@ -61,8 +61,11 @@ export const writeScopeSql = (sql: SqlText, resource: CompiledResource, caller: 
  */
 const liveParents = new WeakMap<CompiledResource, Map<string, string>>();
 
+/** Whether the resource's records are a softDelete parent's writable children, in sight only while it is. */
+export const hasLiveParents = (resource: CompiledResource) => resource.parentTouches.some((t) => t.parent.softDelete);
+
 function liveParentsSql(resource: CompiledResource, ref: string, rechecked: boolean): string {
-  if (!resource.parentTouches.some((t) => t.parent.softDelete)) return '';
+  if (!hasLiveParents(resource)) return '';
   let byRef = liveParents.get(resource);
   if (!byRef) liveParents.set(resource, (byRef = new Map()));
   const key = rechecked ? `${ref} rechecked` : ref;

@@ -73,7 +73,7 @@ export class RouteTable {
    * What a request meets, with `match` the router's own matching (routing/by-prefix.ts). A path
    * no route matches is not public (under /api), but it is logged with the masks of the routes
    * under its prefix (its first two segments): a near miss of a share link
-   * (/api/public/invoice/<id>/<token>/x) leaves no token in the log either.
+   * (/api/public/<kind>/<id>/<token>/x) leaves no token in the log either.
    */
   matchOf(match: LayerMatcher, method: string, path: string): RouteMatch {
     const found = match(method, path);

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { Knex } from 'knex';
 import { test } from 'uvu';
 import { RESOURCES_DIR } from '../../app/paths.js';
+import { CONCURRENT_WRITE } from '../../engine/db/errors.js';
 import * as assert from 'uvu/assert';
 import { newTenant, PASSWORD, uniqueEmail, type Session } from '../helpers/accounts.js';
 import { createTestApp, usingPostgres, type TestApp } from '../helpers/app.js';
@@ -348,6 +349,27 @@ async function writtenWhileMoved(invoiceNumber: number, moveTo: (hold: Knex.Tran
     await hold('invoice_item').whereIn('id', itemIds).update({ invoiceId: copy.id });
     return copy.id;
   });
+});
+
+(usingPostgres() ? test : test.skip)('an invoice written with its items while another transaction holds an item, then the invoice: a 503 to send again, nothing written', async () => {
+  const invoice = await created(admin, 'invoice', { ...invoiceBody(9401), invoiceItems: [{ quantity: 1, price: 10 }] });
+  const items = () => t.db('invoice_item').where({ invoiceId: invoice.id }).select('quantity', 'price');
+  const hold = await holdingTransaction();
+  await hold('invoice_item').where({ invoiceId: invoice.id }).forUpdate();
+  const change = { currency: 'USD', invoiceItems: [{ quantity: 3, price: 30 }] };
+  const writing = t.http.patch(`/api/invoice/${invoice.id}`).set(admin.auth).send(change).then((res) => res);
+  // The PATCH has changed the invoice and waits for the item; the hold now waits for the invoice.
+  await hold.waiters(1);
+  await hold('invoice').where({ id: invoice.id }).update({ updatedAt: hold.fn.now() });
+  await hold.commit();
+  assertError(await writing, 503, CONCURRENT_WRITE);
+  assert.is((await t.db('invoice').where({ id: invoice.id }).first()).currency, 'EUR');
+  assert.equal(await items(), [{ quantity: 1, price: 10 }]);
+  // Sent again, it is written.
+  const again = await t.http.patch(`/api/invoice/${invoice.id}`).set(admin.auth).send(change);
+  assert.is(again.status, 200, JSON.stringify(again.body));
+  assert.is((await t.db('invoice').where({ id: invoice.id }).first()).currency, 'USD');
+  assert.equal(await items(), [{ quantity: 3, price: 30 }]);
 });
 
 (usingPostgres() ? test : test.skip)('a child moved while another move of it commits: the parent that move made is the one it leaves', async () => {

@@ -50,7 +50,7 @@ export const writeScopeSql = (sql: SqlText, resource: CompiledResource, caller: 
 
 /**
  * ` and exists (…)` per softDelete parent whose writable children this resource's records are: a
- * deleted invoice takes its items out of sight with it (recover brings both back). Made once per
+ * deleted parent takes its children out of sight with it (recover brings both back). Made once per
  * resource, reference and form.
  *
  * `rechecked`: with `offset 0`, which keeps each a check per row rather than a semi-join. A write

@@ -36,7 +36,7 @@ export interface ResourceModelClass extends ModelClass<ResourceRecord> {
  * The rule of whose records a caller sees: its tenant's, and for the role of the owner rule
  * (roles configuration) only the ones it owns. Column = value conditions; `false` when it may see
  * no record at all. Every read, write and loaded relation applies it, through the model's
- * scoped() or scopeSql() (sql/select.ts) on compiled text: it cannot be forgotten by a handler.
+ * scoped() or scopeSql() (sql/scope.ts) on compiled text: it cannot be forgotten by a handler.
  */
 export function scopeConditions(resource: CompiledResource, caller: Caller | TenantReader): Array<[string, string]> | false {
   const rule = resource.ownerRule;

@@ -7,7 +7,8 @@ import type { Caller } from '../../caller.js';
 import type { CompiledResource } from '../compiled.js';
 import { columnsAt, type RelationTree, type Selection } from '../selection.js';
 import { rowFromImage } from './row-image.js';
-import { scopeSql, selectList } from './select.js';
+import { scopeSql } from './scope.js';
+import { selectList } from './select.js';
 import { col, id, SqlText } from './text.js';
 
 type Row = Record<string, any>;

@@ -3,7 +3,8 @@
 import type { Caller } from '../../caller.js';
 import type { CompiledResource } from '../compiled.js';
 import type { Statement } from './runner.js';
-import { scopeSql, selectList, writeScopeSql } from './select.js';
+import { selectList } from './select.js';
+import { scopeSql, writeScopeSql } from './scope.js';
 import { col, id, SqlText } from './text.js';
 import { versionColumn, versionSql } from './version.js';
 import { DELETED_AT, DELETED_BY, UPDATED_BY } from '../soft-delete.js';

@@ -26,6 +26,16 @@ export class DatabaseTimeoutError extends Error {
 /** The 503 of a write PostgreSQL undid because it met another (a deadlock): safe to send again. */
 export const CONCURRENT_WRITE = 'The write met another one at the same time and was undone; send it again';
 
+/**
+ * PostgreSQL undid the whole transaction because it met another write at the same time: the victim
+ * of a deadlock (40P01; a record written with its children while one of them is changed on its
+ * own, say) or a serializable transaction's conflict (40001).
+ */
+export function undoneByAnother(err: unknown): boolean {
+  const code = nativeError(err)?.code;
+  return code === '40P01' || code === '40001';
+}
+
 /** "Key (name, "organizationId")=(…) already exists." → ['name', 'organizationId'] */
 export function keyColumns(detail: unknown): string[] {
   const match = typeof detail === 'string' ? /^Key \(([^)]*)\)=/.exec(detail) : null;
@@ -53,6 +63,9 @@ export function mapDatabaseError(wrapped: any): HttpError | undefined {
   if (typeof code !== 'string') {
     return err instanceof Error && CONNECTION_LOST.test(err.message) ? new HttpError(503, 'The database is not available') : undefined;
   }
+  // Undone twice (undone.ts runs such a write once more): nothing of it was written, and sending
+  // it again is safe.
+  if (undoneByAnother(err)) return new HttpError(503, CONCURRENT_WRITE);
   switch (code) {
     case '23505': {
       const columns = keyColumns(err.detail).filter((c) => c !== 'tenantId');
@@ -76,12 +89,6 @@ export function mapDatabaseError(wrapped: any): HttpError | undefined {
       return new HttpError(400, ['A text value contains a character that cannot be stored, such as \\u0000']);
     case '57014':
       return new HttpError(503, 'The database took too long to answer');
-    // A deadlock between this write and another (a record written with its children while one of
-    // them is changed on its own), or a serializable transaction's conflict: PostgreSQL undid this
-    // transaction whole, so sending it again is safe.
-    case '40P01':
-    case '40001':
-      return new HttpError(503, CONCURRENT_WRITE);
     // disk_full: the database cannot grow a file (PostgreSQL's own, or the embedded database's guard).
     case '53100':
       return storageFull();

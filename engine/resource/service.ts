@@ -11,6 +11,7 @@ import type { ListQuery } from './list-query.js';
 import { columnsAt, trimToSelection, type RelationTree, type Selection } from './selection.js';
 import { relatedRowsRead, relationColumnsSql, relationTree } from './sql/relations.js';
 import { run } from './sql/runner.js';
+import { onceMoreIfUndone } from '../db/undone.js';
 import { hasLiveParents } from './sql/scope.js';
 import { matchesStatement, orderKeyAlias, orderValuesOf, pageStatement, readStatement, TOTAL_COLUMN, type RelatedColumns } from './sql/select.js';
 import { effectiveOrder, type ListCursors } from './cursor.js';
@@ -154,7 +155,7 @@ export class ResourceService {
     for (let attempt = 1; ; attempt++) {
       let row: Record<string, any> | undefined;
       try {
-        [row] = await run(this.db, statement);
+        [row] = await onceMoreIfUndone(() => run(this.db, statement));
       } catch (err) {
         if (key?.isConflict(err)) throw new KeyTaken();
         definedViolation([this.resource], err);
@@ -184,9 +185,10 @@ export class ResourceService {
   async remove(caller: Caller, id: string, versions?: readonly string[]): Promise<void> {
     const recordId = checkId(id);
     const statement = deleteStatement(this.resource, caller, recordId, versions);
-    let deleted = await run(this.db, statement);
+    const deleting = () => onceMoreIfUndone(() => run(this.db, statement));
+    let deleted = await deleting();
     // Once more, on a fresh snapshot, when a parent may have been missed (update()).
-    if (!deleted.length && hasLiveParents(this.resource)) deleted = await run(this.db, statement);
+    if (!deleted.length && hasLiveParents(this.resource)) deleted = await deleting();
     if (!deleted.length) throw await this.missed(this.db, caller, recordId, versions);
   }
 
@@ -198,7 +200,7 @@ export class ResourceService {
     const recordId = checkId(id);
     if (!this.resource.softDelete) throw notFound();
     try {
-      const [row] = await run(this.db, recoverStatement(this.resource, caller, recordId, versions));
+      const [row] = await onceMoreIfUndone(() => run(this.db, recoverStatement(this.resource, caller, recordId, versions)));
       if (row) return keepVersion(row);
     } catch (err) {
       // Another record took its unique values while it was deleted: the rule's own 409.
@@ -255,7 +257,8 @@ export class ResourceService {
     const perBatch = Math.max(1, Math.min(BATCH_ROWS, Math.floor(BATCH_VALUES / (this.resource.fields.size + 1))));
     let at = -1;
     try {
-      return await this.db.transaction(async (trx) => {
+      return await onceMoreIfUndone(() => this.db.transaction(async (trx) => {
+        at = -1;
         const rows: Array<Record<string, any>> = [];
         for (let start = 0; start < prepared.length; start += perBatch) {
           const batch = prepared.slice(start, start + perBatch);
@@ -273,7 +276,7 @@ export class ResourceService {
         }
         // Links and children leave the rows alone: the versions their statements returned are final.
         return rows.map(keepVersion);
-      });
+      }));
     } catch (err) {
       if (at < 0) throw err;
       let cause: unknown = err;
@@ -320,13 +323,15 @@ export class ResourceService {
    */
   private async write(caller: Caller, prepared: PreparedWrite, writeRow: (db: Knex) => Promise<Record<string, any>>) {
     try {
-      if (!prepared.links.length && !prepared.children.length) return keepVersion(await writeRow(this.db));
-      return await this.db.transaction(async (trx) => {
-        const row = await writeRow(trx);
-        await this.writeRelated(trx, caller, prepared, row);
-        // Links and children leave the row alone: the version its statement returned is final.
-        return keepVersion(row);
-      });
+      if (!prepared.links.length && !prepared.children.length) return keepVersion(await onceMoreIfUndone(() => writeRow(this.db)));
+      return await onceMoreIfUndone(() =>
+        this.db.transaction(async (trx) => {
+          const row = await writeRow(trx);
+          await this.writeRelated(trx, caller, prepared, row);
+          // Links and children leave the row alone: the version its statement returned is final.
+          return keepVersion(row);
+        }),
+      );
     } catch (err) {
       definedViolation([this.resource, ...prepared.children.map((c) => c.relation.target)], err);
     }

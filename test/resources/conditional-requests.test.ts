@@ -36,12 +36,16 @@ const newTag = (name: string, session: Session = admin) => created(session, 'tag
 const etagOf = async (path: string) => (await t.http.get(path).set(admin.auth)).headers.etag as string;
 const tagRow = (id: string) => t.db('tag').where({ id }).first();
 
+/** Every held transaction, ended by test.after.each if a failed test left it open (closing the app would wait for it forever). */
+const holds: Knex.Transaction[] = [];
+
 /**
  * A transaction of the test's own, held open, and a wait until `n` other connections wait for
  * its locks, directly or behind one another (at most 5 s, else the test fails: a write that never waited proves nothing). PostgreSQL only.
  */
 async function holdingTransaction() {
   const hold = await t.db.transaction();
+  holds.push(hold);
   const [{ pid }] = (await hold.raw('select pg_backend_pid() as pid')).rows;
   const waiters = async (n: number) => {
     const deadline = Date.now() + 5000;
@@ -78,6 +82,10 @@ test.before(async () => {
   other = await newTenant(t, 'Other');
   for (const name of ['cond-a', 'cond-b']) tagIds.push((await newTag(name)).id);
 });
+test.after.each(async () => {
+  for (const hold of holds.splice(0)) if (!hold.isCompleted()) await hold.rollback();
+});
+
 test.after(async () => {
   await t.close();
 });
@@ -351,25 +359,61 @@ async function writtenWhileMoved(invoiceNumber: number, moveTo: (hold: Knex.Tran
   });
 });
 
-(usingPostgres() ? test : test.skip)('an invoice written with its items while another transaction holds an item, then the invoice: a 503 to send again, nothing written', async () => {
-  const invoice = await created(admin, 'invoice', { ...invoiceBody(9401), invoiceItems: [{ quantity: 1, price: 10 }] });
-  const items = () => t.db('invoice_item').where({ invoiceId: invoice.id }).select('quantity', 'price');
+const invoiceChange = { currency: 'USD', invoiceItems: [{ quantity: 3, price: 30 }] };
+
+/** A new invoice of one item, and what the database holds of it: its currency and its items. */
+async function invoiceOfOneItem(invoiceNumber: number) {
+  const invoice = await created(admin, 'invoice', { ...invoiceBody(invoiceNumber), invoiceItems: [{ quantity: 1, price: 10 }] });
+  const stored = async () => ({
+    currency: (await t.db('invoice').where({ id: invoice.id }).first()).currency,
+    items: await t.db('invoice_item').where({ invoiceId: invoice.id }).select('quantity', 'price'),
+  });
+  return { invoice, stored };
+}
+
+/**
+ * `hold` changes the invoice while the PATCH, having changed it, waits for an item `hold` has
+ * locked: a deadlock PostgreSQL breaks by undoing the PATCH (its wait began first, so its check
+ * finds the cycle first). Resolves when `hold`'s change is made.
+ */
+async function deadlock(hold: Knex.Transaction & { waiters(n: number): Promise<void> }, invoiceId: string) {
+  await hold.waiters(1);
+  await hold('invoice').where({ id: invoiceId }).update({ updatedAt: hold.fn.now() });
+}
+
+(usingPostgres() ? test : test.skip)('an invoice written with its items while another transaction holds an item, then the invoice: undone once, written once that transaction ends', async () => {
+  const { invoice, stored } = await invoiceOfOneItem(9401);
   const hold = await holdingTransaction();
   await hold('invoice_item').where({ invoiceId: invoice.id }).forUpdate();
-  const change = { currency: 'USD', invoiceItems: [{ quantity: 3, price: 30 }] };
-  const writing = t.http.patch(`/api/invoice/${invoice.id}`).set(admin.auth).send(change).then((res) => res);
-  // The PATCH has changed the invoice and waits for the item; the hold now waits for the invoice.
+  const writing = t.http.patch(`/api/invoice/${invoice.id}`).set(admin.auth).send(invoiceChange).then((res) => res);
+  await deadlock(hold, invoice.id);
+  // Undone, the PATCH ran again and now waits for the invoice the hold changed.
   await hold.waiters(1);
-  await hold('invoice').where({ id: invoice.id }).update({ updatedAt: hold.fn.now() });
   await hold.commit();
+  const written = await writing;
+  assert.is(written.status, 200, JSON.stringify(written.body));
+  assert.is(written.body.currency, 'USD');
+  assert.equal(await stored(), { currency: 'USD', items: [{ quantity: 3, price: 30 }] });
+});
+
+(usingPostgres() ? test : test.skip)('an invoice write undone twice by deadlocks: a 503 to send again, nothing written', async () => {
+  const { invoice, stored } = await invoiceOfOneItem(9402);
+  // Two transactions share the item's lock: the PATCH meets each in turn.
+  const [first, second] = [await holdingTransaction(), await holdingTransaction()];
+  for (const hold of [first, second]) await hold('invoice_item').where({ invoiceId: invoice.id }).forShare();
+  const writing = t.http.patch(`/api/invoice/${invoice.id}`).set(admin.auth).send(invoiceChange).then((res) => res);
+  await deadlock(first, invoice.id);
+  // Run again, the PATCH waits for the invoice, then (the first hold ended) for the second's item.
+  await first.waiters(1);
+  await first.commit();
+  await deadlock(second, invoice.id);
+  await second.commit();
   assertError(await writing, 503, CONCURRENT_WRITE);
-  assert.is((await t.db('invoice').where({ id: invoice.id }).first()).currency, 'EUR');
-  assert.equal(await items(), [{ quantity: 1, price: 10 }]);
+  assert.equal(await stored(), { currency: 'EUR', items: [{ quantity: 1, price: 10 }] });
   // Sent again, it is written.
-  const again = await t.http.patch(`/api/invoice/${invoice.id}`).set(admin.auth).send(change);
+  const again = await t.http.patch(`/api/invoice/${invoice.id}`).set(admin.auth).send(invoiceChange);
   assert.is(again.status, 200, JSON.stringify(again.body));
-  assert.is((await t.db('invoice').where({ id: invoice.id }).first()).currency, 'USD');
-  assert.equal(await items(), [{ quantity: 3, price: 30 }]);
+  assert.equal(await stored(), { currency: 'USD', items: [{ quantity: 3, price: 30 }] });
 });
 
 (usingPostgres() ? test : test.skip)('a child moved while another move of it commits: the parent that move made is the one it leaves', async () => {

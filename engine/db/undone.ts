@@ -1,0 +1,19 @@
+// A write PostgreSQL undid whole because it met another at the same time (errors.ts,
+// undoneByAnother): nothing of it stayed, so it may run again, and by then the other transaction
+// holds its locks or has ended, so the second attempt waits for it instead of meeting it head-on.
+// Undone twice, it is the client's 503: records fought over that hard are the client's to retry,
+// not a request's to wait on longer.
+import { undoneByAnother } from './errors.js';
+
+/**
+ * `write` (one statement, or a whole transaction: never a part of one, whose undoing would leave
+ * the rest of it half done) run once more when PostgreSQL undid it because it met another write.
+ */
+export async function onceMoreIfUndone<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (!undoneByAnother(err)) throw err;
+    return write();
+  }
+}

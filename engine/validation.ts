@@ -5,7 +5,7 @@ import addFormats from 'ajv-formats';
 import { badRequest } from './errors.js';
 import { isDateString } from './resource/fields.js';
 
-export const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, coerceTypes: false, useDefaults: false });
+const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, coerceTypes: false, useDefaults: false });
 addFormats.default(ajv, ['email', 'uri', 'uuid']);
 ajv.addFormat('iso-date', { type: 'string', validate: isDateString });
 
@@ -75,9 +75,24 @@ export function messagesFor(errors: ErrorObject[] | null | undefined, root = 'bo
 
 export type Validator<T> = (data: unknown) => T;
 
+/**
+ * Compiled schemas by their JSON text. Ajv keeps what it compiles by the schema object, and an
+ * app builds its schemas anew, so every app of a process (each test file's) would compile them
+ * again and keep every copy; equal text is the same schema (they are plain JSON), compiled once.
+ */
+const compiled = new Map<string, ValidateFunction>();
+
+/** The schema's validating function, compiled on its first use in the process. */
+export function compileSchema(schema: object): ValidateFunction {
+  const text = JSON.stringify(schema);
+  let validate = compiled.get(text);
+  if (!validate) compiled.set(text, (validate = ajv.compile(schema)));
+  return validate;
+}
+
 /** Compile once; the returned function throws a 400 listing every broken rule. */
 export function compileValidator<T = Record<string, unknown>>(schema: object, root = 'body'): Validator<T> {
-  const validate: ValidateFunction = ajv.compile(schema);
+  const validate = compileSchema(schema);
   return (data: unknown) => {
     if (!validate(data)) throw badRequest(messagesFor(validate.errors, root));
     return data as T;

@@ -1,6 +1,6 @@
 // A definition's fields → compiled fields: the columns its scope adds, and the checks that a
 // field's rules agree with its type and with each other (its default and enum values included).
-import { ajv, messagesFor } from '../validation.js';
+import { compileSchema, messagesFor } from '../validation.js';
 import { problem, type Check } from './check.js';
 import type { CompiledField } from './compiled.js';
 import { valueSchema } from './fields.js';
@@ -83,7 +83,7 @@ function checkRules(check: Check, name: string, def: FieldDefinition): boolean {
 /** The default and every enum value must pass the field's other rules, as a body's value would. */
 function checkValues(check: Check, name: string, def: FieldDefinition) {
   const report = (rules: FieldDefinition, value: unknown, at: Array<string | number>) => {
-    const validate = ajv.compile(valueSchema(rules, false));
+    const validate = compileSchema(valueSchema(rules, false));
     if (!validate(value)) for (const message of messagesFor(validate.errors, JSON.stringify(value))) problem(check, at, message);
   };
   // Only a string field's enum is a rule (another type's is reported by checkRules).

@@ -74,7 +74,7 @@ export function fixedPathOf(layer: Layer): string | undefined {
  * `router` afterwards are not seen: call it last.
  */
 export function routesByPrefix(router: Router, depth = PREFIX_DEPTH): Middleware & { router: Router; match(method: string, path: string): MatchResult } {
-  const keyed = router.stack.map((layer) => ({ layer, key: prefixOfLayer(layer, depth) }));
+  const keyed = router.stack.map((layer) => ({ layer, key: prefixOfLayer(layer, depth), fixedPath: fixedPathOf(layer) }));
   const keys = new Set(keyed.flatMap(({ key }) => (key === undefined ? [] : [key])));
   const routerOf = (layers: Layer[]) => {
     const group = new Router(router.opts);
@@ -85,8 +85,8 @@ export function routesByPrefix(router: Router, depth = PREFIX_DEPTH): Middleware
   for (const key of keys) groups.set(key, routerOf(keyed.filter((k) => k.key === key || k.key === undefined).map((k) => k.layer)));
   const anyPath = routerOf(keyed.filter((k) => k.key === undefined).map((k) => k.layer));
   const fixed = new Map<string, ReturnType<typeof routerOf>>();
-  for (const path of new Set(router.stack.flatMap((layer) => fixedPathOf(layer) ?? []))) {
-    fixed.set(path, routerOf(keyed.filter((k) => k.key === undefined || fixedPathOf(k.layer) === path).map((k) => k.layer)));
+  for (const path of new Set(keyed.flatMap((k) => k.fixedPath ?? []))) {
+    fixed.set(path, routerOf(keyed.filter((k) => k.key === undefined || k.fixedPath === path).map((k) => k.layer)));
   }
   const groupOf = (path: string) => fixed.get(withoutTrailingSlash(path)) ?? groups.get(prefixOfPath(path, depth)) ?? anyPath;
   const dispatch = (ctx: Context, next: Next) => groupOf(ctx.path).routes(ctx, next);

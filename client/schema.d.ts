@@ -22294,7 +22294,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The database is not available or took too long to answer; a write also when the server is out of storage space, or when it met other writes at the same time and was undone twice (send it again) */
+        /** @description The database is not available or took too long to answer; a write also when the server is out of storage space, or when it met another write at the same time and was undone (send it again) */
         ServiceUnavailable: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -34599,7 +34599,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database is not available or took too long to answer; a write also when the server is out of storage space, or when it met other writes at the same time and was undone twice (send it again) */
+            /** @description The database is not available or took too long to answer; a write also when the server is out of storage space, or when it met another write at the same time and was undone (send it again) */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -36009,7 +36009,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database is not available or took too long to answer; a write also when the server is out of storage space, or when it met other writes at the same time and was undone twice (send it again) */
+            /** @description The database is not available or took too long to answer; a write also when the server is out of storage space, or when it met another write at the same time and was undone (send it again) */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -52047,7 +52047,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database is not available or took too long to answer; a write also when the server is out of storage space, or when it met other writes at the same time and was undone twice (send it again) */
+            /** @description The database is not available or took too long to answer; a write also when the server is out of storage space, or when it met another write at the same time and was undone (send it again) */
             503: {
                 headers: {
                     /** @description Always "true": this route is deprecated. */
@@ -52247,7 +52247,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database is not available or took too long to answer; a write also when the server is out of storage space, or when it met other writes at the same time and was undone twice (send it again) */
+            /** @description The database is not available or took too long to answer; a write also when the server is out of storage space, or when it met another write at the same time and was undone (send it again) */
             503: {
                 headers: {
                     /** @description Always "true": this route is deprecated. */
@@ -53520,7 +53520,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database is not available or took too long to answer; a write also when the server is out of storage space, or when it met other writes at the same time and was undone twice (send it again) */
+            /** @description The database is not available or took too long to answer; a write also when the server is out of storage space, or when it met another write at the same time and was undone (send it again) */
             503: {
                 headers: {
                     /** @description Always "true": this route is deprecated. */
@@ -53720,7 +53720,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database is not available or took too long to answer; a write also when the server is out of storage space, or when it met other writes at the same time and was undone twice (send it again) */
+            /** @description The database is not available or took too long to answer; a write also when the server is out of storage space, or when it met another write at the same time and was undone (send it again) */
             503: {
                 headers: {
                     /** @description Always "true": this route is deprecated. */

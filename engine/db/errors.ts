@@ -27,7 +27,7 @@ export class DatabaseTimeoutError extends Error {
 export const CONCURRENT_WRITE = 'The write met another one at the same time and was undone; send it again';
 
 /**
- * PostgreSQL undid the whole transaction because it met another write at the same time: the victim
+ * PostgreSQL undid a write's transaction (or savepoint) because it met another write: the victim
  * of a deadlock (40P01; a record written with its children while one of them is changed on its
  * own, say) or a serializable transaction's conflict (40001).
  */
@@ -63,8 +63,8 @@ export function mapDatabaseError(wrapped: any): HttpError | undefined {
   if (typeof code !== 'string') {
     return err instanceof Error && CONNECTION_LOST.test(err.message) ? new HttpError(503, 'The database is not available') : undefined;
   }
-  // Undone twice (undone.ts runs such a write once more): nothing of it was written, and sending
-  // it again is safe.
+  // Nothing of it was written, and sending it again is safe. A resource's own operations
+  // (engine/resource: service.ts, bulk.ts) have run it twice by then (undone.ts).
   if (undoneByAnother(err)) return new HttpError(503, CONCURRENT_WRITE);
   switch (code) {
     case '23505': {

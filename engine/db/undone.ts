@@ -1,8 +1,10 @@
 // A write PostgreSQL undid whole because it met another at the same time (errors.ts,
-// undoneByAnother): nothing of it stayed, so it may run again, and by then the other transaction
-// holds its locks or has ended, so the second attempt waits for it instead of meeting it head-on.
-// Undone twice, it is the client's 503: records fought over that hard are the client's to retry,
-// not a request's to wait on longer.
+// undoneByAnother): nothing of it stayed, so it may run again. By then the other transaction
+// holds its locks or has ended, so the second attempt usually waits for it instead of meeting it
+// head-on (it may still meet a third). Undone twice, it is the client's 503: records fought over
+// that hard are the client's to retry, not a request's to wait on longer. The resource operations
+// (service.ts, bulk.ts) use it; a module's own transaction, with effects outside the database
+// (a file moved, a mail sent), decides for itself.
 import { undoneByAnother } from './errors.js';
 
 /**

@@ -302,7 +302,7 @@ export const ERROR_RESPONSES: Record<number, { name: string; description: string
   413: { name: 'PayloadTooLarge', description: 'The body is larger than the limit', example: 'Request body is larger than the limit' },
   415: { name: 'UnsupportedMediaType', description: 'The body is not of a type the operation takes (application/json unless it says otherwise), or its charset is not UTF-8', example: 'Unsupported media type: send application/json' },
   500: { name: 'InternalServerError', description: 'A bug: never carries SQL or a stack', example: 'Internal server error' },
-  503: { name: 'ServiceUnavailable', description: 'The database is not available or took too long to answer; a write also when the server is out of storage space, or when it met other writes at the same time and was undone twice (send it again)', example: 'The database is not available' },
+  503: { name: 'ServiceUnavailable', description: 'The database is not available or took too long to answer; a write also when the server is out of storage space, or when it met another write at the same time and was undone (send it again)', example: 'The database is not available' },
 };
 
 /** { '400': {$ref: '#/components/responses/BadRequest'}, … } */

@@ -8,6 +8,7 @@ import { toHttpError } from '../http/error-envelope.js';
 import { itemsFailed, type ItemError } from './bulk-body.js';
 import { BatchRowError, type ResourceService } from './service.js';
 import { definedViolation } from './defined-violation.js';
+import { undoneByAnother } from '../db/errors.js';
 import { onceMoreIfUndone } from '../db/undone.js';
 import { run } from './sql/runner.js';
 import { deleteManyStatement, deleteStatement, updateStatement } from './sql/write.js';
@@ -148,7 +149,9 @@ export async function removeAll(service: ResourceService, caller: Caller, ids: s
       }
     }));
   } catch (err) {
-    if (err instanceof HttpError) throw err;
+    // Undone twice by deadlocks: no item is to blame, and deleting them again one by one would
+    // only meet the same writes (the 503 says so).
+    if (err instanceof HttpError || undoneByAnother(err)) throw err;
     writeFailed(await failingDelete(service, caller, ids, err), err);
   }
 }

@@ -386,8 +386,9 @@ async function deadlock(hold: Knex.Transaction & { waiters(n: number): Promise<v
   const hold = await holdingTransaction();
   await hold('invoice_item').where({ invoiceId: invoice.id }).forUpdate();
   const writing = t.http.patch(`/api/invoice/${invoice.id}`).set(admin.auth).send(invoiceChange).then((res) => res);
+  // The hold's change went through while the PATCH had changed the invoice: the PATCH was undone.
   await deadlock(hold, invoice.id);
-  // Undone, the PATCH ran again and now waits for the invoice the hold changed.
+  // Run again, the PATCH now waits for the invoice the hold changed.
   await hold.waiters(1);
   await hold.commit();
   const written = await writing;

@@ -11,8 +11,9 @@
 // Lanes: a run of many files goes in two child processes side by side (TEST_LANES, 2 by default;
 // 1 runs everything in one). The suites that start server processes or measure time (TIMED_FILES)
 // share one lane, so no two of them compete, with the heaviest in-process suites of the database
-// in use (HEAVY_FILES, HEAVY_FILES_ON_POSTGRES) to even the lanes; every other file goes to the other. Each lane's output
-// is printed whole when it ends, one lane after the other, so suites never interleave.
+// in use (HEAVY_FILES, HEAVY_FILES_ON_POSTGRES) to even the lanes; every other file goes to the
+// other. Each lane's output is printed whole when it ends, one lane after the other, so suites
+// never interleave.
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';

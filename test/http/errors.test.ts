@@ -2,7 +2,8 @@
 // sentences; bodies are JSON of at most 1 MiB; database errors become 4xx without leaking SQL.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mapDatabaseError } from '../../engine/db/errors.js';
+import { CONCURRENT_WRITE, mapDatabaseError } from '../../engine/db/errors.js';
+import { onceMoreIfUndone } from '../../engine/db/undone.js';
 import { newTenant, uniqueEmail, PASSWORD, type Session } from '../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { assertError, assertNoLeak, assertNotFound } from '../helpers/error-envelope.js';
@@ -246,6 +247,53 @@ test('real database errors map to 4xx answers that name fields, never SQL', asyn
   assert.equal(wrappedUnique, unique);
 
   for (const http of [fk, notNull, unique, text, restrict, wrapped]) assertNoLeak({ status: http.status, body: http, headers: {} });
+});
+
+// A deadlock needs two PostgreSQL connections (conditional-requests.test.ts has the real ones);
+// here the database itself raises the codes PostgreSQL gives a deadlock's victim and a
+// serializable conflict, on either database, as the retry and the mapping meet them.
+test('a write the database undid runs once more, then is the 503 to send again; other errors are not retried', async () => {
+  const undone = (code: string, db = t.db) => db.raw(`do $$ begin raise exception 'undone' using errcode = '${code}'; end $$`);
+  for (const code of ['40P01', '40001']) {
+    let runs = 0;
+    const name = `retried-${code}`;
+    // Undone once, written the second time: one row.
+    const written = await onceMoreIfUndone(async () => {
+      runs += 1;
+      return t.db.transaction(async (trx) => {
+        await trx('tag').insert({ tenantId: admin.tenantId, organizationId: admin.organizationId, name, color: 'blue' });
+        if (runs === 1) await undone(code, trx);
+        return 'written';
+      });
+    });
+    assert.is(written, 'written');
+    assert.is(runs, 2);
+    assert.is(Number((await t.db('tag').where({ name }).count({ n: '*' }))[0].n), 1, 'the undone attempt left nothing');
+
+    // Undone every time: two runs, then the error, which is the 503.
+    runs = 0;
+    const twice = await onceMoreIfUndone(() => {
+      runs += 1;
+      return undone(code);
+    }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    assert.is(runs, 2);
+    const http = mapDatabaseError(twice);
+    assert.equal([http?.status, http?.messages], [503, CONCURRENT_WRITE]);
+  }
+  // Any other failure is the caller's at once.
+  let runs = 0;
+  const other = await onceMoreIfUndone(() => {
+    runs += 1;
+    return t.db.raw(`do $$ begin raise exception 'taken' using errcode = '23505'; end $$`);
+  }).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  assert.is(runs, 1);
+  assert.is(mapDatabaseError(other)?.status, 409);
 });
 
 test('registration bodies follow the same envelope', async () => {

@@ -35,7 +35,7 @@ const TIMED_FILES =
  * the timed lane is the shorter one: it takes these too, to even the lanes (the slowest files of
  * each lane are listed after it).
  */
-const HEAVY_FILES = /^(security\/(isolation|fuzz)|openapi\/openapi-responses|definitions\/schema-agreement|process\/(metrics|embedded-durability|storage-full)|auth\/email-reset)/;
+const HEAVY_FILES = /^(openapi\/openapi-responses|definitions\/schema-agreement|process\/(metrics|embedded-durability|storage-full)|auth\/email-reset)/;
 /**
  * On PostgreSQL the timed lane is the shorter one too, by less: it takes the two heaviest
  * in-process suites of the other lane.
@@ -204,6 +204,7 @@ async function child(fileList: string) {
 
   // Count every suite as it ends, and turn a hook failure into a reported failure.
   const seconds = new Map<string, number>();
+  const cpu = new Map<string, number>();
   for (const group of queue) {
     const name = group[0]; // uvu shifts the name off the group when it runs it
     for (let i = 1; i < group.length; i++) {
@@ -211,6 +212,7 @@ async function child(fileList: string) {
       group[i] = async () => {
         const seenHookErrors = hookErrors.length;
         const started = performance.now();
+        const cpuStarted = cpuSeconds();
         let result: Awaited<ReturnType<Runner>>;
         try {
           result = await run();
@@ -219,6 +221,7 @@ async function child(fileList: string) {
           result = [`  FAIL  ${name}: a hook failed\n${describeError(err)}\n`, 0, 0, 1];
         }
         if (name) seconds.set(name, (seconds.get(name) ?? 0) + (performance.now() - started) / 1000);
+        if (name) cpu.set(name, (cpu.get(name) ?? 0) + cpuSeconds() - cpuStarted);
         let [errors, ran, skipped, total] = result;
         if (errors === true && ran < total) {
           const cause = hookErrors.slice(seenHookErrors).map(describeError).join('\n') || '    (the error was not reported)';
@@ -234,7 +237,7 @@ async function child(fileList: string) {
   }
 
   await uvu.exec();
-  printSlowest(seconds);
+  printSlowest(seconds, cpu);
   process.exitCode = counts.failed ? 1 : 0;
   process.disconnect?.();
   setTimeout(() => {
@@ -246,12 +249,27 @@ async function child(fileList: string) {
 /** How many of a lane's slowest files are listed after it (TEST_SLOWEST), to see where a slow run spends its time. */
 const SLOWEST_SHOWN = Number(process.env.TEST_SLOWEST) || 8;
 
-function printSlowest(seconds: Map<string, number>) {
+/**
+ * CPU seconds of this process and of its ended children (server processes, CLIs): Linux's
+ * /proc/self/stat, in clock ticks of 1/100 s; elsewhere this process's own.
+ */
+function cpuSeconds(): number {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+    // utime, stime, cutime, cstime: fields 14-17 of the line, 12-15 after "pid (name) ".
+    return fields.slice(11, 15).reduce((sum, ticks) => sum + Number(ticks), 0) / 100;
+  } catch {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1e6;
+  }
+}
+
+function printSlowest(seconds: Map<string, number>, cpu: Map<string, number>) {
   if (seconds.size < MIN_FILES_FOR_LANES) return;
   const slowest = [...seconds].sort((a, b) => b[1] - a[1]).slice(0, SLOWEST_SHOWN);
-  const total = [...seconds.values()].reduce((sum, s) => sum + s, 0);
-  console.log(`\nslowest files (of ${seconds.size}, ${total.toFixed(0)} s in all):`);
-  for (const [name, s] of slowest) console.log(`  ${s.toFixed(1).padStart(6)} s  ${name}`);
+  const sum = (values: Iterable<number>) => [...values].reduce((total, s) => total + s, 0);
+  console.log(`\nslowest files (of ${seconds.size}, ${sum(seconds.values()).toFixed(0)} s in all, CPU ${sum(cpu.values()).toFixed(0)} s):`);
+  for (const [name, s] of slowest) console.log(`  ${s.toFixed(1).padStart(6)} s  CPU ${(cpu.get(name) ?? 0).toFixed(1).padStart(6)} s  ${name}`);
 }
 
 const args = process.argv.slice(2);

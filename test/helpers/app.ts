@@ -1,5 +1,6 @@
-// A fresh app on a fresh database for one test file: in-memory PGlite by default, a new
-// PostgreSQL schema (dropped on close) when DATABASE_URL is set.
+// A fresh app on a fresh database for one test file: in-memory PGlite by default; when
+// DATABASE_URL is set, a PostgreSQL database copied from a migrated one (postgres-copies.ts), or a
+// new schema where copies cannot be made; either is dropped on close.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import { openDatabase, type Database } from '../../engine/db/database.js';
 import { embeddedImage } from '../../engine/db/embedded-knex.js';
 import { setLogLevel } from '../../engine/log/log.js';
 import { migrate } from '../../engine/db/migrations.js';
+import { postgresCopy } from './postgres-copies.js';
 import type { Module } from '../../engine/module.js';
 import { MIGRATIONS_DIR, RESOURCES_DIR } from '../../app/paths.js';
 import { modules as projectModules } from '../../resources/modules.js';
@@ -61,18 +63,20 @@ function embeddedDatabase(): Promise<Database> {
   return migratedImage.then((image) => openDatabase({ image }));
 }
 
-async function freshDatabase(): Promise<{ database: Database; dropSchema?: () => Promise<void> }> {
+async function freshDatabase(): Promise<{ database: Database; drop?: () => Promise<void> }> {
   const url = process.env.DATABASE_URL;
   if (!url) return { database: await embeddedDatabase() };
+  // DATABASE_POOLER as the service reads it (a run through a transaction pooler sets it).
+  const pooler = loadConfig({ DATABASE_URL: url, DATABASE_POOLER: process.env.DATABASE_POOLER }).databasePooler;
+  const copy = await postgresCopy(url, pooler);
+  if (copy) return { database: copy.database, drop: copy.drop };
   const schema = `test_${randomBytes(6).toString('hex')}`;
   const admin = knex({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
   await admin.raw('create schema ??', [schema]);
-  // DATABASE_POOLER as the service reads it (a run through a transaction pooler sets it).
-  const pooler = loadConfig({ DATABASE_URL: url, DATABASE_POOLER: process.env.DATABASE_POOLER }).databasePooler;
   const database = await openDatabase({ databaseUrl: url, schema, poolMax: 5, pooler });
   return {
     database,
-    dropSchema: async () => {
+    drop: async () => {
       await admin.raw('drop schema ?? cascade', [schema]);
       await admin.destroy();
     },
@@ -84,7 +88,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const uploadDir = options.env?.UPLOAD_DIR ? undefined : mkdtempSync(path.join(tmpdir(), 'uploads-'));
   const config = loadConfig({ ...TEST_ENV, ...(uploadDir ? { UPLOAD_DIR: uploadDir } : {}), ...options.env });
   const removeUploads = () => uploadDir && rmSync(uploadDir, { recursive: true, force: true });
-  const { database, dropSchema } = options.database ? { database: options.database, dropSchema: undefined } : await freshDatabase();
+  const { database, drop } = options.database ? { database: options.database, drop: undefined } : await freshDatabase();
   try {
     await migrate(database.knex, [MIGRATIONS_DIR, ...(options.migrationDirs ?? [])]);
     const app = createApp({
@@ -106,13 +110,13 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       async close() {
         await app.close();
         await database.close();
-        await dropSchema?.();
+        await drop?.();
         removeUploads();
       },
     };
   } catch (err) {
     await database.close();
-    await dropSchema?.();
+    await drop?.();
     removeUploads();
     throw err;
   }

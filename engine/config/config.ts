@@ -26,7 +26,7 @@ export interface Config {
   databasePooler: PoolerSetting;
   /** Folder of the embedded database (and, later, uploads). */
   dataDir: string;
-  /** The embedded database's commit durability and the room it keeps free (EMBEDDED_DURABILITY, EMBEDDED_MIN_FREE_MB). */
+  /** The embedded database's commit durability, the room it keeps free and its buffer cache (EMBEDDED_DURABILITY, EMBEDDED_MIN_FREE_MB, EMBEDDED_CACHE_MB). */
   embedded: Required<EmbeddedOptions>;
   jwt: {
     secret: string;

@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import { DEFAULT_MIN_FREE_BYTES, type EmbeddedDurability, type EmbeddedOptions } from '../config/embedded.js';
+import { DEFAULT_CACHE_MB, DEFAULT_MIN_FREE_BYTES, type EmbeddedDurability, type EmbeddedOptions } from '../config/embedded.js';
 import { StorageFullError } from '../storage-full.js';
 
 /**
@@ -61,11 +61,12 @@ class SyncingNodeFS extends NodeFS {
   }
 }
 
-/** PostgreSQL's start parameters in PGlite, for a durability. */
-function startParams(durability: EmbeddedDurability): string[] {
-  if (durability === 'relaxed') return PGlite.defaultStartParams;
+/** PostgreSQL's start parameters in PGlite, for a durability and a buffer cache. */
+function startParams(durability: EmbeddedDurability, cacheMb: number): string[] {
+  const cache = ['-c', `shared_buffers=${cacheMb}MB`];
+  if (durability === 'relaxed') return [...PGlite.defaultStartParams, ...cache];
   // Without -F (fsync=off); fsync rather than fdatasync, which Emscripten turns into nothing.
-  return [...PGlite.defaultStartParams.filter((p) => p !== '-F'), '-c', 'fsync=on', '-c', 'wal_sync_method=fsync'];
+  return [...PGlite.defaultStartParams.filter((p) => p !== '-F'), '-c', 'fsync=on', '-c', 'wal_sync_method=fsync', ...cache];
 }
 
 /** Statements that only read (or end a transaction): never refused on a full disk. */
@@ -105,13 +106,13 @@ function guardStorage(pglite: PGlite, dir: string, minFreeBytes: number) {
   pglite.exec = guarded(exec) as PGlite['exec'];
 }
 
-/** PGlite on `dir` with the given durability and full-disk guard. */
+/** PGlite on `dir` with the given durability, buffer cache and full-disk guard. */
 export function embeddedPGlite(dir: string, options: EmbeddedOptions = {}): PGlite {
   const durability = options.durability ?? 'full';
   const pglite = new PGlite({
     dataDir: dir,
     fs: durability === 'full' ? new SyncingNodeFS(dir) : new NodeFS(dir),
-    startParams: startParams(durability),
+    startParams: startParams(durability, options.cacheMb ?? DEFAULT_CACHE_MB),
     extensions: EMBEDDED_EXTENSIONS,
   });
   guardStorage(pglite, dir, options.minFreeBytes ?? DEFAULT_MIN_FREE_BYTES);

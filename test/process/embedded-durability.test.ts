@@ -26,9 +26,9 @@ test.after(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-/** The app on an embedded database in a folder of its own, with EMBEDDED_DURABILITY set (or not). */
-async function appWith(durability: string | undefined): Promise<TestApp> {
-  const env: Record<string, string> = durability ? { EMBEDDED_DURABILITY: durability } : {};
+/** The app on an embedded database in a folder of its own, with EMBEDDED_DURABILITY set (or not), and other settings. */
+async function appWith(durability: string | undefined, more: Record<string, string> = {}): Promise<TestApp> {
+  const env: Record<string, string> = { ...(durability ? { EMBEDDED_DURABILITY: durability } : {}), ...more };
   const config = loadConfig({ ...TEST_ENV, ...env });
   const dataDir = path.join(root, durability ?? 'default');
   const database = await openDatabase({ dataDir, embedded: config.embedded });
@@ -52,6 +52,7 @@ embeddedTest('full (the default): fsync on, and every acknowledged create was sy
   assert.is(await setting(t, 'fsync'), 'on');
   assert.is(await setting(t, 'wal_sync_method'), 'fsync');
   assert.is(await setting(t, 'synchronous_commit'), 'on');
+  assert.is(await setting(t, 'shared_buffers'), '32MB', 'the default buffer cache (EMBEDDED_CACHE_MB)');
   const admin = await newTenant(t, 'Durable Co');
 
   const before = embeddedSyncCalls();
@@ -72,9 +73,10 @@ embeddedTest('full (the default): fsync on, and every acknowledged create was sy
   assert.is(embeddedSyncCalls(), reads);
 });
 
-embeddedTest('relaxed: PGlite as it comes (fsync off), nothing synced', async () => {
-  const t = await appWith('relaxed');
+embeddedTest('relaxed: PGlite as it comes (fsync off), nothing synced; EMBEDDED_CACHE_MB sizes the buffer cache', async () => {
+  const t = await appWith('relaxed', { EMBEDDED_CACHE_MB: '8' });
   assert.is(await setting(t, 'fsync'), 'off');
+  assert.is(await setting(t, 'shared_buffers'), '8MB');
   const admin = await newTenant(t, 'Relaxed Co');
   const before = embeddedSyncCalls();
   await createTags(t, admin.organizationId, admin.auth, 5);
@@ -82,9 +84,12 @@ embeddedTest('relaxed: PGlite as it comes (fsync off), nothing synced', async ()
   assert.is(Number((await t.db('tag').where({ organizationId: admin.organizationId }).count({ n: '*' }))[0].n), 5);
 });
 
-test('EMBEDDED_DURABILITY and EMBEDDED_MIN_FREE_MB: defaults, and a bad value names the variable', () => {
-  assert.equal(loadConfig(TEST_ENV).embedded, { durability: 'full', minFreeBytes: 64 * 1024 * 1024 });
-  assert.equal(loadConfig({ ...TEST_ENV, EMBEDDED_DURABILITY: 'relaxed', EMBEDDED_MIN_FREE_MB: '0' }).embedded, { durability: 'relaxed', minFreeBytes: 0 });
+test('EMBEDDED_DURABILITY, EMBEDDED_MIN_FREE_MB and EMBEDDED_CACHE_MB: defaults, and a bad value names the variable', () => {
+  assert.equal(loadConfig(TEST_ENV).embedded, { durability: 'full', minFreeBytes: 64 * 1024 * 1024, cacheMb: 32 });
+  assert.equal(loadConfig({ ...TEST_ENV, EMBEDDED_DURABILITY: 'relaxed', EMBEDDED_MIN_FREE_MB: '0', EMBEDDED_CACHE_MB: '128' }).embedded, { durability: 'relaxed', minFreeBytes: 0, cacheMb: 128 });
+  for (const bad of ['0', '1025', '16MB']) {
+    assert.throws(() => loadConfig({ ...TEST_ENV, EMBEDDED_CACHE_MB: bad }), new RegExp(`EMBEDDED_CACHE_MB must be a whole number from 1 to 1024, got "${bad}"`));
+  }
   assert.throws(() => loadConfig({ ...TEST_ENV, EMBEDDED_DURABILITY: 'fast' }), /EMBEDDED_DURABILITY must be full or relaxed, got "fast"/);
   assert.throws(() => loadConfig({ ...TEST_ENV, EMBEDDED_MIN_FREE_MB: '-1' }), /EMBEDDED_MIN_FREE_MB must be a whole number/);
 });

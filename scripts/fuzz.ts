@@ -1,5 +1,5 @@
 // `npm run fuzz`: a long fuzzing campaign against a fresh app and database (the embedded one, or
-// a fresh schema of DATABASE_URL), with the generators and the oracle of `npm test`'s fuzz suite
+// with DATABASE_URL a fresh PostgreSQL database or schema, as for the tests), with the generators and the oracle of `npm test`'s fuzz suite
 // (test/helpers/fuzz/). Each request goes to a random operation. The seed is printed first; the
 // first failing request is shrunk and printed as a curl command line and as JSON, and the exit
 // code is 1. Environment:
@@ -9,6 +9,7 @@
 //   FUZZ_SHRINK 0: report the first failing request as found, without shrinking it
 import fc from 'fast-check';
 import { createTestApp } from '../test/helpers/app.js';
+import { dropTestDatabases } from '../test/helpers/postgres-copies.js';
 import { describeFinding, property, type Probe } from '../test/helpers/fuzz/campaign.js';
 import { NOWHERE } from '../test/helpers/fuzz/operations.js';
 import { buildWorld } from '../test/helpers/fuzz/world.js';
@@ -64,5 +65,7 @@ try {
   await w.close();
 } finally {
   await t.close();
+  // process.exit skips `beforeExit`, where the test databases of a PostgreSQL run are dropped.
+  await dropTestDatabases();
 }
 process.exit(exitCode);

@@ -237,6 +237,9 @@ async function child(fileList: string) {
   }
 
   await uvu.exec();
+  // On PostgreSQL, this process's test databases (test/helpers/postgres-copies.ts): dropped now,
+  // as the linger timer below may end the process before `beforeExit` would.
+  if (process.env.DATABASE_URL) await (await import('./helpers/postgres-copies.js')).dropTestDatabases();
   printSlowest(seconds, cpu);
   process.exitCode = counts.failed ? 1 : 0;
   process.disconnect?.();

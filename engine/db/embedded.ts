@@ -63,7 +63,8 @@ class SyncingNodeFS extends NodeFS {
 
 /** PostgreSQL's start parameters in PGlite, for a durability and a buffer cache. */
 function startParams(durability: EmbeddedDurability, cacheMb: number): string[] {
-  const cache = ['-c', `shared_buffers=${cacheMb}MB`];
+  // The WAL's buffers stay at the 4 MB PostgreSQL sizes for its default cache (a 32nd of it).
+  const cache = ['-c', `shared_buffers=${cacheMb}MB`, '-c', 'wal_buffers=4MB'];
   if (durability === 'relaxed') return [...PGlite.defaultStartParams, ...cache];
   // Without -F (fsync=off); fsync rather than fdatasync, which Emscripten turns into nothing.
   return [...PGlite.defaultStartParams.filter((p) => p !== '-F'), '-c', 'fsync=on', '-c', 'wal_sync_method=fsync', ...cache];

@@ -1,8 +1,9 @@
 // On PostgreSQL, each test app's database is a copy of one migrated once per test process
 // (CREATE DATABASE … TEMPLATE): a copy takes about a tenth of the time the migrations take on a
 // new schema, and a dropped database takes its catalog with it at once. Where copies cannot be
-// made (a role without CREATEDB, a transaction pooler, which keeps connections to the template
-// open), `postgresCopy` answers undefined and the caller works in a new schema instead.
+// made or used (a role without CREATEDB, a pooler that keeps connections to the template open or
+// knows no new database, pg_hba.conf rules naming the databases), `postgresCopy` answers
+// undefined and the caller works in a new schema instead.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { ensureSchema, openDatabase, resolvePooler, type Database } from '../../engine/db/database.js';
@@ -14,7 +15,7 @@ import { MIGRATIONS_DIR } from '../../app/paths.js';
 const SCHEMA = 'suite';
 /** Names of this helper's databases: `test_template_` or `test_copy_`, the epoch second, a random part. */
 const OURS = /^test_(template|copy)_(\d+)_[0-9a-f]+$/;
-/** A database of ours older than this was left by a test process that was killed: dropped. */
+/** A database of ours older than this, with nothing connected to it, was left by a killed test process: dropped. */
 const STALE_SECONDS = 12 * 3600;
 
 const newName = (kind: 'template' | 'copy') => `test_${kind}_${Math.floor(Date.now() / 1000)}_${randomBytes(5).toString('hex')}`;
@@ -48,7 +49,10 @@ async function admin<Row>(url: string, sql: string): Promise<Row[]> {
   }
 }
 
-/** Dropped even if a test left a connection to it open; PostgreSQL 12 has no FORCE, so waits for them. */
+/**
+ * Dropped even if a test left a connection to it open (FORCE ends them; before PostgreSQL 13 there
+ * is none, and the drop fails after 5 s if one is still open).
+ */
 async function dropDatabase(url: string, name: string): Promise<void> {
   const drop = `drop database if exists ${pg.escapeIdentifier(name)}`;
   await admin(url, `${drop} with (force)`).catch((err) => {
@@ -57,27 +61,77 @@ async function dropDatabase(url: string, name: string): Promise<void> {
   });
 }
 
-/** Databases of ours that a killed test process left behind, long ago. */
+/**
+ * Databases of ours that a killed test process left behind long ago, and that nothing is connected
+ * to (a fuzz campaign may run for longer): dropped without FORCE.
+ */
 async function dropStale(url: string): Promise<void> {
-  const rows = await admin<{ datname: string }>(url, 'select datname from pg_database');
+  const rows = await admin<{ datname: string }>(
+    url,
+    'select datname from pg_database d where not exists (select 1 from pg_stat_activity a where a.datname = d.datname)',
+  );
   const now = Date.now() / 1000;
   for (const { datname } of rows) {
     const match = OURS.exec(datname);
-    if (match && now - Number(match[2]) > STALE_SECONDS) await dropDatabase(url, datname).catch(() => {});
+    if (match && now - Number(match[2]) > STALE_SECONDS) await admin(url, `drop database if exists ${pg.escapeIdentifier(datname)}`).catch(() => {});
   }
 }
 
-/** This process's migrated template, or undefined when this role and server cannot copy one. */
+/** The copies alive in this process, and its template: what `dropTestDatabases` drops. */
+const alive = new Set<string>();
+let adminUrl: string | undefined;
+
+/**
+ * Drops this process's template and the copies still alive: at its end (`beforeExit`, which an
+ * explicit `process.exit` skips, so test/run.ts and `npm run fuzz` call it themselves), and on
+ * Ctrl-C or SIGTERM. A process killed outright leaves them to the stale sweep of a later run.
+ */
+export async function dropTestDatabases(): Promise<void> {
+  const url = adminUrl;
+  if (!url) return;
+  const names = [...alive];
+  alive.clear();
+  for (const name of names) {
+    await dropDatabase(url, name).catch((err) => console.error(`could not drop the test database ${name}: ${err.message}`));
+  }
+}
+
+let hooked = false;
+function dropAtExit() {
+  if (hooked) return;
+  hooked = true;
+  process.once('beforeExit', () => void dropTestDatabases());
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      void dropTestDatabases().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+    });
+  }
+}
+
+/** The errors that say this server will not let a test copy the template, or use a copy. */
+const CANNOT_COPY = new Set([
+  '42501', // no CREATEDB
+  '55006', // the template in use: a pooler (in session mode too) keeps connections to it open
+  '28000', // pg_hba.conf lets this role into named databases only
+  '3D000', // a pooler that does not know the new database
+  '08P01', // a pooler refusing it at the protocol level
+]);
+
+/** Tries to make the template, and one copy of it opened once; undefined (and why) when this server cannot. */
 async function makeTemplate(url: string, setting: PoolerSetting): Promise<Template | undefined> {
   const { pooler = setting } = await resolvePooler({ databaseUrl: url, pooler: setting });
   if (pooler === 'transaction') return undefined;
   const name = newName('template');
+  const refused = (err: unknown) => CANNOT_COPY.has((err as { code?: string }).code ?? '');
   try {
     await admin(url, `create database ${pg.escapeIdentifier(name)}`);
   } catch (err) {
-    if ((err as { code?: string }).code === '42501') return undefined; // no CREATEDB: the schemas it is
+    if (refused(err)) return undefined;
     throw err;
   }
+  adminUrl = url;
+  alive.add(name);
+  dropAtExit();
   try {
     await dropStale(url);
     const database = await openDatabase({ databaseUrl: urlOf(url, name), schema: SCHEMA, poolMax: 1, pooler });
@@ -87,17 +141,18 @@ async function makeTemplate(url: string, setting: PoolerSetting): Promise<Templa
     } finally {
       await database.close();
     }
+    const trial = newName('copy');
+    alive.add(trial);
+    await admin(url, `create database ${pg.escapeIdentifier(trial)} template ${pg.escapeIdentifier(name)}`);
+    await admin(urlOf(url, trial), 'select 1');
+    await dropDatabase(url, trial);
+    alive.delete(trial);
   } catch (err) {
-    await dropDatabase(url, name).catch(() => {});
-    throw err;
+    await dropTestDatabases();
+    if (!refused(err)) throw err;
+    console.error(`test databases: cannot copy a template database here (${(err as Error).message}); each test app migrates a new schema instead`);
+    return undefined;
   }
-  // Dropped when the process has nothing left to do; a killed one's is swept by a later run.
-  let dropping = false;
-  process.on('beforeExit', () => {
-    if (dropping) return;
-    dropping = true;
-    void dropDatabase(url, name).catch((err) => console.error(`could not drop the test template database ${name}: ${err.message}`));
-  });
   return { name, pooler };
 }
 
@@ -106,16 +161,25 @@ async function makeTemplate(url: string, setting: PoolerSetting): Promise<Templa
  * that drops it; undefined when copies cannot be made here (see the top of this file).
  */
 export async function postgresCopy(url: string, pooler: PoolerSetting): Promise<{ database: Database; drop: () => Promise<void> } | undefined> {
-  template ??= makeTemplate(url, pooler);
+  // A template that failed to be made is tried again by the next app, not kept as a failure.
+  template ??= makeTemplate(url, pooler).catch((err) => {
+    template = undefined;
+    throw err;
+  });
   const source = await template;
   if (!source) return undefined;
   const name = newName('copy');
+  alive.add(name);
+  const drop = async () => {
+    await dropDatabase(url, name);
+    alive.delete(name);
+  };
   await admin(url, `create database ${pg.escapeIdentifier(name)} template ${pg.escapeIdentifier(source.name)}`);
   try {
     const database = await openDatabase({ databaseUrl: urlOf(url, name), schema: SCHEMA, poolMax: 5, pooler: source.pooler });
-    return { database, drop: () => dropDatabase(url, name) };
+    return { database, drop };
   } catch (err) {
-    await dropDatabase(url, name);
+    await drop();
     throw err;
   }
 }

@@ -53,6 +53,7 @@ embeddedTest('full (the default): fsync on, and every acknowledged create was sy
   assert.is(await setting(t, 'wal_sync_method'), 'fsync');
   assert.is(await setting(t, 'synchronous_commit'), 'on');
   assert.is(await setting(t, 'shared_buffers'), '32MB', 'the default buffer cache (EMBEDDED_CACHE_MB)');
+  assert.is(await setting(t, 'wal_buffers'), '4MB');
   const admin = await newTenant(t, 'Durable Co');
 
   const before = embeddedSyncCalls();

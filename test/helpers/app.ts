@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import knex, { type Knex } from 'knex';
+import type { Knex } from 'knex';
+import pg from 'pg';
 import request from 'supertest';
 import { createProjectApp as createApp, type ProjectAppOptions as AppOptions } from '../../app/create-app.js';
 import type { App } from '../../engine/app.js';
@@ -14,7 +15,7 @@ import { openDatabase, type Database } from '../../engine/db/database.js';
 import { embeddedImage } from '../../engine/db/embedded-knex.js';
 import { setLogLevel } from '../../engine/log/log.js';
 import { migrate } from '../../engine/db/migrations.js';
-import { postgresCopy } from './postgres-copies.js';
+import { admin, dropSchema, postgresCopy } from './postgres-copies.js';
 import type { Module } from '../../engine/module.js';
 import { MIGRATIONS_DIR, RESOURCES_DIR } from '../../app/paths.js';
 import { modules as projectModules } from '../../resources/modules.js';
@@ -71,16 +72,9 @@ async function freshDatabase(): Promise<{ database: Database; drop?: () => Promi
   const copy = await postgresCopy(url, pooler);
   if (copy) return { database: copy.database, drop: copy.drop };
   const schema = `test_${randomBytes(6).toString('hex')}`;
-  const admin = knex({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
-  await admin.raw('create schema ??', [schema]);
+  await admin(url, `create schema ${pg.escapeIdentifier(schema)}`);
   const database = await openDatabase({ databaseUrl: url, schema, poolMax: 5, pooler });
-  return {
-    database,
-    drop: async () => {
-      await admin.raw('drop schema ?? cascade', [schema]);
-      await admin.destroy();
-    },
-  };
+  return { database, drop: () => dropSchema(url, schema) };
 }
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {

@@ -39,7 +39,7 @@ let template: Promise<Template | undefined> | undefined;
  * One statement on a connection of its own to the URL's database (CREATE and DROP DATABASE run
  * outside transactions); the connection ends with it, so none keeps the test process alive.
  */
-async function admin<Row>(url: string, sql: string): Promise<Row[]> {
+export async function admin<Row>(url: string, sql: string): Promise<Row[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -47,6 +47,11 @@ async function admin<Row>(url: string, sql: string): Promise<Row[]> {
   } finally {
     await client.end();
   }
+}
+
+/** Drops a PostgreSQL schema (a test app's where copies cannot be made, a server process's), if it is there. */
+export async function dropSchema(url: string, schema: string): Promise<void> {
+  await admin(url, `drop schema if exists ${pg.escapeIdentifier(schema)} cascade`);
 }
 
 /**

@@ -1,6 +1,5 @@
 // The real server (`app/start.ts`, compiled as `npm start` runs it) in a child process, for the tests
 // that are about start-up, shutdown and the process around the app.
-import knex from 'knex';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { distProblem, ENTRY } from '../../scripts/dist.js';
@@ -219,12 +218,5 @@ export function runNpmScript(script: string, args: string[], env: Record<string,
   });
 }
 
-/** Drops a PostgreSQL schema a server process worked in (a suite's test.after), if it is there. */
-export async function dropSchema(databaseUrl: string, schema: string): Promise<void> {
-  const admin = knex({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: 1 } });
-  try {
-    await admin.raw('drop schema if exists ?? cascade', [schema]);
-  } finally {
-    await admin.destroy();
-  }
-}
+// For the suites whose server processes work in a PostgreSQL schema of their own (their test.after).
+export { dropSchema } from './postgres-copies.js';

@@ -10,10 +10,11 @@
 //
 // Lanes: a run of many files goes in two child processes side by side (TEST_LANES, 2 by default;
 // 1 runs everything in one). The suites that start server processes or measure time (TIMED_FILES)
-// share one lane, so no two of them compete, with the heaviest in-process suites of the database
-// in use (HEAVY_FILES, HEAVY_FILES_ON_POSTGRES) to even the lanes; every other file goes to the
-// other. Each lane's output is printed whole when it ends, one lane after the other, so suites
-// never interleave.
+// all go to the first lane, one after the other, so no two of them compete; every other file is
+// handed out by the parent to whichever lane asks next (the first once its own are done), the
+// slowest (FIRST_FILES) first, so the lanes end together however long each suite turns out to
+// take on this machine and database. Each lane's output is printed whole when it ends, one lane
+// after the other, so suites never interleave.
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -22,6 +23,8 @@ import { distProblem } from '../scripts/dist.js';
 
 const TEST_DIR = fileURLToPath(new URL('.', import.meta.url));
 const CHILD_FLAG = '--uvu-child';
+/** Tells a lane to ask the parent for more files once its own are done. */
+const SHARED_FLAG = '--shared';
 /** How long a finished test process may be kept alive by open handles before it is ended. */
 const LINGER_MS = 10_000;
 /**
@@ -29,18 +32,13 @@ const LINGER_MS = 10_000;
  * Matched against the path under test/ (folder/file), with `/` as the separator.
  */
 const TIMED_FILES =
-  /^(process\/(server|shutdown|request-timeout|database-outage|mail)|ratelimit\/|openapi\/swagger|auth\/auth-(social|logout)|process\/two-instances)/;
+  /^(process\/(server|shutdown|request-timeout|database-outage|mail|metrics)|ratelimit\/|openapi\/swagger|auth\/auth-(social|logout)|process\/two-instances)/;
 /**
- * The heaviest in-process suites. On the embedded database the cluster and outage suites skip, so
- * the timed lane is the shorter one: it takes these too, to even the lanes (the slowest files of
- * each lane are listed after it).
+ * The slowest of the other suites (8 s or more on one of the databases), handed out before the
+ * rest: one of them left to the end would keep its lane going long after the other has finished.
  */
-const HEAVY_FILES = /^(openapi\/openapi-responses|definitions\/schema-agreement|process\/(metrics|embedded-durability|storage-full)|auth\/email-reset)/;
-/**
- * On PostgreSQL the lanes are about even: the timed lane takes the metrics suite, which starts a
- * cluster there, and the rest stays in the other.
- */
-const HEAVY_FILES_ON_POSTGRES = /^process\/metrics/;
+const FIRST_FILES =
+  /^(openapi\/openapi-responses|definitions\/schema-agreement|resources\/(export-failure|resources-generic|idempotency-keys)|security\/(fuzz|isolation-tenant)|process\/(health|embedded-durability)|auth\/(account|email-reset))/;
 /** Fewer files than this run in one process: lanes pay off on whole runs, not on a focused one. */
 const MIN_FILES_FOR_LANES = 12;
 
@@ -87,19 +85,35 @@ function laneCount(files: string[]): number {
   return files.length < MIN_FILES_FOR_LANES ? 1 : Math.min(asked, 2);
 }
 
-/** The files of each lane: the timed suites together, the rest in the other (one lane: all, in order). */
-function lanes(files: string[]): string[][] {
-  if (laneCount(files) === 1) return [files];
-  const embedded = !process.env.DATABASE_URL;
-  const slashed = (name: string) => name.split(path.sep).join('/');
-  const heavy = embedded ? HEAVY_FILES : HEAVY_FILES_ON_POSTGRES;
-  const timed = files.filter((name) => TIMED_FILES.test(slashed(name)) || heavy.test(slashed(name)));
-  return [timed, files.filter((name) => !timed.includes(name))].filter((lane) => lane.length > 0);
+interface Plan {
+  /** Each lane's own files, run first and in order. */
+  lanes: string[][];
+  /** The files handed out to whichever lane asks next, once its own are done. */
+  shared: string[];
 }
 
-function runLane(files: string[], buffered: boolean): Promise<Counts> {
+/** One lane: every file, in order. Two: the timed suites in the first, the rest shared, the slowest first. */
+function plan(files: string[]): Plan {
+  if (laneCount(files) === 1) return { lanes: [files], shared: [] };
+  const slashed = (name: string) => name.split(path.sep).join('/');
+  const timed = files.filter((name) => TIMED_FILES.test(slashed(name)));
+  const rest = files.filter((name) => !timed.includes(name));
+  const first = rest.filter((name) => FIRST_FILES.test(slashed(name)));
+  return { lanes: [timed, []], shared: [...first, ...rest.filter((name) => !first.includes(name))] };
+}
+
+/** A lane's request for its next file, and the parent's answer (`next` absent: none left). */
+interface NextFileAsked {
+  nextFile: true;
+}
+interface NextFileGiven {
+  nextFile: string | null;
+}
+
+function runLane(files: string[], shared: string[] | undefined, buffered: boolean): Promise<Counts> {
   const { FORCE_COLOR: _ignored, ...env } = process.env;
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), CHILD_FLAG, JSON.stringify(files)], {
+  const args = [CHILD_FLAG, JSON.stringify(files), ...(shared ? [SHARED_FLAG] : [])];
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...args], {
     cwd: path.dirname(TEST_DIR),
     env: { ...env, NO_COLOR: '1', NODE_DISABLE_COLORS: '1' },
     stdio: ['ignore', buffered ? 'pipe' : 'inherit', buffered ? 'pipe' : 'inherit', 'ipc'],
@@ -108,8 +122,9 @@ function runLane(files: string[], buffered: boolean): Promise<Counts> {
   child.stdout?.on('data', (chunk: Buffer) => output.push(chunk));
   child.stderr?.on('data', (chunk: Buffer) => output.push(chunk));
   let counts: Counts | undefined;
-  child.on('message', (message: Counts) => {
-    counts = message;
+  child.on('message', (message: Counts | NextFileAsked) => {
+    if ('nextFile' in message) child.send({ nextFile: shared?.shift() ?? null } satisfies NextFileGiven);
+    else counts = message;
   });
   return new Promise((resolve) => {
     child.on('close', (code, signal) => {
@@ -147,9 +162,10 @@ async function parent(pattern: string | undefined) {
     process.exit(1);
   }
   ensureBuild(files);
-  const split = lanes(files);
-  if (split.length > 1) console.log(`${files.length} test files in ${split.length} lanes (TEST_LANES=1 runs them in one); each lane's output follows when it ends\n`);
-  const results = await Promise.all(split.map((lane) => runLane(lane, split.length > 1)));
+  const { lanes, shared } = plan(files);
+  const several = lanes.length > 1;
+  if (several) console.log(`${files.length} test files in ${lanes.length} lanes (TEST_LANES=1 runs them in one); each lane's output follows when it ends\n`);
+  const results = await Promise.all(lanes.map((own) => runLane(own, several ? shared : undefined, several)));
   const total = results.reduce((sum, r) => ({ passed: sum.passed + r.passed, failed: sum.failed + r.failed, skipped: sum.skipped + r.skipped }));
   if (total.skipped) console.log(`\n${total.skipped} skipped`);
   console.log(`\n${total.passed} passed, ${total.failed} failed`);
@@ -161,7 +177,7 @@ async function parent(pattern: string | undefined) {
 
 type Runner = () => Promise<[errors: string | true, ran: number, skipped: number, total: number]>;
 
-async function child(fileList: string) {
+async function child(fileList: string, shared: boolean) {
   // Before importing uvu: tells it the queue is run by us, not on the next tick by each file.
   (globalThis as any).UVU_DEFER = 1;
   const uvu = await import('uvu');
@@ -186,26 +202,10 @@ async function child(fileList: string) {
   test.before = before;
   test.after = after;
 
-  const files: string[] = JSON.parse(fileList);
-
-  for (const [index, name] of files.entries()) {
-    (globalThis as any).UVU_INDEX = index;
-    queue.push([name]);
-    try {
-      await import(pathToFileURL(path.join(TEST_DIR, name)).href);
-    } catch (err) {
-      const message = `  FAIL  ${name} could not be loaded\n${describeError(err)}\n`;
-      queue[index].push(async () => [message, 0, 0, 1]);
-    }
-    if (queue[index].length === 1) {
-      queue[index].push(async () => [`  FAIL  ${name} defines no tests (is test.run() missing?)\n`, 0, 0, 1]);
-    }
-  }
-
   // Count every suite as it ends, and turn a hook failure into a reported failure.
   const seconds = new Map<string, number>();
   const cpu = new Map<string, number>();
-  for (const group of queue) {
+  const measured = (group: [string | null, ...Runner[]]) => {
     const name = group[0]; // uvu shifts the name off the group when it runs it
     for (let i = 1; i < group.length; i++) {
       const run = group[i] as Runner;
@@ -234,7 +234,36 @@ async function child(fileList: string) {
         return [errors, ran, skipped, total];
       };
     }
-  }
+  };
+
+  // The lane's own files, then (with SHARED_FLAG) those the parent hands out, one at a time.
+  const own: string[] = JSON.parse(fileList);
+  const nextFile = async (): Promise<string | undefined> => own.shift() ?? (shared ? await askParent() : undefined);
+
+  // Each file is imported into uvu's queue (an import error becomes a failure) just before it runs:
+  // its group ends with a step that loads the next one, and uvu goes on through the queue it grew.
+  const load = async (name: string) => {
+    const index = queue.length;
+    (globalThis as any).UVU_INDEX = index;
+    queue.push([name]);
+    try {
+      await import(pathToFileURL(path.join(TEST_DIR, name)).href);
+    } catch (err) {
+      const message = `  FAIL  ${name} could not be loaded\n${describeError(err)}\n`;
+      queue[index].push(async () => [message, 0, 0, 1]);
+    }
+    if (queue[index].length === 1) {
+      queue[index].push(async () => [`  FAIL  ${name} defines no tests (is test.run() missing?)\n`, 0, 0, 1]);
+    }
+    measured(queue[index]);
+    queue[index].push(async () => {
+      const next = await nextFile();
+      if (next) await load(next);
+      return ['', 0, 0, 0];
+    });
+  };
+  const first = await nextFile();
+  if (first) await load(first);
 
   await uvu.exec();
   // On PostgreSQL, this process's test databases (test/helpers/postgres-copies.ts): dropped now,
@@ -247,6 +276,19 @@ async function child(fileList: string) {
     console.error(`Open handles (a database pool or server not closed in test.after?) kept the test process alive ${LINGER_MS / 1000} s after the last test; ending it.`);
     process.exit();
   }, LINGER_MS).unref();
+}
+
+/** The next file of the run's shared ones from the parent, or none when all are handed out. */
+function askParent(): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const answer = (message: NextFileGiven) => {
+      if (!('nextFile' in message)) return;
+      process.off('message', answer);
+      resolve(message.nextFile ?? undefined);
+    };
+    process.on('message', answer);
+    process.send!({ nextFile: true } satisfies NextFileAsked);
+  });
 }
 
 /** How many of a lane's slowest files are listed after it (TEST_SLOWEST), to see where a slow run spends its time. */
@@ -276,5 +318,5 @@ function printSlowest(seconds: Map<string, number>, cpu: Map<string, number>) {
 }
 
 const args = process.argv.slice(2);
-if (args[0] === CHILD_FLAG) await child(args[1]);
+if (args[0] === CHILD_FLAG) await child(args[1], args[2] === SHARED_FLAG);
 else await parent(args[0]);

@@ -17,6 +17,7 @@ import { readSchema } from '../../engine/schema/actual.js';
 import { diffSchema } from '../../engine/schema/diff.js';
 import { expectedSchema } from '../../engine/schema/expected.js';
 import { createTestApp, TEST_ENV, type TestApp } from '../helpers/app.js';
+import { migratedDataFolder } from '../helpers/migrated-folder.js';
 
 const CLI = fileURLToPath(new URL('../../scripts/db-migration.ts', import.meta.url));
 const TSX = import.meta.resolve('tsx');
@@ -64,15 +65,15 @@ test('the check covers every resource: each one\'s table and join tables are exp
   }
 });
 
-/** A database of the CLI's own, kept across its runs: a PGlite folder, or a new PostgreSQL schema. */
-function cliDatabase() {
+/** A database of the CLI's own, kept across its runs: a migrated PGlite folder, or a new PostgreSQL schema. */
+async function cliDatabase() {
   const url = process.env.DATABASE_URL;
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'db-migration-'));
+  const folder = mkdtempSync(path.join(tmpdir(), 'db-migration-'));
   const schema = `test_${randomBytes(6).toString('hex')}`;
   return {
-    env: (url ? { DATABASE_URL: url, DATABASE_SCHEMA: schema } : { DATA_DIR: dataDir }) as Record<string, string>,
+    env: (url ? { DATABASE_URL: url, DATABASE_SCHEMA: schema } : { DATA_DIR: await migratedDataFolder(path.join(folder, 'data')) }) as Record<string, string>,
     async drop() {
-      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(folder, { recursive: true, force: true });
       if (!url) return;
       const admin = knex({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
       await admin.raw('drop schema if exists ?? cascade', [schema]).finally(() => admin.destroy());
@@ -94,7 +95,7 @@ function runCli(args: string[], env: Record<string, string>) {
 }
 
 test('npm run db:migration on a database that agrees says so and writes nothing', async () => {
-  const database = cliDatabase();
+  const database = await cliDatabase();
   try {
     const run = runCli(['--', 'nothing_to_do'], database.env);
     assert.is(run.status, 0, run.stderr);
@@ -139,7 +140,7 @@ unique:
 `;
 
 test('a new definition: db:migration writes its migration, the next run applies it and finds nothing left', async () => {
-  const database = cliDatabase();
+  const database = await cliDatabase();
   const folder = mkdtempSync(path.join(tmpdir(), 'db-migration-resources-'));
   try {
     writeFileSync(path.join(folder, 'locker.yaml'), LOCKER);

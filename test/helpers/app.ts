@@ -60,8 +60,13 @@ let migratedImage: Promise<Blob> | undefined;
  * migrate(), which then finds nothing left to do but a test's own extra migrations.
  */
 function embeddedDatabase(): Promise<Database> {
+  return migratedEmbeddedImage().then((image) => openDatabase({ image }));
+}
+
+/** The image every embedded test database of this process is a copy of: migrated, made at first use. */
+export function migratedEmbeddedImage(): Promise<Blob> {
   migratedImage ??= embeddedImage((db) => migrate(db, [MIGRATIONS_DIR]));
-  return migratedImage.then((image) => openDatabase({ image }));
+  return migratedImage;
 }
 
 async function freshDatabase(): Promise<{ database: Database; drop?: () => Promise<void> }> {

@@ -17,6 +17,7 @@ import * as assert from 'uvu/assert';
 import { ConfigError, loadConfig } from '../../engine/config/config.js';
 import { createTestApp, TEST_ENV } from '../helpers/app.js';
 import { head, RawConnection } from '../helpers/raw-connection.js';
+import { migratedDataFolder } from '../helpers/migrated-folder.js';
 import { killServers, runServerToExit, startServer, startupFailure, type ServerProcess } from '../helpers/server-process.js';
 
 const DATABASE_URL = process.env.DATABASE_URL;
@@ -32,6 +33,7 @@ let server: ServerProcess;
 let metricsPort: number;
 
 test.before(async () => {
+  if (!DATABASE_URL) await migratedDataFolder(path.join(cwd, 'data'));
   server = await startServer({ ...database, RATE_LIMITS: 'on', METRICS_PORT: '0', METRICS_TOKEN: TOKEN }, cwd);
   metricsPort = (await server.waitForLog((l) => l.msg === 'metrics listening')).port;
 });

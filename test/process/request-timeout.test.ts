@@ -13,6 +13,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { checkIntervalMs } from '../../engine/http/stoppable-server.js';
 import { newOwner, openRequest, send, sleep, type Owner } from '../helpers/http-client.js';
+import { migratedDataFolder } from '../helpers/migrated-folder.js';
 import { killServers, startServer, type ServerProcess, dropSchema } from '../helpers/server-process.js';
 
 const DATABASE_URL = process.env.DATABASE_URL;
@@ -28,7 +29,7 @@ let server: ServerProcess;
 let owner: Owner;
 
 test.before(async () => {
-  const env = DATABASE_URL ? { DATABASE_URL, DATABASE_SCHEMA: schema, WEB_CONCURRENCY: '1' } : { DATA_DIR: path.join(cwd, 'data') };
+  const env = DATABASE_URL ? { DATABASE_URL, DATABASE_SCHEMA: schema, WEB_CONCURRENCY: '1' } : { DATA_DIR: await migratedDataFolder(path.join(cwd, 'data')) };
   server = await startServer({ ...env, REQUEST_TIMEOUT_MS: String(LIMIT_MS) }, cwd);
   owner = await newOwner(server.url);
 });

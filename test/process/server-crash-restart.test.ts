@@ -13,14 +13,18 @@ import request from 'supertest';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DataDirLockedError, lockDataDir } from '../../engine/db/data-dir-lock.js';
+import { migratedDataFolder } from '../helpers/migrated-folder.js';
 import { killServers, runNpmScript, runServerToExit, startServer, type ServerProcess } from '../helpers/server-process.js';
 
 const cwd = mkdtempSync(path.join(tmpdir(), 'crash-restart-'));
 const dataDir = path.join(cwd, 'data');
 const lockPath = path.join(dataDir, 'engine.lock');
-// Relaxed: the lock is what is tested here, and the first start (initdb, migrations) is quicker.
+// Relaxed: the lock is what is tested here, not the data's safety.
 const env = { DATA_DIR: dataDir, EMBEDDED_DURABILITY: 'relaxed' };
 
+test.before(async () => {
+  await migratedDataFolder(dataDir);
+});
 test.after(() => {
   killServers();
   rmSync(cwd, { recursive: true, force: true });

@@ -17,6 +17,7 @@ import { openDatabase } from '../../engine/db/database.js';
 import { STOP_MARGIN_MS } from '../../engine/process/shutdown.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { newOwner, NoAnswer, openRequest, send, sleep, writeLoad, type Outcome } from '../helpers/http-client.js';
+import { migratedDataFolder } from '../helpers/migrated-folder.js';
 import { killServers, startServer, type ServerProcess, dropSchema } from '../helpers/server-process.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 import { waitFor } from '../helpers/wait.js';
@@ -30,6 +31,10 @@ const serverEnv = (extra: Record<string, string> = {}) =>
   DATABASE_URL ? { DATABASE_URL, DATABASE_SCHEMA: schema, WEB_CONCURRENCY: '2', ...extra } : { DATA_DIR: path.join(cwd, 'data'), ...extra };
 const clustered = Boolean(DATABASE_URL);
 if (!clustered) console.log('shutdown.test.ts: embedded database, one process (set DATABASE_URL to run it on a cluster of two workers)');
+
+test.before(async () => {
+  if (!DATABASE_URL) await migratedDataFolder(path.join(cwd, 'data'));
+});
 
 test.after(async () => {
   killServers();

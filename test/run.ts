@@ -32,13 +32,13 @@ const LINGER_MS = 10_000;
  * Matched against the path under test/ (folder/file), with `/` as the separator.
  */
 const TIMED_FILES =
-  /^(process\/(server|shutdown|request-timeout|database-outage|mail|metrics)|ratelimit\/|openapi\/swagger|auth\/auth-(social|logout)|process\/two-instances)/;
+  /^(process\/(server|shutdown|request-timeout|database-outage|mail|metrics|two-instances)|ratelimit\/|openapi\/swagger|auth\/auth-(social|logout)|resources\/idempotency-keys|definitions\/definition-format)/;
 /**
  * The slowest of the other suites (8 s or more on one of the databases), handed out before the
  * rest: one of them left to the end would keep its lane going long after the other has finished.
  */
 const FIRST_FILES =
-  /^(openapi\/openapi-responses|definitions\/schema-agreement|resources\/(export-failure|resources-generic|idempotency-keys)|security\/(fuzz|isolation-tenant)|process\/(health|embedded-durability)|auth\/(account|email-reset))/;
+  /^(openapi\/openapi-responses|definitions\/schema-agreement|resources\/(export-failure|resources-generic)|security\/(fuzz|isolation-tenant)|process\/(health|embedded-durability)|auth\/(account|email-reset))/;
 /** Fewer files than this run in one process: lanes pay off on whole runs, not on a focused one. */
 const MIN_FILES_FOR_LANES = 12;
 
@@ -98,11 +98,12 @@ function plan(files: string[]): Plan {
   const slashed = (name: string) => name.split(path.sep).join('/');
   const timed = files.filter((name) => TIMED_FILES.test(slashed(name)));
   const rest = files.filter((name) => !timed.includes(name));
+  if (timed.length === 0 || rest.length === 0) return { lanes: [files], shared: [] };
   const first = rest.filter((name) => FIRST_FILES.test(slashed(name)));
   return { lanes: [timed, []], shared: [...first, ...rest.filter((name) => !first.includes(name))] };
 }
 
-/** A lane's request for its next file, and the parent's answer (`next` absent: none left). */
+/** A lane's request for its next file, and the parent's answer (`nextFile` null: none left). */
 interface NextFileAsked {
   nextFile: true;
 }
@@ -122,10 +123,21 @@ function runLane(files: string[], shared: string[] | undefined, buffered: boolea
   child.stdout?.on('data', (chunk: Buffer) => output.push(chunk));
   child.stderr?.on('data', (chunk: Buffer) => output.push(chunk));
   let counts: Counts | undefined;
+  let lastGiven: string | undefined;
   child.on('message', (message: Counts | NextFileAsked) => {
-    if ('nextFile' in message) child.send({ nextFile: shared?.shift() ?? null } satisfies NextFileGiven);
-    else counts = message;
+    if (!('nextFile' in message)) {
+      counts = message;
+      return;
+    }
+    const next = (child.connected && shared?.shift()) || null;
+    lastGiven = next ?? lastGiven;
+    // A lane that ended before the answer reached it: its file goes to the other lane.
+    child.send({ nextFile: next } satisfies NextFileGiven, (err) => {
+      if (err && next) shared!.unshift(next);
+    });
   });
+  // A send to a lane that has just ended is answered above; nothing else of the channel may end the run.
+  child.on('error', () => {});
   return new Promise((resolve) => {
     child.on('close', (code, signal) => {
       if (buffered) process.stdout.write(Buffer.concat(output));
@@ -133,7 +145,8 @@ function runLane(files: string[], shared: string[] | undefined, buffered: boolea
       // A child that ended badly without a counted failure (crash, kill) is still one failure.
       if ((code !== 0 || signal) && result.failed === 0) {
         result.failed = 1;
-        console.error(`\ntest process ended with ${signal ? `signal ${signal}` : `exit code ${code}`} outside any counted test`);
+        const during = lastGiven ? ` (the last file it was given: ${lastGiven})` : '';
+        console.error(`\ntest process ended with ${signal ? `signal ${signal}` : `exit code ${code}`} outside any counted test${during}`);
       }
       resolve(result);
     });
@@ -166,6 +179,11 @@ async function parent(pattern: string | undefined) {
   const several = lanes.length > 1;
   if (several) console.log(`${files.length} test files in ${lanes.length} lanes (TEST_LANES=1 runs them in one); each lane's output follows when it ends\n`);
   const results = await Promise.all(lanes.map((own) => runLane(own, several ? shared : undefined, several)));
+  // Files no lane asked for (a lane ended early, the other had already finished): each one a failure.
+  if (shared.length > 0) {
+    console.error(`\n${shared.length} test file(s) never ran, a lane having ended early: ${shared.join(', ')}`);
+    results.push({ passed: 0, failed: shared.length, skipped: 0 });
+  }
   const total = results.reduce((sum, r) => ({ passed: sum.passed + r.passed, failed: sum.failed + r.failed, skipped: sum.skipped + r.skipped }));
   if (total.skipped) console.log(`\n${total.skipped} skipped`);
   console.log(`\n${total.passed} passed, ${total.failed} failed`);
@@ -257,9 +275,13 @@ async function child(fileList: string, shared: boolean) {
     }
     measured(queue[index]);
     queue[index].push(async () => {
-      const next = await nextFile();
-      if (next) await load(next);
-      return ['', 0, 0, 0];
+      try {
+        const next = await nextFile();
+        if (next) await load(next);
+        return ['', 0, 0, 0];
+      } catch (err) {
+        return [`  FAIL  the file after ${name} could not be asked for or loaded\n${describeError(err)}\n`, 0, 0, 1];
+      }
     });
   };
   const first = await nextFile();
@@ -281,13 +303,21 @@ async function child(fileList: string, shared: boolean) {
 /** The next file of the run's shared ones from the parent, or none when all are handed out. */
 function askParent(): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const answer = (message: NextFileGiven) => {
-      if (!('nextFile' in message)) return;
+    if (!process.send || !process.connected) return resolve(undefined);
+    const done = (file?: string) => {
       process.off('message', answer);
-      resolve(message.nextFile ?? undefined);
+      process.off('disconnect', done);
+      resolve(file);
+    };
+    const answer = (message: NextFileGiven) => {
+      if ('nextFile' in message) done(message.nextFile ?? undefined);
     };
     process.on('message', answer);
-    process.send!({ nextFile: true } satisfies NextFileAsked);
+    // A parent gone meanwhile hands out nothing more: the lane ends with what it ran.
+    process.once('disconnect', done);
+    process.send({ nextFile: true } satisfies NextFileAsked, (err: Error | null) => {
+      if (err) done();
+    });
   });
 }
 

@@ -23,8 +23,9 @@ const reported: unknown[] = [];
 /**
  * 20,000 rows of about 1.1 kB: some 22 MB of CSV, well past what loopback sockets buffer (a few
  * MB). The descriptions are random hex, which deflate only halves, so the zip is large too: a
- * thousand of them, each row taking one in turn, so a repeat is 1 MB back, past deflate's 32 kB
- * window (random bytes from here cost the embedded database a fraction of hashing them in SQL).
+ * thousand of them, each used by every thousandth row; the export's order (by id) puts the repeats
+ * at random distances, nearly all past deflate's 32 kB window. Random bytes made here cost the
+ * embedded database a fraction of hashing them in SQL.
  */
 const ROWS = 20_000;
 const NOISE = Array.from({ length: 1000 }, () => randomBytes(496).toString('hex'));

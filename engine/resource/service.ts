@@ -11,6 +11,7 @@ import type { ListQuery } from './list-query.js';
 import { columnsAt, trimToSelection, type RelationTree, type Selection } from './selection.js';
 import { relatedRowsRead, relationColumnsSql, relationTree } from './sql/relations.js';
 import { run } from './sql/runner.js';
+import { undoneByAnother } from '../db/errors.js';
 import { onceMoreIfUndone } from '../db/undone.js';
 import { hasLiveParents } from './sql/scope.js';
 import { matchesStatement, orderKeyAlias, orderValuesOf, pageStatement, readStatement, TOTAL_COLUMN, type RelatedColumns } from './sql/select.js';
@@ -289,11 +290,16 @@ export class ResourceService {
     }
   }
 
-  /** Rows without links or children in one insert, returned in order; undefined (nothing written) when it fails. */
+  /**
+   * Rows without links or children in one insert, returned in order; undefined (nothing written)
+   * when a row fails it. Undone by another write, it fails the whole transaction instead, to run
+   * again from the start (no row is to blame, and one by one would meet that write again).
+   */
   private async insertBatch(trx: Knex.Transaction, caller: Caller, batch: PreparedWrite[]): Promise<Array<Record<string, any>> | undefined> {
     try {
       return await trx.transaction((savepoint) => run(savepoint, insertRowsStatement(this.resource, batch.map((one) => ({ ...one.row, tenantId: caller.tenantId })), caller.userId)));
-    } catch {
+    } catch (err) {
+      if (undoneByAnother(err)) throw err;
       return undefined;
     }
   }

@@ -1,6 +1,7 @@
 // POST /api/auth/register and POST /api/auth/login, each declared once with its documentation.
 import type { Knex } from 'knex';
 import { nativeError } from '../engine/db/errors.js';
+import { transactionOnceMoreIfUndone } from '../engine/db/undone.js';
 import { badRequest, conflict, forbidden, unauthorized } from '../engine/errors.js';
 import type { Engine } from '../engine/module.js';
 import { errorResponses, jsonBody, jsonResponse } from '../engine/openapi/fragments.js';
@@ -71,7 +72,7 @@ export function authRoutes(engine: Engine): Route[] {
       };
       let userId: string;
       try {
-        userId = await db.transaction(async (trx: Knex.Transaction) => {
+        userId = await transactionOnceMoreIfUndone(db, async (trx: Knex.Transaction) => {
           let tenantId: string;
           let role: string;
           if (admin) {

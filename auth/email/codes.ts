@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import type { Engine } from '../../engine/module.js';
 import { authModels } from '../models.js';
 import { lockUser, MAX_CODES_PER_WINDOW, MAX_WRONG_PER_WINDOW, recordEvent, secondsUntilBelow, TOO_MANY_CODES, TOO_MANY_WRONG, tooMany } from './limits.js';
+import { transactionOnceMoreIfUndone } from '../../engine/db/undone.js';
 
 export type CodePurpose = 'verify-email' | 'change-email';
 
@@ -35,7 +36,7 @@ function codeHash(secret: string, userId: string, purpose: CodePurpose, code: st
  * a new code would be dead on arrival then.
  */
 export async function issueCode(engine: CodeStore, secret: string, userId: string, purpose: CodePurpose, email: string | null = null): Promise<string> {
-  return engine.db.transaction(async (trx) => {
+  return transactionOnceMoreIfUndone(engine.db, async (trx) => {
     await lockUser(authModels(engine), trx, userId);
     const lockedFor = await secondsUntilBelow(trx, userId, purpose, 'wrong', MAX_WRONG_PER_WINDOW);
     if (lockedFor) throw tooMany(TOO_MANY_WRONG, lockedFor);
@@ -67,7 +68,7 @@ export const codeSecrets = (jwt: { secret: string; previousSecret?: string }): s
  * right code is deleted (single use) and its row returned; anything else returns undefined.
  */
 export async function consumeCode(engine: CodeStore, secrets: readonly string[], userId: string, purpose: CodePurpose, code: string): Promise<{ email: string | null } | undefined> {
-  return engine.db.transaction(async (trx) => {
+  return transactionOnceMoreIfUndone(engine.db, async (trx) => {
     await lockUser(authModels(engine), trx, userId);
     if (await secondsUntilBelow(trx, userId, purpose, 'wrong', MAX_WRONG_PER_WINDOW)) return undefined;
     const [row] = await trx(TABLE)

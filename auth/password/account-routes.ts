@@ -15,6 +15,7 @@ import { authUser, ignoredProperties } from '../openapi.js';
 import { ADMIN_ROLES } from '../roles.js';
 import { withoutNeverAssigned } from '../schemas.js';
 import { profileSchema, tenantSchema } from './schemas.js';
+import { transactionOnceMoreIfUndone } from '../../engine/db/undone.js';
 
 interface ProfileBody {
   firstName?: string | null;
@@ -129,7 +130,7 @@ export function accountRoutes(engine: Engine): Route[] {
           Object.assign(changes, { firstName, lastName, name: fullName(firstName, lastName) });
         }
         if (body.imageUrl !== undefined) changes.imageUrl = body.imageUrl;
-        await db.transaction(async (trx) => {
+        await transactionOnceMoreIfUndone(db, async (trx) => {
           if (body.role !== undefined && body.role !== user.role) {
             if (user.role === 'SUPER_ADMIN') await checkNotLastSuperAdmin(models, caller, trx, user);
             changes.roleId = await roleId(models, caller, trx, body.role);

@@ -12,6 +12,7 @@ import { revokeUserSessions } from '../session/revoke.js';
 import { OK } from '../answers.js';
 import { ok, PASSWORD_RULES, withPasswordRules } from './openapi.js';
 import { changePasswordSchema } from './schemas.js';
+import { transactionOnceMoreIfUndone } from '../../engine/db/undone.js';
 
 const WRONG_CURRENT = 'currentPassword is incorrect';
 
@@ -36,7 +37,7 @@ export function changePasswordRoute(engine: Engine): Route {
       if (problems.length) throw badRequest(problems);
 
       const hash = await hashPassword(newPassword);
-      await db.transaction(async (trx) => {
+      await transactionOnceMoreIfUndone(db, async (trx) => {
         await users.scoped(caller, trx).where({ id: caller.userId }).patch({ hash, updatedAt: trx.fn.now() });
         await revokeUserSessions(trx, caller.userId, sessionOf(caller));
       });

@@ -18,6 +18,7 @@ import { ok, PASSWORD_RULES, withPasswordRules } from './openapi.js';
 import { resetMail, sendInBackground } from './reset-mail.js';
 import { createResetToken, spendOutstanding, spendResetToken } from './reset-tokens.js';
 import { resetRequestSchema, resetWithTokenSchema } from './schemas.js';
+import { transactionOnceMoreIfUndone } from '../../engine/db/undone.js';
 
 export const INVALID_TOKEN = 'token is invalid, has expired or was already used';
 
@@ -70,7 +71,7 @@ export function resetRoutes(engine: Engine): Route[] {
     if (problems.length) throw badRequest(problems);
     // Hashed before the transaction, so the token's row is locked only as long as three updates take.
     const hash = await hashPassword(password);
-    const done = await db.transaction(async (trx) => {
+    const done = await transactionOnceMoreIfUndone(db, async (trx) => {
       // The token names the user: nobody is signed in to scope by.
       const userId = await spendResetToken(models, trx, token);
       if (!userId) return false;

@@ -4,6 +4,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { AuthModels } from '../models.js';
+import { transactionOnceMoreIfUndone } from '../../engine/db/undone.js';
 
 const TABLE = 'password_reset';
 
@@ -19,7 +20,7 @@ export const hashResetToken = (token: string) => createHash('sha256').update(tok
  */
 export async function createResetToken(models: AuthModels, db: Knex, email: string): Promise<string | undefined> {
   const token = randomBytes(32).toString('base64url');
-  const inserted = await db.transaction(async (trx) => {
+  const inserted = await transactionOnceMoreIfUndone(db, async (trx) => {
     // Subqueries of the two statements: the user model's query, as knex builders (nobody is signed in).
     const account = () => models.user.query(trx).where({ email, isActive: true });
     await spendOutstanding(trx, account().select('id').toKnexQuery());

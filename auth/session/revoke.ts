@@ -5,6 +5,7 @@
 import type { Knex } from 'knex';
 import { forgetSessions, SESSION_TABLE } from './live.js';
 import { TABLE } from './store.js';
+import { transactionOnceMoreIfUndone } from '../../engine/db/undone.js';
 
 /**
  * Marks the sessions revoked, then their live refresh tokens. The mark is what counts: an exchange
@@ -13,7 +14,7 @@ import { TABLE } from './store.js';
  * Returns how many refresh tokens were revoked.
  */
 async function endSessions(db: Knex, userId: string, only?: string, keep?: string): Promise<number> {
-  const { ended, tokens } = await db.transaction(async (trx) => {
+  const { ended, tokens } = await transactionOnceMoreIfUndone(db, async (trx) => {
     const sessions = trx(SESSION_TABLE).where({ userId }).whereNull('revokedAt');
     const live = trx(TABLE).where({ userId, status: 'active' });
     if (only) {

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { SESSION_TABLE } from './live.js';
+import { onceMoreIfUndone, transactionOnceMoreIfUndone } from '../../engine/db/undone.js';
 
 export const TABLE = 'refresh_token';
 
@@ -30,7 +31,7 @@ export interface NewToken {
  */
 export async function storeFirstToken(db: Knex, token: NewToken): Promise<{ sessionId: string }> {
   const id = randomUUID();
-  await db.transaction(async (trx) => {
+  await transactionOnceMoreIfUndone(db, async (trx) => {
     await trx(SESSION_TABLE).insert({ id, tenantId: token.tenantId, userId: token.userId });
     await trx(TABLE).insert({ id, sessionId: id, parentId: null, status: 'active', ...token });
   });
@@ -72,8 +73,10 @@ export async function findToken(db: Knex, hash: string): Promise<StoredToken | u
  * bought (JWT_REFRESH_EXPIRES_IN is the longer), and a missing session is a dead one anyway.
  */
 export async function deleteExpiredTokens(db: Knex, userId: string): Promise<void> {
-  await db(TABLE).where({ userId }).andWhere('expiresAt', '<=', db.fn.now()).delete();
-  await db(SESSION_TABLE).where({ userId })
-    .whereNotExists(db(TABLE).select(db.raw('1')).whereRaw('??.?? = ??.??', [TABLE, 'sessionId', SESSION_TABLE, 'id']))
-    .delete();
+  await onceMoreIfUndone(() => db(TABLE).where({ userId }).andWhere('expiresAt', '<=', db.fn.now()).delete());
+  await onceMoreIfUndone(() =>
+    db(SESSION_TABLE).where({ userId })
+      .whereNotExists(db(TABLE).select(db.raw('1')).whereRaw('??.?? = ??.??', [TABLE, 'sessionId', SESSION_TABLE, 'id']))
+      .delete(),
+  );
 }

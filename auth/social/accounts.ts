@@ -11,6 +11,7 @@ import { spendOutstanding } from '../password/reset-tokens.js';
 import { revokeUserSessions } from '../session/revoke.js';
 import { ProviderFailure } from './oauth.js';
 import type { Profile } from './providers.js';
+import { transactionOnceMoreIfUndone } from '../../engine/db/undone.js';
 
 interface Found {
   id: string;
@@ -96,7 +97,7 @@ export async function userForProfile(db: Knex, models: AuthModels, provider: Soc
 }
 
 function findOrCreate(db: Knex, models: AuthModels, provider: SocialProvider, profile: Profile): Promise<Found> {
-  return db.transaction(async (trx) => {
+  return transactionOnceMoreIfUndone(db, async (trx) => {
     const linked = await byIdentity(models, trx, provider, profile.subject);
     if (linked) return linked;
     // Without a verified email nothing else can tell who this is: matching or creating by an

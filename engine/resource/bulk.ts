@@ -9,7 +9,7 @@ import { itemsFailed, type ItemError } from './bulk-body.js';
 import { BatchRowError, type ResourceService } from './service.js';
 import { definedViolation } from './defined-violation.js';
 import { undoneByAnother } from '../db/errors.js';
-import { onceMoreIfUndone } from '../db/undone.js';
+import { transactionOnceMoreIfUndone } from '../db/undone.js';
 import { run } from './sql/runner.js';
 import { deleteManyStatement, deleteStatement, updateStatement } from './sql/write.js';
 import { keepVersion } from './versions.js';
@@ -101,7 +101,7 @@ export async function modifyAll(service: ResourceService, caller: Caller, items:
   const prepared = await checkAll(items, ({ id, changes }) => prepareWrite(db, resource, caller, 'patch', changes, { recordId: id }));
   let at = -1;
   try {
-    return await onceMoreIfUndone(() => db.transaction(async (trx) => {
+    return await transactionOnceMoreIfUndone(db, async (trx) => {
       at = -1;
       const rows: Array<Record<string, any>> = [];
       for (const [i, write] of prepared.entries()) {
@@ -113,7 +113,7 @@ export async function modifyAll(service: ResourceService, caller: Caller, items:
         rows.push(row);
       }
       return rows.map(keepVersion);
-    }));
+    });
   } catch (err) {
     if (at < 0) throw err;
     writeFailed(at, mapped(service, prepared[at], err));
@@ -142,12 +142,12 @@ export async function removeAll(service: ResourceService, caller: Caller, ids: s
   // Ids out of reach first, as a single delete finds none before any reference could block it.
   await checkFound(service, caller, ids);
   try {
-    await onceMoreIfUndone(() => db.transaction(async (trx) => {
+    await transactionOnceMoreIfUndone(db, async (trx) => {
       const deleted = new Set((await run(trx, deleteManyStatement(resource, caller, ids))).map((row) => row.id));
       if (deleted.size < ids.length) {
         answerFailures(ids.flatMap((id, index) => (deleted.has(id) ? [] : [{ index, status: 404, messages: [notFoundMessage()] }])));
       }
-    }));
+    });
   } catch (err) {
     // Undone twice by deadlocks: no item is to blame, and deleting them again one by one would
     // only meet the same writes (the 503 says so).

@@ -12,7 +12,7 @@ import { columnsAt, trimToSelection, type RelationTree, type Selection } from '.
 import { relatedRowsRead, relationColumnsSql, relationTree } from './sql/relations.js';
 import { run } from './sql/runner.js';
 import { undoneByAnother } from '../db/errors.js';
-import { onceMoreIfUndone } from '../db/undone.js';
+import { onceMoreIfUndone, transactionOnceMoreIfUndone } from '../db/undone.js';
 import { hasLiveParents } from './sql/scope.js';
 import { matchesStatement, orderKeyAlias, orderValuesOf, pageStatement, readStatement, TOTAL_COLUMN, type RelatedColumns } from './sql/select.js';
 import { effectiveOrder, type ListCursors } from './cursor.js';
@@ -258,7 +258,7 @@ export class ResourceService {
     const perBatch = Math.max(1, Math.min(BATCH_ROWS, Math.floor(BATCH_VALUES / (this.resource.fields.size + 1))));
     let at = -1;
     try {
-      return await onceMoreIfUndone(() => this.db.transaction(async (trx) => {
+      return await transactionOnceMoreIfUndone(this.db, async (trx) => {
         at = -1;
         const rows: Array<Record<string, any>> = [];
         for (let start = 0; start < prepared.length; start += perBatch) {
@@ -277,7 +277,7 @@ export class ResourceService {
         }
         // Links and children leave the rows alone: the versions their statements returned are final.
         return rows.map(keepVersion);
-      }));
+      });
     } catch (err) {
       if (at < 0) throw err;
       let cause: unknown = err;
@@ -330,14 +330,12 @@ export class ResourceService {
   private async write(caller: Caller, prepared: PreparedWrite, writeRow: (db: Knex) => Promise<Record<string, any>>) {
     try {
       if (!prepared.links.length && !prepared.children.length) return keepVersion(await onceMoreIfUndone(() => writeRow(this.db)));
-      return await onceMoreIfUndone(() =>
-        this.db.transaction(async (trx) => {
-          const row = await writeRow(trx);
-          await this.writeRelated(trx, caller, prepared, row);
-          // Links and children leave the row alone: the version its statement returned is final.
-          return keepVersion(row);
-        }),
-      );
+      return await transactionOnceMoreIfUndone(this.db, async (trx) => {
+        const row = await writeRow(trx);
+        await this.writeRelated(trx, caller, prepared, row);
+        // Links and children leave the row alone: the version its statement returned is final.
+        return keepVersion(row);
+      });
     } catch (err) {
       definedViolation([this.resource, ...prepared.children.map((c) => c.relation.target)], err);
     }

@@ -1,9 +1,10 @@
 // Every failure is {statusCode, message, error}; validation messages are NestJS-style
 // sentences; bodies are JSON of at most 1 MiB; database errors become 4xx without leaking SQL.
+import type { Knex } from 'knex';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CONCURRENT_WRITE, mapDatabaseError } from '../../engine/db/errors.js';
-import { onceMoreIfUndone } from '../../engine/db/undone.js';
+import { onceMoreIfUndone, transactionOnceMoreIfUndone } from '../../engine/db/undone.js';
 import { newTenant, uniqueEmail, PASSWORD, type Session } from '../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { assertError, assertNoLeak, assertNotFound } from '../helpers/error-envelope.js';
@@ -294,6 +295,35 @@ test('a write the database undid runs once more, then is the 503 to send again; 
   );
   assert.is(runs, 1);
   assert.is(mapDatabaseError(other)?.status, 409);
+});
+
+test('a transaction undone once runs again; inside another one it is a part, run once and left to the whole', async () => {
+  const undone = (trx: Knex.Transaction) => trx.raw(`do $$ begin raise exception 'undone' using errcode = '40P01'; end $$`);
+  let runs = 0;
+  const name = 'retried-transaction';
+  const written = await transactionOnceMoreIfUndone(t.db, async (trx) => {
+    runs += 1;
+    await trx('tag').insert({ tenantId: admin.tenantId, organizationId: admin.organizationId, name, color: 'blue' });
+    if (runs === 1) await undone(trx);
+    return 'written';
+  });
+  assert.equal([written, runs], ['written', 2]);
+  assert.is(Number((await t.db('tag').where({ name }).count({ n: '*' }))[0].n), 1);
+
+  runs = 0;
+  const part = await t.db
+    .transaction((outer) =>
+      transactionOnceMoreIfUndone(outer, async (trx) => {
+        runs += 1;
+        await undone(trx);
+      }),
+    )
+    .then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+  assert.is(runs, 1, 'a part of a transaction is not run again on its own');
+  assert.is(mapDatabaseError(part)?.status, 503);
 });
 
 test('registration bodies follow the same envelope', async () => {

@@ -1,8 +1,11 @@
-// Sign-up, sign-in and a password change the database undoes (as a deadlock's victim would be):
-// their transactions only write rows, so each runs once more by itself; undone again, it is the
-// 503 to send again with nothing written (test/helpers/undo-trigger.ts undoes the statements).
+// The account writes the database undoes (as a deadlock's victim would be): sign-up, sign-in,
+// sign-out, password and profile changes, emailed codes, reset requests and resets. Their
+// transactions only write rows, so each runs once more by itself; undone again, it is the 503 to
+// send again with nothing written (test/helpers/undo-trigger.ts undoes the statements).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { authModels } from '../../auth/models.js';
+import { createResetToken } from '../../auth/password/reset-tokens.js';
 import { CONCURRENT_WRITE } from '../../engine/db/errors.js';
 import { login, PASSWORD, uniqueEmail } from '../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -95,6 +98,70 @@ test('a password change undone once is made: the new password signs in, the old 
   await users.stop();
   assert.is((await t.http.post('/api/auth/login').send({ email, password: newPassword })).status, 200);
   assert.is((await t.http.post('/api/auth/login').send({ email, password: PASSWORD })).status, 401);
+});
+
+test('sign-out, a profile change, an emailed code, a reset request and a reset undone once: each made by its second run', async () => {
+  const email = uniqueEmail('undone');
+  assert.is((await register(email)).status, 201);
+  const session = await login(t, email);
+  const userId = session.userId;
+
+  // The profile: the user row's update.
+  await users.undoNext(1);
+  const renamed = await t.http.put('/api/user/me').set(session.auth).send({ firstName: 'Renamed' });
+  assert.is(renamed.status, 200, JSON.stringify(renamed.body));
+  assert.is(await users.statementsSeen(), 2);
+  assert.is((await t.db('user').where({ id: userId }).first('firstName')).firstName, 'Renamed');
+  await users.stop();
+
+  // A verification code: its row, written with the hour's count under the user's lock.
+  const codes = await undoTrigger(t.db, 'email_code', ['insert']);
+  try {
+    await codes.undoNext(1);
+    const resent = await t.http.post('/api/auth/email/verify/resend-verification-code').set(session.auth);
+    assert.is(resent.status, 200, JSON.stringify(resent.body));
+    assert.is(await codes.statementsSeen(), 2);
+    assert.is(Number((await t.db('email_code').where({ userId }).count({ n: '*' }))[0].n), 1);
+  } finally {
+    await codes.drop();
+  }
+
+  // A reset request: the answer is the same either way, the token row says whether it was made.
+  const resets = await undoTrigger(t.db, 'password_reset', ['insert']);
+  try {
+    await resets.undoNext(1);
+    assert.is((await t.http.post('/api/auth/request-password').send({ email })).status, 200);
+    assert.is(await resets.statementsSeen(), 2);
+    assert.is(Number((await t.db('password_reset').where({ userId }).count({ n: '*' }))[0].n), 1);
+  } finally {
+    await resets.drop();
+  }
+
+  // Sign-out: the session's revocation.
+  const revocations = await undoTrigger(t.db, 'user_session', ['update']);
+  try {
+    await revocations.undoNext(1);
+    const out = await t.http.post('/api/auth/logout').set(session.auth);
+    assert.is(out.status, 200, JSON.stringify(out.body));
+    assert.is(await revocations.statementsSeen(), 2);
+    assert.ok((await t.db('user_session').where({ userId }).first('revokedAt')).revokedAt, 'the session is revoked');
+  } finally {
+    await revocations.drop();
+  }
+
+  // The reset itself: the token spent, the password changed and the sessions ended, together.
+  const token = (await createResetToken(authModels(t.engine), t.db, email))!;
+  const spent = await undoTrigger(t.db, 'password_reset', ['update']);
+  const newPassword = 'Reset!Passw0rd9';
+  try {
+    await spent.undoNext(1);
+    const reset = await t.http.post('/api/auth/reset-password').send({ token, password: newPassword, confirmPassword: newPassword });
+    assert.is(reset.status, 200, JSON.stringify(reset.body));
+    assert.ok((await spent.statementsSeen()) >= 2, 'undone once, then run again');
+  } finally {
+    await spent.drop();
+  }
+  assert.is((await t.http.post('/api/auth/login').send({ email, password: newPassword })).status, 200);
 });
 
 test.run();

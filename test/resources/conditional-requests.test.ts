@@ -52,7 +52,8 @@ async function holdingTransaction() {
   // order the waits began decides, as a rule the same way, but not on a machine this busy).
   if (superuser) await hold.raw(`set local deadlock_timeout = '10s'`);
   const waiters = async (n: number) => {
-    const deadline = Date.now() + 5000;
+    // Only ends a wait that would hang: on a busy machine a retried write may take seconds to queue.
+    const deadline = Date.now() + 20_000;
     for (;;) {
       // Blocked by the hold, or by a write queued behind it for the same row.
       const [{ waiting }] = (

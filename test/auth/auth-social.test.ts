@@ -8,7 +8,7 @@ import { stateKey } from '../../auth/social/state.js';
 import { PASSWORD, uniqueEmail } from '../helpers/accounts.js';
 import { createTestApp, TEST_ENV, type TestApp } from '../helpers/app.js';
 import { startOAuthProvider, type OAuthProviderStub, type StubAccount, type StubProvider } from '../helpers/oauth-provider.js';
-import { undoTrigger } from '../helpers/undo-trigger.js';
+import { undoneOnce } from '../helpers/undo-trigger.js';
 
 const CLIENT = 'http://client.example';
 const PROVIDERS: StubProvider[] = ['google', 'github', 'microsoft', 'facebook'];
@@ -209,15 +209,10 @@ for (const provider of PROVIDERS) {
 
 test('a sign-up through a provider that the database undoes once (as a deadlock\'s victim) is made by its second run: one user', async () => {
   const email = uniqueEmail('social-undone');
-  const users = await undoTrigger(t.db, 'user', ['insert']);
-  try {
-    await users.undoNext(1);
-    const { userId } = successOf(await signIn('google', account('google', email)));
-    assert.is(await users.statementsSeen(), 2, 'undone once, then run again');
-    assert.equal((await t.db('user').where({ email }).select('id')).map((row) => row.id), [userId]);
-  } finally {
-    await users.drop();
-  }
+  const { result, statements } = await undoneOnce(t.db, 'user', ['insert'], () => signIn('google', account('google', email)));
+  const { userId } = successOf(result);
+  assert.is(statements, 2, 'undone once, then run again');
+  assert.equal((await t.db('user').where({ email }).select('id')).map((row) => row.id), [userId]);
 });
 
 test('a matching account whose email was never verified: linked, its password (set by whoever registered) stops working', async () => {

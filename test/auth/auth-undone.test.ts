@@ -10,7 +10,7 @@ import { CONCURRENT_WRITE } from '../../engine/db/errors.js';
 import { login, PASSWORD, uniqueEmail } from '../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { assertError } from '../helpers/error-envelope.js';
-import { undoTrigger, type UndoTrigger } from '../helpers/undo-trigger.js';
+import { undoneOnce, undoTrigger, type UndoTrigger } from '../helpers/undo-trigger.js';
 
 let t: TestApp;
 let users: UndoTrigger;
@@ -115,52 +115,30 @@ test('sign-out, a profile change, an emailed code, a reset request and a reset u
   await users.stop();
 
   // A verification code: its row, written with the hour's count under the user's lock.
-  const codes = await undoTrigger(t.db, 'email_code', ['insert']);
-  try {
-    await codes.undoNext(1);
-    const resent = await t.http.post('/api/auth/email/verify/resend-verification-code').set(session.auth);
-    assert.is(resent.status, 200, JSON.stringify(resent.body));
-    assert.is(await codes.statementsSeen(), 2);
-    assert.is(Number((await t.db('email_code').where({ userId }).count({ n: '*' }))[0].n), 1);
-  } finally {
-    await codes.drop();
-  }
+  const resent = await undoneOnce(t.db, 'email_code', ['insert'], () => t.http.post('/api/auth/email/verify/resend-verification-code').set(session.auth));
+  assert.is(resent.result.status, 200, JSON.stringify(resent.result.body));
+  assert.is(resent.statements, 2);
+  assert.is(Number((await t.db('email_code').where({ userId }).count({ n: '*' }))[0].n), 1);
 
   // A reset request: the answer is the same either way, the token row says whether it was made.
-  const resets = await undoTrigger(t.db, 'password_reset', ['insert']);
-  try {
-    await resets.undoNext(1);
-    assert.is((await t.http.post('/api/auth/request-password').send({ email })).status, 200);
-    assert.is(await resets.statementsSeen(), 2);
-    assert.is(Number((await t.db('password_reset').where({ userId }).count({ n: '*' }))[0].n), 1);
-  } finally {
-    await resets.drop();
-  }
+  const requested = await undoneOnce(t.db, 'password_reset', ['insert'], () => t.http.post('/api/auth/request-password').send({ email }));
+  assert.is(requested.result.status, 200);
+  assert.is(requested.statements, 2);
+  assert.is(Number((await t.db('password_reset').where({ userId }).count({ n: '*' }))[0].n), 1);
 
   // Sign-out: the session's revocation.
-  const revocations = await undoTrigger(t.db, 'user_session', ['update']);
-  try {
-    await revocations.undoNext(1);
-    const out = await t.http.post('/api/auth/logout').set(session.auth);
-    assert.is(out.status, 200, JSON.stringify(out.body));
-    assert.is(await revocations.statementsSeen(), 2);
-    assert.ok((await t.db('user_session').where({ userId }).first('revokedAt')).revokedAt, 'the session is revoked');
-  } finally {
-    await revocations.drop();
-  }
+  const out = await undoneOnce(t.db, 'user_session', ['update'], () => t.http.post('/api/auth/logout').set(session.auth));
+  assert.is(out.result.status, 200, JSON.stringify(out.result.body));
+  assert.is(out.statements, 2);
+  assert.ok((await t.db('user_session').where({ userId }).first('revokedAt')).revokedAt, 'the session is revoked');
 
-  // The reset itself: the token spent, the password changed and the sessions ended, together.
+  // The reset itself: the token spent and the user's other reset tokens with it (two updates),
+  // the password changed and the sessions ended, together.
   const token = (await createResetToken(authModels(t.engine), t.db, email))!;
-  const spent = await undoTrigger(t.db, 'password_reset', ['update']);
   const newPassword = 'Reset!Passw0rd9';
-  try {
-    await spent.undoNext(1);
-    const reset = await t.http.post('/api/auth/reset-password').send({ token, password: newPassword, confirmPassword: newPassword });
-    assert.is(reset.status, 200, JSON.stringify(reset.body));
-    assert.ok((await spent.statementsSeen()) >= 2, 'undone once, then run again');
-  } finally {
-    await spent.drop();
-  }
+  const reset = await undoneOnce(t.db, 'password_reset', ['update'], () => t.http.post('/api/auth/reset-password').send({ token, password: newPassword, confirmPassword: newPassword }));
+  assert.is(reset.result.status, 200, JSON.stringify(reset.result.body));
+  assert.is(reset.statements, 3, 'the undone first update, then both updates of the second run');
   assert.is((await t.http.post('/api/auth/login').send({ email, password: newPassword })).status, 200);
 });
 

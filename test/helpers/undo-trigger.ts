@@ -47,3 +47,18 @@ export async function undoTrigger(db: Knex, table: string, kinds: Array<'insert'
     },
   };
 }
+
+/**
+ * `write` run while the first statement of `kinds` on `table` is undone once: its result and how
+ * many such statements the database saw (the undone one included); the trigger is gone after.
+ */
+export async function undoneOnce<T>(db: Knex, table: string, kinds: Array<'insert' | 'update' | 'delete'>, write: () => Promise<T>): Promise<{ result: T; statements: number }> {
+  const trigger = await undoTrigger(db, table, kinds);
+  try {
+    await trigger.undoNext(1);
+    const result = await write();
+    return { result, statements: await trigger.statementsSeen() };
+  } finally {
+    await trigger.drop();
+  }
+}

@@ -1,7 +1,8 @@
 // Folders of the project, independent of the working directory. Compiled, this file is
 // dist/app/paths.js: the definitions and config/ that teams edit are still read from the
-// repository's folders (a change needs a restart, not a build), while the migrations are the
-// compiled ones next to it in dist/ (plain node cannot load the .ts ones).
+// repository's folders (a change needs a restart, not a build), and so are the migrations that
+// the build did not compile: dist/ holds the compiled ones, and a migration written since (by
+// `npm run db:migration`) is applied from its source, loaded through tsx.
 import { fileURLToPath } from 'node:url';
 
 const compiled = import.meta.url.endsWith('.js');
@@ -9,6 +10,12 @@ const root = new URL(compiled ? '../../' : '../', import.meta.url);
 
 export const PROJECT_ROOT = fileURLToPath(root);
 export const RESOURCES_DIR = fileURLToPath(new URL('resources', root));
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../resources/migrations', import.meta.url));
+/** The repository's migrations: where `npm run db:migration` writes, and what the build compiles. */
+export const MIGRATIONS_DIR = fileURLToPath(new URL('resources/migrations', root));
+/**
+ * Where the service finds its migrations: compiled, dist's first (a name found there is not looked
+ * up again), then the repository's for those written since the build.
+ */
+export const MIGRATIONS_DIRS = compiled ? [fileURLToPath(new URL('../resources/migrations', import.meta.url)), MIGRATIONS_DIR] : [MIGRATIONS_DIR];
 export const ROLES_FILE = fileURLToPath(new URL('config/roles.yaml', root));
 export const LIMITS_FILE = fileURLToPath(new URL('config/limits.yaml', root));

@@ -1,15 +1,17 @@
-// `npm run db:migration -- <name>`: migrate the configured database (the same one, read from the
-// same environment, as `npm start` and `npm run db:migrate`), compare it with every definition,
-// and write resources/migrations/<timestamp>_<name>.ts with what the definitions need and the
-// schema lacks, or say that there is no difference. The migration is written, not applied:
-// read it, then `npm run db:migrate` (or `npm start`) applies it. `--into <folder>` writes it
-// elsewhere (the migrations/ folder of an EXTRA_RESOURCES_DIR whose definitions it is for).
+// `npm run db:migration -- <name>`: compare every definition with the schema that the project's
+// migrations make, and write resources/migrations/<timestamp>_<name>.ts with what the definitions
+// need and the migrations lack, or say that there is no difference. The migrations are applied to
+// a database of the tool's own, in memory, and never to the configured one: the tool runs while
+// the server runs (the embedded data folder stays the server's), and what it writes is the next
+// step after the migrations in the repository, whatever a database has applied. The migration is
+// written, not applied: read it, then `npm start` (or `npm run db:migrate`) applies it. `--into
+// <folder>` writes it elsewhere (the migrations/ folder of an EXTRA_RESOURCES_DIR whose
+// definitions it is for).
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../engine/config/config.js';
-import { configuredDatabase, DataDirLockedError, ensureSchema, openDatabase } from '../engine/db/database.js';
-import { StorageFullError } from '../engine/storage-full.js';
-import { migrate, migrationFolders, MissingMigrationsError } from '../engine/db/migrations.js';
+import { openDatabase } from '../engine/db/database.js';
+import { migrate, migrationFolders } from '../engine/db/migrations.js';
 import { projectRegistry } from '../app/create-app.js';
 import { MIGRATIONS_DIR, PROJECT_ROOT, RESOURCES_DIR } from '../app/paths.js';
 import { DefinitionError } from '../engine/resource/load.js';
@@ -73,24 +75,23 @@ function nextTimestamp(dirs: string[], now = new Date()): string {
 async function main(args: string[]): Promise<number> {
   const { name, into } = parseArguments(args);
   const config = loadConfig();
-  const database = await openDatabase(configuredDatabase(config));
+  const folders = migrationFolders(MIGRATIONS_DIR, config.extraResourceDirs);
+  // Definitions first: a mistake in one is told before a database is made.
+  const registry = projectRegistry([RESOURCES_DIR, ...config.extraResourceDirs], modules);
+  const database = await openDatabase({});
   try {
-    if (config.databaseUrl) await ensureSchema(database.knex, config.databaseSchema);
-    const applied = await migrate(database.knex, migrationFolders(MIGRATIONS_DIR, config.extraResourceDirs));
-    if (applied.length) console.log(`Applied first: ${applied.join(', ')}`);
-    const registry = projectRegistry([RESOURCES_DIR, ...config.extraResourceDirs], modules);
+    await migrate(database.knex, folders);
     const differences = await diffSchema(database.knex, registry, { tenantTable: TENANT_TABLE });
     if (differences.length === 0) {
-      console.log('No difference between the definitions and the migrated schema: no migration written.');
+      console.log('No difference between the definitions and the migrations: no migration written.');
       return 0;
     }
-    const folders = migrationFolders(MIGRATIONS_DIR, config.extraResourceDirs);
     const file = path.join(into, `${nextTimestamp([...folders, into])}_${name}.ts`);
     mkdirSync(into, { recursive: true });
     writeFileSync(file, generateMigration(differences, { title: path.basename(file, '.ts'), helpers: helpersSpecifier(into) }));
     console.log(`${differences.length} difference(s):\n  ${differences.map((d) => d.message).join('\n  ')}`);
     const shown = path.relative(PROJECT_ROOT, file);
-    console.log(`\nWrote ${shown.startsWith('..') ? file : shown}. Read it, then apply it with npm run db:migrate (or npm start).`);
+    console.log(`\nWrote ${shown.startsWith('..') ? file : shown}. Read it, then apply it with npm start (or npm run db:migrate).`);
     return 0;
   } finally {
     await database.close();
@@ -100,7 +101,7 @@ async function main(args: string[]): Promise<number> {
 try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (err) {
-  const known = [UsageError, ConfigError, DataDirLockedError, DefinitionError, MissingMigrationsError].some((kind) => err instanceof kind);
-  console.error(err instanceof StorageFullError ? err.detail : known ? (err as Error).message : err);
+  const known = [UsageError, ConfigError, DefinitionError].some((kind) => err instanceof kind);
+  console.error(known ? (err as Error).message : err);
   process.exitCode = 1;
 }

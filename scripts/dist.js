@@ -40,6 +40,14 @@ export function buildInputs() {
   return found.sort();
 }
 
+/**
+ * The project's migrations. One that a build did not compile (written since, by `npm run
+ * db:migration`) needs no build: the compiled service applies it from its source (app/paths.ts,
+ * MIGRATIONS_DIRS), so it is no reason to refuse dist/. One the build compiled that changed since,
+ * or was removed, is: dist/ would apply the old one.
+ */
+const isMigration = (name) => /^resources\/migrations\/[^/]+\.ts$/.test(name);
+
 /** The inputs that are copied as they are rather than compiled. */
 export const assets = (inputs) => inputs.filter((name) => !name.endsWith('.ts') && name !== 'package.json');
 
@@ -56,8 +64,9 @@ export function distProblem() {
     return existsSync(DIST) ? `dist/ holds no complete build: ${build}.` : `dist/ is missing (the sources are not compiled yet): ${build}.`;
   }
   if (!existsSync(ENTRY)) return `dist/app/start.js is missing: ${build}.`;
-  const inputs = buildInputs();
   const built = new Set(stamp.inputs);
+  // A migration written since the build (npm run db:migration) is applied from its source.
+  const inputs = buildInputs().filter((name) => built.has(name) || !isMigration(name));
   const added = inputs.find((name) => !built.has(name));
   const removed = stamp.inputs.find((name) => !inputs.includes(name));
   const changed = inputs.find((name) => statSync(path.join(ROOT, name)).mtimeMs > stamp.startedAt);

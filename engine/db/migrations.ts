@@ -14,18 +14,25 @@ interface MigrationFile {
   file: string;
 }
 
-/** Migrations of several folders, applied in file-name order (names start with a timestamp). */
+/**
+ * Migrations of several folders, applied in file-name order (names start with a timestamp). A name
+ * that an earlier folder provides is not taken again from a later one: a compiled service lists
+ * its compiled migrations before their sources, whose new ones it applies from there.
+ */
 export class FolderMigrationSource implements Knex.MigrationSource<MigrationFile> {
   constructor(private readonly folders: string[]) {}
 
   async getMigrations(): Promise<MigrationFile[]> {
-    return this.folders
-      .flatMap((folder) =>
-        readdirSync(folder)
-          .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'))
-          .map((f) => ({ name: f.replace(/\.(ts|js)$/, ''), file: path.join(folder, f) })),
-      )
-      .sort((a, b) => a.name.localeCompare(b.name));
+    const found = new Map<string, MigrationFile>();
+    for (const folder of this.folders) {
+      if (!existsSync(folder)) continue;
+      for (const f of readdirSync(folder).sort()) {
+        if (!/\.(ts|js)$/.test(f) || f.endsWith('.d.ts')) continue;
+        const name = f.replace(/\.(ts|js)$/, '');
+        if (!found.has(name)) found.set(name, { name, file: path.join(folder, f) });
+      }
+    }
+    return [...found.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
   getMigrationName(migration: MigrationFile): string {
@@ -33,8 +40,9 @@ export class FolderMigrationSource implements Knex.MigrationSource<MigrationFile
   }
 
   async getMigration(migration: MigrationFile): Promise<Knex.Migration> {
-    // The compiled service (dist/, plain node) cannot import TypeScript: an EXTRA_RESOURCES_DIR's
-    // migrations are .ts, as `npm run db:migration` writes them. tsx loads such a file by itself.
+    // The compiled service (dist/, plain node) cannot import TypeScript: a migration written since
+    // the build, and an EXTRA_RESOURCES_DIR's, are .ts, as `npm run db:migration` writes them. tsx
+    // loads such a file by itself.
     if (migration.file.endsWith('.ts') && !RUNS_TYPESCRIPT) {
       const { tsImport } = await import('tsx/esm/api');
       return tsImport(pathToFileURL(migration.file).href, import.meta.url);
@@ -43,9 +51,9 @@ export class FolderMigrationSource implements Knex.MigrationSource<MigrationFile
   }
 }
 
-/** The application's migrations, then those of each extra resources folder that has a migrations/ subfolder. */
-export function migrationFolders(migrationsDir: string, extraResourceDirs: string[]): string[] {
-  return [migrationsDir, ...extraResourceDirs.map((dir) => path.join(dir, 'migrations')).filter((dir) => existsSync(dir))];
+/** The application's migrations (one folder, or its compiled and source folders), then those of each extra resources folder that has a migrations/ subfolder. */
+export function migrationFolders(migrationsDirs: string | string[], extraResourceDirs: string[]): string[] {
+  return [...[migrationsDirs].flat(), ...extraResourceDirs.map((dir) => path.join(dir, 'migrations')).filter((dir) => existsSync(dir))];
 }
 
 /** The database has applied migrations that none of the folders provides any more. */

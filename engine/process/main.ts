@@ -9,6 +9,7 @@ import { fork } from 'node:child_process';
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { ConfigError, loadConfig, type Config } from '../config/config.js';
+import { keepGeneratedSecrets, type KeptSecrets } from '../config/kept-secrets.js';
 import { logEvent as log, rssMiB, setLogLevel } from '../log/log.js';
 import type { Project } from './project.js';
 import { STOP_MARGIN_MS } from './shutdown.js';
@@ -17,9 +18,10 @@ import { exitWithStartupFailure, unexpectedFailure } from './startup-failure.js'
 /** Set in the environment of the child that prepares a cluster. */
 const PREPARE_ENV = 'CLUSTER_PREPARE';
 
-function readConfig(): Config {
+/** The configuration, with generated JWT secrets kept in the data folder where they may be (kept-secrets.ts). */
+function readConfig(): KeptSecrets {
   try {
-    return loadConfig();
+    return keepGeneratedSecrets(loadConfig());
   } catch (err) {
     if (err instanceof ConfigError) exitWithStartupFailure(err.message);
     exitWithStartupFailure(unexpectedFailure(err), err);
@@ -75,11 +77,12 @@ function stopBeforeWorkers(signal: NodeJS.Signals) {
  * the app: a primary never does, and its memory stays small.
  */
 export async function runProcess(loadProject: () => Promise<Project>): Promise<void> {
-  const config = readConfig();
+  const { config, kept, file } = readConfig();
   setLogLevel(config.logLevel);
   if (process.env[PREPARE_ENV]) return (await import('./preparation.js')).prepareCluster(config, await loadProject());
   if (cluster.isWorker) return (await import('./serving.js')).serveWorker(config, await loadProject());
-  if (config.jwt.generated) log('warn', 'JWT_SECRET / JWT_REFRESH_SECRET not set: using secrets generated for this process (tokens die with it)');
+  if (kept) log('info', `JWT_SECRET / JWT_REFRESH_SECRET not set: tokens are signed with secrets ${kept === 'made' ? 'generated now and kept' : 'kept'} in the data folder (owner-only), so they stay valid across restarts`, { file });
+  else if (config.jwt.generated) log('warn', 'JWT_SECRET / JWT_REFRESH_SECRET not set: using secrets generated for this process (tokens die with it)');
   if (config.env === 'production' && !config.mail.smtpUrl) log('warn', 'SMTP_URL not set: mail is not delivered, and its log lines leave out the codes and links it carries');
   const workers = processCount(config);
   if (workers === 1) return (await import('./serving.js')).serveAlone(config, await loadProject());

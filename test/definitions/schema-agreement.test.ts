@@ -4,12 +4,10 @@
 // migration fails here with one sentence per difference; `npm run db:migration -- <name>` writes
 // the migration for them. The check itself is proven able to fail in schema-diff.test.ts.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import knex from 'knex';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MIGRATIONS_DIR, PROJECT_ROOT } from '../../app/paths.js';
@@ -17,7 +15,7 @@ import { readSchema } from '../../engine/schema/actual.js';
 import { diffSchema } from '../../engine/schema/diff.js';
 import { expectedSchema } from '../../engine/schema/expected.js';
 import { createTestApp, TEST_ENV, type TestApp } from '../helpers/app.js';
-import { migratedDataFolder } from '../helpers/migrated-folder.js';
+import { lockDataDir } from '../../engine/db/database.js';
 
 const CLI = fileURLToPath(new URL('../../scripts/db-migration.ts', import.meta.url));
 const TSX = import.meta.resolve('tsx');
@@ -66,21 +64,19 @@ test('the check covers every resource: each one\'s table and join tables are exp
 });
 
 /**
- * A database of the CLI's own, kept across its runs: a new PostgreSQL schema, or a PGlite folder,
- * empty (the CLI's run migrates it) or already migrated (a copy of the test image: no initdb and
- * migrations to wait for, where the test is about what comes after them).
+ * What `npm start` would use, made unusable for anyone else: the embedded data folder locked by
+ * this process (as a running server holds it), or a PostgreSQL URL where nothing answers. The
+ * CLI must work anyway, and leave both alone: it migrates a database of its own, in memory.
  */
-async function cliDatabase(start: 'empty' | 'migrated') {
-  const url = process.env.DATABASE_URL;
+async function heldDatabase() {
   const folder = mkdtempSync(path.join(tmpdir(), 'db-migration-'));
-  const schema = `test_${randomBytes(6).toString('hex')}`;
+  const release = await lockDataDir(folder);
   return {
-    env: (url ? { DATABASE_URL: url, DATABASE_SCHEMA: schema } : { DATA_DIR: start === 'empty' ? folder : await migratedDataFolder(path.join(folder, 'data')) }) as Record<string, string>,
+    folder,
+    env: (process.env.DATABASE_URL ? { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' } : { DATA_DIR: folder }) as Record<string, string>,
     async drop() {
+      await release();
       rmSync(folder, { recursive: true, force: true });
-      if (!url) return;
-      const admin = knex({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
-      await admin.raw('drop schema if exists ?? cascade', [schema]).finally(() => admin.destroy());
     },
   };
 }
@@ -98,13 +94,15 @@ function runCli(args: string[], env: Record<string, string>) {
   return { ...run, written };
 }
 
-test('npm run db:migration on a database that agrees says so and writes nothing', async () => {
-  const database = await cliDatabase('empty');
+test('npm run db:migration while the server holds its database: the definitions agree, nothing is written or touched', async () => {
+  const database = await heldDatabase();
   try {
     const run = runCli(['--', 'nothing_to_do'], database.env);
     assert.is(run.status, 0, run.stderr);
-    assert.match(run.stdout, 'No difference between the definitions and the migrated schema: no migration written.');
+    assert.is(run.stdout, 'No difference between the definitions and the migrations: no migration written.\n');
     assert.equal(run.written, []);
+    // The held folder is as the lock left it: no database was made in it.
+    assert.not.ok(existsSync(path.join(database.folder, 'PG_VERSION')), 'no database in the held folder');
   } finally {
     await database.drop();
   }
@@ -143,8 +141,8 @@ unique:
   - fields: [organizationId, serial]
 `;
 
-test('a new definition: db:migration writes its migration, the next run applies it and finds nothing left', async () => {
-  const database = await cliDatabase('migrated');
+test('a new definition: db:migration writes its migration, the next run finds nothing left', async () => {
+  const database = await heldDatabase();
   const folder = mkdtempSync(path.join(tmpdir(), 'db-migration-resources-'));
   try {
     writeFileSync(path.join(folder, 'locker.yaml'), LOCKER);
@@ -166,9 +164,9 @@ test('a new definition: db:migration writes its migration, the next run applies 
 
     const second = runCli(['--', 'again'], env);
     assert.is(second.status, 0, second.stderr);
-    assert.match(second.stdout, `Applied first: ${files[0].replace(/\.ts$/, '')}`);
-    assert.match(second.stdout, 'No difference between the definitions and the migrated schema: no migration written.');
+    assert.is(second.stdout, 'No difference between the definitions and the migrations: no migration written.\n');
     assert.equal(second.written, []);
+    assert.equal(readdirSync(path.join(folder, 'migrations')), files);
   } finally {
     rmSync(folder, { recursive: true, force: true });
     await database.drop();

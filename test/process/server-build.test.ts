@@ -1,8 +1,9 @@
 // `npm start` runs the compiled service (dist/) through its launcher, scripts/start.js, which
 // refuses a dist/ that is missing or older than the sources with one sentence saying what to do.
+// npm's shell execs the launcher, so the signals a supervisor sends npm's pid reach the server.
 // The refusals are shown on a copy of the launcher in a scratch project, so the real dist/ (that
 // other suites may be running) is never touched.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,45 +11,91 @@ import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { distProblem } from '../../scripts/dist.js';
+import { migratedDataFolder } from '../helpers/migrated-folder.js';
 import { serverEnv } from '../helpers/server-process.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const scratch = mkdtempSync(path.join(tmpdir(), 'server-build-test-'));
-let npmStart: ReturnType<typeof spawn> | undefined;
+const started = new Set<ChildProcess>();
 
 test.after(() => {
-  // npm runs the launcher in a child of its own: the whole group goes.
-  if (npmStart?.pid && npmStart.exitCode === null) process.kill(-npmStart.pid, 'SIGKILL');
+  // A test that failed may leave npm and the server running: the whole group goes.
+  for (const child of started) if (child.pid && child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
   rmSync(scratch, { recursive: true, force: true });
 });
 
-test('npm start runs the compiled server, which answers /api/health', async () => {
-  assert.is(distProblem(), undefined, 'test/run.ts builds dist/ before this suite');
-  const env = serverEnv({ HOME: process.env.HOME, DATA_DIR: path.join(scratch, 'data') });
-  npmStart = spawn('npm', ['start', '--silent'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * `npm start` as a supervisor runs it: npm's own pid is the one it knows and signals. Resolves
+ * with the server's JSON log lines once it listens; `exited` gives npm's exit status.
+ */
+async function npmStart(env: Record<string, string | undefined>) {
+  const child = spawn('npm', ['start', '--silent'], { cwd: ROOT, env: serverEnv({ HOME: process.env.HOME, ...env }), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  started.add(child);
   let stdout = '';
   let stderr = '';
-  npmStart.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const listening = await new Promise<Record<string, any>>((resolve, reject) => {
+  const logs: Array<Record<string, any>> = [];
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const listening = new Promise<Record<string, any>>((resolve, reject) => {
     const guard = setTimeout(() => reject(new Error(`npm start did not listen within 120 s\n${stdout}\n${stderr}`)), 120_000);
-    npmStart!.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
-      for (const line of stdout.split('\n')) {
-        if (!line.startsWith('{')) continue;
+      const lines = stdout.split('\n');
+      stdout = lines.pop()!;
+      for (const line of lines.filter((l) => l.startsWith('{'))) {
         const entry = JSON.parse(line);
+        logs.push(entry);
         if (entry.msg === 'listening') {
           clearTimeout(guard);
           resolve(entry);
         }
       }
     });
-    npmStart!.once('exit', (code) => reject(new Error(`npm start exited with code ${code}\n${stdout}\n${stderr}`)));
+    void exited.then(({ code }) => {
+      clearTimeout(guard);
+      reject(new Error(`npm start exited with code ${code}\n${stdout}\n${stderr}`));
+    });
   });
-  const res = await fetch(`http://127.0.0.1:${listening.port}/api/health`);
-  assert.is(res.status, 200);
-  const exited = new Promise((resolve) => npmStart!.once('exit', resolve));
-  process.kill(-npmStart.pid!, 'SIGTERM');
-  await exited;
+  return { child, logs, listening, exited, stderr: () => stderr };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  test(`npm start serves the compiled server; ${signal} to npm's pid stops it gracefully, exit status 0`, async () => {
+    assert.is(distProblem(), undefined, 'test/run.ts builds dist/ before this suite');
+    const run = await npmStart({ DATA_DIR: await migratedDataFolder(path.join(scratch, `data-${signal}`)) });
+    const listening = await run.listening;
+    const res = await fetch(`http://127.0.0.1:${listening.port}/api/health`);
+    assert.is(res.status, 200);
+    // npm's pid only, as a supervisor (Docker, systemd, a process manager) signals it.
+    process.kill(run.child.pid!, signal);
+    const { code } = await Promise.race([run.exited, sleep(30_000).then(() => ({ code: `still running 30 s after ${signal}` }))]);
+    assert.is(code, 0, run.stderr());
+    const shutdown = run.logs.find((l) => l.msg === 'shutting down');
+    assert.ok(shutdown, JSON.stringify(run.logs));
+    assert.is(shutdown!.signal, signal);
+    assert.is(shutdown!.pid, listening.pid);
+    assert.ok(run.logs.some((l) => l.msg === 'stopped' && l.pid === listening.pid), 'the drain ran to its end');
+    assert.not.ok(alive(listening.pid), 'no server left behind');
+  });
+}
+
+test('npm start that cannot start exits with status 1, saying why', async () => {
+  const run = await npmStart({ DATA_DIR: path.join(scratch, 'data-bad-port'), PORT: 'eighty' });
+  run.listening.catch(() => {});
+  const { code } = await run.exited;
+  assert.is(code, 1);
+  assert.match(run.stderr(), 'PORT');
 });
 
 /** A scratch project holding the launcher, one source and (optionally) a dist/ built at `builtAt`. */
@@ -106,6 +153,28 @@ test('npm start refuses a dist/ older than a source, or built from other files, 
   // A build that stopped before its end (no stamp).
   rmSync(path.join(p.dir, 'dist', 'build-stamp.json'));
   assert.is(p.run().stderr, refusal('dist/ holds no complete build: run `npm run build`.\n'));
+});
+
+test('a migration written since the build is no reason to build again; a built one changed or removed is', () => {
+  const p = project('migrations');
+  mkdirSync(path.join(p.dir, 'resources', 'migrations'), { recursive: true });
+  const built = path.join(p.dir, 'resources', 'migrations', '20260101000000_built.ts');
+  writeFileSync(built, 'export async function up() {}\n');
+  const old = Date.now() / 1000 - 60;
+  utimesSync(built, old, old);
+  p.build(Date.now(), ['app/start.ts', 'package.json', 'resources/migrations/20260101000000_built.ts']);
+  assert.is(p.run().status, 0);
+
+  // Written by npm run db:migration after the build: the compiled service applies its source.
+  writeFileSync(path.join(p.dir, 'resources', 'migrations', '29990101000000_device.ts'), 'export async function up() {}\n');
+  const late = p.run();
+  assert.is(late.status, 0, String(late.stderr));
+  assert.is(late.stderr, '');
+
+  writeFileSync(built, 'export async function up() { /* changed */ }\n');
+  assert.is(p.run().stderr, refusal('dist/ is older than the sources (resources/migrations/20260101000000_built.ts changed since the last build): run `npm run build`.\n'));
+  rmSync(built);
+  assert.is(p.run().stderr, refusal('dist/ is older than the sources (resources/migrations/20260101000000_built.ts was removed since the last build): run `npm run build`.\n'));
 });
 
 test.run();

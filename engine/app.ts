@@ -171,7 +171,7 @@ export function createApp(options: AppOptions): App {
   koa.use(securityHeaders());
   const definedHeaders = [...registry.values()].flatMap((r) => (r.organizationHeader ? [r.organizationHeader] : []));
   koa.use(crossOrigin(config.corsOrigins, definedHeaders));
-  koa.use(errorMiddleware(logError));
+  koa.use(errorMiddleware(logError, new Map(modules.flatMap((m) => Object.entries(m.notFoundHints ?? {})))));
   // The caller is identified before the limits count the request (they key a caller by it), and
   // refused only after, so that a request with bad credentials still counts against its address.
   koa.use(authenticator.identify);

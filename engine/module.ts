@@ -29,4 +29,9 @@ export interface Module {
   routes(engine: Engine): Route[];
   /** Named schemas the module's paths refer to as `#/components/schemas/<name>`. */
   openapiSchemas?(engine: Engine): Record<string, object>;
+  /**
+   * Paths the module does not serve that clients still try, each with where to go instead: their
+   * 404 (`Cannot GET /api/user`) goes on to say it.
+   */
+  notFoundHints?: Record<string, string>;
 }

@@ -32,7 +32,7 @@ const LINGER_MS = 10_000;
  * Matched against the path under test/ (folder/file), with `/` as the separator.
  */
 const TIMED_FILES =
-  /^(process\/(server|shutdown|request-timeout|database-outage|mail|metrics|two-instances)|ratelimit\/|openapi\/swagger|auth\/auth-(social|logout)|resources\/idempotency-keys|definitions\/definition-format)/;
+  /^(process\/(server|shutdown|request-timeout|database-outage|mail|metrics|two-instances)|ratelimit\/|openapi\/swagger|auth\/auth-(social|logout)|resources\/idempotency-keys|definitions\/definition-format|docs\/examples)/;
 /**
  * The slowest of the other suites (8 s or more on one of the databases), handed out before the
  * rest: one of them left to the end would keep its lane going long after the other has finished.

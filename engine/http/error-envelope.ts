@@ -32,7 +32,11 @@ function answer(ctx: Context, error: HttpError) {
   ctx.body = errorBody(error.status, error.messages, error.details);
 }
 
-export function errorMiddleware(log: (err: unknown, ctx: Context, status: number) => void = (err) => console.error(err)) {
+/**
+ * Maps every error to the envelope. `notFoundHints`: paths no route serves, each with a sentence
+ * saying where to go instead, added to their 404.
+ */
+export function errorMiddleware(log: (err: unknown, ctx: Context, status: number) => void = (err) => console.error(err), notFoundHints = new Map<string, string>()) {
   return async function errors(ctx: Context, next: Next) {
     try {
       await next();
@@ -44,7 +48,8 @@ export function errorMiddleware(log: (err: unknown, ctx: Context, status: number
     if (ctx.status >= 400 && ctx.body == null) {
       // Nothing answered (no route matched: 404, as NestJS words it), or a middleware set only a
       // status (the router's 405 with its Allow header): the client still gets the envelope.
-      const message = ctx.status === 404 ? `Cannot ${ctx.method} ${ctx.path}` : STATUS_CODES[ctx.status] ?? 'Error';
+      const hint = ctx.status === 404 ? notFoundHints.get(ctx.path) : undefined;
+      const message = ctx.status === 404 ? `Cannot ${ctx.method} ${ctx.path}${hint ? `: ${hint}` : ''}` : STATUS_CODES[ctx.status] ?? 'Error';
       answer(ctx, new HttpError(ctx.status, ctx.status === 400 ? [message] : message));
     }
   };

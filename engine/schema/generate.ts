@@ -280,8 +280,8 @@ export function generateMigration(differences: Difference[], options: GenerateOp
   const helpers = [...uses].sort();
   return [
     `// ${options.title}: written by \`npm run db:migration\` for these differences between the`,
-    '// definitions and the migrated schema (read it, and adjust onDelete and lengths where the',
-    '// defaults chosen do not fit):',
+    '// definitions and the schema the migrations make (read it, and adjust onDelete and lengths',
+    '// where the defaults chosen do not fit):',
     ...differences.map((d) => `//   - ${d.message}`),
     "import type { Knex } from 'knex';",
     ...(helpers.length ? [`import { ${helpers.join(', ')} } from ${q(options.helpers)};`] : []),

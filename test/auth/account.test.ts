@@ -55,6 +55,18 @@ test('GET /api/user/me: 200, the caller with its role and no secret', async () =
   assert.equal(ignored.body, res.body, 'query parameters are ignored');
 });
 
+test('GET /api/user is no list of users: its 404 names /api/user/me and how an admin adds a user', async () => {
+  const res = await t.http.get('/api/user').set(owner.auth);
+  assertError(
+    res,
+    404,
+    "Cannot GET /api/user: the signed-in user is GET /api/user/me, and an admin adds a user to the tenant with POST /api/auth/register and the admin's token (the answer is the user, with its id)",
+  );
+  // Another unknown path keeps the plain sentence; without a token every unknown path is a 401.
+  assertError(await t.http.get('/api/users').set(owner.auth), 404, 'Cannot GET /api/users');
+  assertUnauthorized(await t.http.get('/api/user'));
+});
+
 test('GET and PUT /api/user/me: 401 without a token, with a bad one, or once the user is inactive', async () => {
   assertUnauthorized(await me());
   assertUnauthorized(await me({ Authorization: 'Bearer not-a-jwt' }));

@@ -29,7 +29,8 @@ const SECTION = README.slice(README.indexOf('A first session'), README.indexOf('
 
 /** The section's `sh` blocks, each as its curl commands (lines continued with a backslash joined). */
 function blocks(): Command[][] {
-  const found = [...SECTION.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1].replace(/\\\n\s*/g, ' ').split('\n').filter((l) => l.includes('curl ')));
+  // The first two: the third (employees) splices ids into its bodies, which this test does itself.
+  const found = [...SECTION.matchAll(/```sh\n([\s\S]*?)```/g)].slice(0, 2).map((m) => m[1].replace(/\\\n\s*/g, ' ').split('\n').filter((l) => l.includes('curl ')));
   return found.map((lines) =>
     lines.map((line) => {
       const url = /localhost:3000(\/[^\s'"]*)/.exec(line);

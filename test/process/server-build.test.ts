@@ -3,7 +3,7 @@
 // npm's shell execs the launcher, so the signals a supervisor sends npm's pid reach the server.
 // The refusals are shown on a copy of the launcher in a scratch project, so the real dist/ (that
 // other suites may be running) is never touched.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,52 +12,14 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { distProblem } from '../../scripts/dist.js';
 import { migratedDataFolder } from '../helpers/migrated-folder.js';
-import { serverEnv } from '../helpers/server-process.js';
+import { killNpmStarts, npmStart } from '../helpers/npm-start.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const scratch = mkdtempSync(path.join(tmpdir(), 'server-build-test-'));
-const started = new Set<ChildProcess>();
-
 test.after(() => {
-  // A test that failed may leave npm and the server running: the whole group goes.
-  for (const child of started) if (child.pid && child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
+  killNpmStarts();
   rmSync(scratch, { recursive: true, force: true });
 });
-
-/**
- * `npm start` as a supervisor runs it: npm's own pid is the one it knows and signals. Resolves
- * with the server's JSON log lines once it listens; `exited` gives npm's exit status.
- */
-async function npmStart(env: Record<string, string | undefined>) {
-  const child = spawn('npm', ['start', '--silent'], { cwd: ROOT, env: serverEnv({ HOME: process.env.HOME, ...env }), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  started.add(child);
-  let stdout = '';
-  let stderr = '';
-  const logs: Array<Record<string, any>> = [];
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const listening = new Promise<Record<string, any>>((resolve, reject) => {
-    const guard = setTimeout(() => reject(new Error(`npm start did not listen within 120 s\n${stdout}\n${stderr}`)), 120_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      const lines = stdout.split('\n');
-      stdout = lines.pop()!;
-      for (const line of lines.filter((l) => l.startsWith('{'))) {
-        const entry = JSON.parse(line);
-        logs.push(entry);
-        if (entry.msg === 'listening') {
-          clearTimeout(guard);
-          resolve(entry);
-        }
-      }
-    });
-    void exited.then(({ code }) => {
-      clearTimeout(guard);
-      reject(new Error(`npm start exited with code ${code}\n${stdout}\n${stderr}`));
-    });
-  });
-  return { child, logs, listening, exited, stderr: () => stderr };
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
@@ -73,7 +35,7 @@ const alive = (pid: number) => {
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   test(`npm start serves the compiled server; ${signal} to npm's pid stops it gracefully, exit status 0`, async () => {
     assert.is(distProblem(), undefined, 'test/run.ts builds dist/ before this suite');
-    const run = await npmStart({ DATA_DIR: await migratedDataFolder(path.join(scratch, `data-${signal}`)) });
+    const run = npmStart(ROOT, { DATA_DIR: await migratedDataFolder(path.join(scratch, `data-${signal}`)) });
     const listening = await run.listening;
     const res = await fetch(`http://127.0.0.1:${listening.port}/api/health`);
     assert.is(res.status, 200);
@@ -91,8 +53,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 }
 
 test('npm start that cannot start exits with status 1, saying why', async () => {
-  const run = await npmStart({ DATA_DIR: path.join(scratch, 'data-bad-port'), PORT: 'eighty' });
-  run.listening.catch(() => {});
+  const run = npmStart(ROOT, { DATA_DIR: path.join(scratch, 'data-bad-port'), PORT: 'eighty' });
   const { code } = await run.exited;
   assert.is(code, 1);
   assert.match(run.stderr(), 'PORT');

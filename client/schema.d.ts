@@ -2188,6 +2188,8 @@ export interface paths {
         /**
          * Health check for load balancers
          * @description Public and exempt from rate limits. 503 when the database does not answer in time.
+         *
+         *     Exempt from every rate limit: no rate-limit headers, never a 429.
          */
         get: operations["getHealth"];
         put?: never;
@@ -2208,6 +2210,8 @@ export interface paths {
         /**
          * Liveness: the process answers
          * @description Public and exempt from rate limits. Always 200 while the process can answer at all; it never asks the database, so an outage of the database does not get a healthy process restarted (readiness says whether to send it traffic).
+         *
+         *     Exempt from every rate limit: no rate-limit headers, never a 429.
          */
         get: operations["getLiveness"];
         put?: never;
@@ -2228,6 +2232,8 @@ export interface paths {
         /**
          * Readiness: whether to send this instance traffic
          * @description Public and exempt from rate limits. 503 from the moment a graceful shutdown begins (SIGTERM; the process goes on serving for SHUTDOWN_DELAY_MS, then stops taking connections), while migrations run (an instance holds the migration lock), and while the database does not answer within HEALTH_TIMEOUT_MS.
+         *
+         *     Exempt from every rate limit: no rate-limit headers, never a 429.
          */
         get: operations["getReadiness"];
         put?: never;

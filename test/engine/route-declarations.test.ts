@@ -224,6 +224,10 @@ test('an alias is served as its route, left out of paths and listed in the x-ali
     assert.is(paths['/api/notes/verify'], undefined);
     assert.equal(paths['/api/notes/check']['x-aliases'], ['/api/notes/verify']);
     assert.equal(Object.keys(paths['/api/open/{secret}']), ['get'], 'a path without aliases has no x-aliases');
+    const description = String((aliased.openapi.info as Record<string, unknown>).description);
+    assert.match(description, /- \*\*Aliases\*\* .*`x-aliases`.*: \/api\/notes\/verify → \/api\/notes\/check\./);
+    // The engine's own words link no page: this app serves none.
+    assert.not.match(description, /\]\(\/docs\//);
     const via = request(aliased.koa.callback());
     const res = await via.post('/api/notes/verify').set('x-caller', 'EDITOR').send({ title: 'T' });
     assert.is(res.status, 200);
@@ -246,6 +250,29 @@ test('an alias that documents itself, of an undocumented route, with other acces
   const half: Route = { ...pair[0], path: '/api/pairs', docs: false, aliasOf: '/api/pair' };
   assert.throws(() => createApp(options([...pair, half])), /\/api\/pairs \(get\) is an alias of \/api\/pair \(get, post\): it must alias every method of it and no other/);
   await createApp(options([...pair, half, { ...half, method: 'POST' }])).close();
+});
+
+test('a document that links a reference page the docs folder lacks stops start-up; one it holds is served as text', async () => {
+  const pages = { conventions: 'conventions', authentication: 'conventions', queryLanguage: 'conventions', rateLimits: 'limits' };
+  const info = { title: 'Notes', version: '1.0.0', summary: 'Notes.', signIn: 'Send a token', tokenOrigin: 'A token.', pages };
+  const docs = mkdtempSync(path.join(tmpdir(), 'engine-pages-'));
+  try {
+    writeFileSync(path.join(docs, 'conventions.md'), '# Conventions\n');
+    assert.throws(() => createApp({ ...options(ROUTES), documentInfo: info, docsDir: docs }), /links \/docs\/limits\.md, but .* holds no limits\.md/);
+    writeFileSync(path.join(docs, 'limits.md'), '# Limits\n');
+    const linked = createApp({ ...options(ROUTES), documentInfo: info, docsDir: docs });
+    try {
+      assert.match(String((linked.openapi.info as Record<string, unknown>).description), /\[Rate limits\]\(\/docs\/limits\.md\)/);
+      const page = await request(linked.koa.callback()).get('/docs/limits.md');
+      assert.is(page.status, 200);
+      assert.is(page.headers['content-type'], 'text/plain; charset=utf-8');
+      assert.is(page.text, '# Limits\n');
+    } finally {
+      await linked.close();
+    }
+  } finally {
+    rmSync(docs, { recursive: true, force: true });
+  }
 });
 
 test.run();

@@ -2,6 +2,8 @@
 // generated resources, auth and hand-written modules; an alias in its path item's x-aliases), each
 // tied to the compiled resource whose path it lies under. A new definition or module route is
 // fuzzed with no test code.
+import { readdirSync } from 'node:fs';
+import { DOCS_DIR } from '../../../app/paths.js';
 import { ALIASES_EXTENSION } from '../../../engine/openapi/fragments.js';
 import type { CompiledResource, Registry } from '../../../engine/resource/compiled.js';
 
@@ -176,11 +178,15 @@ const page = (path: string, statuses: number[], parameters: Parameter[] = []): O
   opaque: true,
 });
 
+/** The reference pages the service serves (docs/*.md), by file name. */
+const referencePages = readdirSync(DOCS_DIR).filter((name) => name.endsWith('.md')).sort();
+
 /** The documentation routes, which the document does not list (it is one of them). */
 export const DOCS: Operation[] = [
   page('/swg-json', [200]),
   page('/swg', [200]),
   page('/swg/assets/{asset}', [200, 404], [{ name: 'asset', in: 'path', required: true, schema: { type: 'string', enum: ['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png'] } }]),
+  page('/docs/{page}', [200, 404], [{ name: 'page', in: 'path', required: true, schema: { type: 'string', enum: referencePages } }]),
 ];
 
 /** Paths nobody serves: each answer is a 4xx (a 401 without a token, a 404 with one). */

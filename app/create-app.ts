@@ -1,7 +1,7 @@
 // The composition root: this application is the engine (engine/) given the auth modules (auth/),
-// the resource folders and hand-written modules (resources/), and the configuration files
-// (config/roles.yaml, config/limits.yaml). `npm start` (start.ts), the tools and the tests build
-// it here.
+// the resource folders and hand-written modules (resources/), the configuration files
+// (config/roles.yaml, config/limits.yaml) and the reference pages (docs/). `npm start`
+// (start.ts), the tools and the tests build it here.
 import { tokenAuthenticator } from '../auth/authenticate.js';
 import { authModules } from '../auth/modules.js';
 import { loadRoles } from '../auth/roles.js';
@@ -11,7 +11,7 @@ import type { Registry } from '../engine/resource/compiled.js';
 import { loadRegistry } from '../engine/schema/registry.js';
 import type { DocumentInfo } from '../engine/openapi/document.js';
 import pkg from '../package.json' with { type: 'json' };
-import { LIMITS_FILE, RESOURCES_DIR, ROLES_FILE } from './paths.js';
+import { DOCS_DIR, LIMITS_FILE, RESOURCES_DIR, ROLES_FILE } from './paths.js';
 
 /** How the OpenAPI document introduces this application. */
 const DOCUMENT_INFO: DocumentInfo = {
@@ -20,6 +20,8 @@ const DOCUMENT_INFO: DocumentInfo = {
   summary: 'Multi-tenant workforce and time-tracking API.',
   signIn: 'Sign in with `POST /api/auth/login` and send `Authorization: Bearer <token>`',
   tokenOrigin: 'The access token from POST /api/auth/login.',
+  // docs/*.md, served at /docs/{page}.md: the intro's links.
+  pages: { conventions: 'api-conventions', authentication: 'authentication', queryLanguage: 'query-language', rateLimits: 'rate-limits' },
 };
 
 export interface ProjectAppOptions extends Omit<AppOptions, 'resourceDirs' | 'modules' | 'roles' | 'authenticator' | 'limitsFile'> {
@@ -44,6 +46,7 @@ export function createProjectApp(options: ProjectAppOptions): App {
     authenticator: tokenAuthenticator,
     limitsFile: limitsFile ?? LIMITS_FILE,
     documentInfo: DOCUMENT_INFO,
+    docsDir: rest.docsDir ?? DOCS_DIR,
   });
 }
 

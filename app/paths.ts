@@ -1,5 +1,5 @@
 // Folders of the project, independent of the working directory. Compiled, this file is
-// dist/app/paths.js: the definitions and config/ that teams edit are still read from the
+// dist/app/paths.js: the definitions, config/ and docs/ that teams edit are still read from the
 // repository's folders (a change needs a restart, not a build), and so are the migrations that
 // the build did not compile: dist/ holds the compiled ones, and a migration written since (by
 // `npm run db:migration`) is applied from its source, loaded through tsx.
@@ -19,3 +19,5 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL('resources/migrations', root
 export const MIGRATIONS_DIRS = compiled ? [fileURLToPath(new URL('../resources/migrations', import.meta.url)), MIGRATIONS_DIR] : [MIGRATIONS_DIR];
 export const ROLES_FILE = fileURLToPath(new URL('config/roles.yaml', root));
 export const LIMITS_FILE = fileURLToPath(new URL('config/limits.yaml', root));
+/** The reference pages, served read-only at /docs/{page}.md (the OpenAPI document's intro links them). */
+export const DOCS_DIR = fileURLToPath(new URL('docs', root));

@@ -20,6 +20,7 @@ import { createMailer, type Mailer } from './mail.js';
 import type { Engine, Module } from './module.js';
 import { buildOpenApiDocument, type DocumentInfo } from './openapi/document.js';
 import { docsRoutes } from './openapi/docs-routes.js';
+import { checkLinkedPages, referencePages, referenceRoutes } from './openapi/reference-pages.js';
 import { requestId, requestIdOf } from './http/request-id.js';
 import { requestLog } from './http/request-log.js';
 import { crossOrigin, securityHeaders } from './http/security.js';
@@ -63,6 +64,11 @@ export interface AppOptions {
   mailer?: Mailer;
   /** What the OpenAPI document says of the application (its title, version, how to sign in); neutral words by default. */
   documentInfo?: DocumentInfo;
+  /**
+   * A folder of Markdown reference pages, served read-only at /docs/{page}.md (the files it holds
+   * at start); the document's intro links those `documentInfo.pages` names. None by default.
+   */
+  docsDir?: string;
 }
 
 export interface App {
@@ -143,7 +149,9 @@ export function createApp(options: AppOptions): App {
     onRefused: metrics?.rateLimitRefused,
   });
   const openapi = buildOpenApiDocument(engine, table.routes, modules, rateLimiting.table, options.documentInfo);
-  table.add(...docsRoutes(openapi));
+  const pages = referencePages(options.docsDir);
+  checkLinkedPages(Object.values(options.documentInfo?.pages ?? {}), pages, options.docsDir);
+  table.add(...docsRoutes(openapi), ...referenceRoutes(pages));
   const routes = routesByPrefix(router);
 
   const logger = (options.logger ?? rootLogger).child({}, { level: config.logLevel });

@@ -54,8 +54,19 @@ export interface Route {
    * applied to a path no route matches under the same first two segments (a near miss).
    */
   logPath?(path: string): string;
-  /** The OpenAPI operation, without `security` (access says it); `false` keeps the route out of the document (the document's own routes). */
+  /**
+   * The OpenAPI operation, without `security` (access says it). `false` keeps the route out of the
+   * document's paths: the documentation's own routes, and an alias (`aliasOf`).
+   */
   docs: OperationDoc | false;
+  /**
+   * The path of the route this one serves under another spelling (a definition's alias:
+   * `/api/notes/:id` for `/api/note/:id`), same method, same answers. The document shows that
+   * route's operation once and lists this path in its path item's `x-aliases`, so a client
+   * generator emits each operation once while every answer of the alias stays declared.
+   * Declared with `docs: false`; every method of an alias path must alias one of that path.
+   */
+  aliasOf?: string;
 }
 
 /**

@@ -1,5 +1,6 @@
-// The bulk writes' paths (engine/resource/bulk-routes.ts) under a resource's path and each alias:
-// POST, PATCH and DELETE /api/{r}/bulk, their bodies, answers and errors naming items.
+// The bulk writes' paths (engine/resource/bulk-routes.ts) under a resource's path: POST, PATCH
+// and DELETE /api/{r}/bulk, their bodies, answers and errors naming items. The aliases' bulk
+// routes are documented as these (`x-aliases`).
 import { BULK_PATH } from '../resource/route-names.js';
 import type { OpenApiPaths } from '../module.js';
 import type { CompiledResource } from '../resource/compiled.js';
@@ -43,7 +44,7 @@ const itemsAnswer = (description: string, record: object, max: number) =>
 export function bulkPaths(resource: CompiledResource, maxItems: number): OpenApiPaths {
   const paths: OpenApiPaths = {};
   const n = resource.name;
-  const [canonical] = resource.paths;
+  const [path] = resource.paths;
   const record = ref(schemaName(resource, 'record'));
   const patchItem = { allOf: [ref(schemaName(resource, 'patch')), { type: 'object', required: ['id'], properties: { id: { type: 'string', format: 'uuid', description: `The ${n} to change` } } }] };
   const refused = resource.requireIfMatch ? errorResponses(428) : {};
@@ -51,38 +52,33 @@ export function bulkPaths(resource: CompiledResource, maxItems: number): OpenApi
     ? ' This resource takes changes only with If-Match, which a bulk request cannot carry per record: 428, change records one by one.'
     : ' Unconditional: If-Match names one record and is a 400 here; change records one by one to write conditionally.';
   const common = `All or nothing, in one transaction; at most ${maxItems} items (BULK_MAX_ITEMS), each counted as one request by the rate limits.`;
-  for (const path of resource.paths) {
-    const alias = path !== canonical;
-    const suffix = alias ? `Via${pascalCase(path)}` : '';
-    const aliasNote = alias ? ` Alias of /api/${canonical}/${BULK_PATH}, kept for Ever Gauzy clients: it behaves the same.` : '';
-    const op = (verb: string, operation: 'create' | 'update' | 'delete', summary: string, note: string, rest: object) => ({
-      tags: [n],
-      operationId: `bulk${verb}${pascalCase(n)}${suffix}`,
-      summary,
-      description: `${permissionNote(resource, operation)} ${note}${aliasNote}`,
-      deprecated: false,
-      ...rest,
-    });
-    paths[`/api/${path}/${BULK_PATH}`] = {
-      post: op('Create', 'create', `Create many ${n} records at once`, `Each item is a create body, checked and written as POST /api/${path} would (organization header included); the answer lists the records in the order sent. ${common}`, {
-        parameters: organizationHeaderParameters(resource),
-        requestBody: jsonBody({ type: 'array', minItems: 1, maxItems: maxItems, items: ref(schemaName(resource, 'create')) }),
-        responses: { '201': itemsAnswer(`The created ${n} records, in the order sent`, record, maxItems), '400': badItems, '403': forbiddenItems, '409': conflictItem, ...errorResponses(401, 413, 415, 500, 503) },
+  const op = (verb: string, operation: 'create' | 'update' | 'delete', summary: string, note: string, rest: object) => ({
+    tags: [n],
+    operationId: `bulk${verb}${pascalCase(n)}`,
+    summary,
+    description: `${permissionNote(resource, operation)} ${note}`,
+    deprecated: false,
+    ...rest,
+  });
+  paths[`/api/${path}/${BULK_PATH}`] = {
+    post: op('Create', 'create', `Create many ${n} records at once`, `Each item is a create body, checked and written as POST /api/${path} would (organization header included); the answer lists the records in the order sent. ${common}`, {
+      parameters: organizationHeaderParameters(resource),
+      requestBody: jsonBody({ type: 'array', minItems: 1, maxItems: maxItems, items: ref(schemaName(resource, 'create')) }),
+      responses: { '201': itemsAnswer(`The created ${n} records, in the order sent`, record, maxItems), '400': badItems, '403': forbiddenItems, '409': conflictItem, ...errorResponses(401, 413, 415, 500, 503) },
+    }),
+    patch: op('Update', 'update', `Change some fields of many ${n} records at once`, `Each item is {id, …fields}, checked as PATCH /api/${path}/{id} would; each id once. ${common}${conditional}`, {
+      requestBody: jsonBody({ type: 'array', minItems: 1, maxItems: maxItems, items: patchItem }),
+      responses: { '200': itemsAnswer(`The changed ${n} records, in the order sent`, record, maxItems), '400': badItems, '403': forbiddenItems, '404': missingItems, '409': conflictItem, ...errorResponses(401, 413, 415, 500, 503), ...refused },
+    }),
+    delete: op('Delete', 'delete', `Delete many ${n} records at once`, `The body names the records: {ids: [...]}, each once.${resource.softDelete ? ' Each is marked deleted (softDelete): PUT /{id}/recover brings it back.' : ''} ${common}${conditional}`, {
+      requestBody: jsonBody({
+        type: 'object',
+        required: ['ids'],
+        additionalProperties: false,
+        properties: { ids: { type: 'array', minItems: 1, maxItems: maxItems, items: { type: 'string', format: 'uuid' } } },
       }),
-      patch: op('Update', 'update', `Change some fields of many ${n} records at once`, `Each item is {id, …fields}, checked as PATCH /api/${path}/{id} would; each id once. ${common}${conditional}`, {
-        requestBody: jsonBody({ type: 'array', minItems: 1, maxItems: maxItems, items: patchItem }),
-        responses: { '200': itemsAnswer(`The changed ${n} records, in the order sent`, record, maxItems), '400': badItems, '403': forbiddenItems, '404': missingItems, '409': conflictItem, ...errorResponses(401, 413, 415, 500, 503), ...refused },
-      }),
-      delete: op('Delete', 'delete', `Delete many ${n} records at once`, `The body names the records: {ids: [...]}, each once.${resource.softDelete ? ' Each is marked deleted (softDelete): PUT /{id}/recover brings it back.' : ''} ${common}${conditional}`, {
-        requestBody: jsonBody({
-          type: 'object',
-          required: ['ids'],
-          additionalProperties: false,
-          properties: { ids: { type: 'array', minItems: 1, maxItems: maxItems, items: { type: 'string', format: 'uuid' } } },
-        }),
-        responses: { '204': { description: 'Deleted, every one' }, '400': badItems, '403': forbiddenItems, '404': missingItems, ...errorResponses(401, 413, 415, 500, 503), ...refused },
-      }),
-    };
-  }
+      responses: { '204': { description: 'Deleted, every one' }, '400': badItems, '403': forbiddenItems, '404': missingItems, ...errorResponses(401, 413, 415, 500, 503), ...refused },
+    }),
+  };
   return paths;
 }

@@ -5,73 +5,15 @@ import type { LimitTable } from '../ratelimit/policy.js';
 import type { Engine, Module, OpenApiPaths } from '../module.js';
 import type { Route } from '../route.js';
 import { BEARER_SCHEME, buildComponents } from './components.js';
-import { everyAnswerHeaders, everyAnswerHeadersInWords } from './every-answer-headers.js';
+import { everyAnswerHeaders } from './every-answer-headers.js';
 import { errorResponses, OPERATION_METHODS as METHODS, tenantHeaderParameter, tenantQueryParameter } from './fragments.js';
 import { anonymousOperations, declaredPaths } from './declared-paths.js';
-import { exemptionsInWords, withRateLimits } from './rate-limit-fragments.js';
+import { withRateLimits } from './rate-limit-fragments.js';
+import { aliasesInWords, description, GENERIC_DOCUMENT_INFO, type DocumentInfo } from './intro.js';
 
 export type OpenApiDocument = Record<string, unknown> & { paths: OpenApiPaths };
 
-/** What the application says of itself in the document: the engine knows neither its name nor its sign-in route. */
-export interface DocumentInfo {
-  title: string;
-  version: string;
-  /** The document's first sentence: what the API is. */
-  summary: string;
-  /** How a client gets its token and sends it (the clause before "; every record read or written…"). */
-  signIn: string;
-  /** The bearer scheme's first sentence: where the token comes from. */
-  tokenOrigin: string;
-}
-
-/** Neutral words for an application that gives none. */
-export const GENERIC_DOCUMENT_INFO: DocumentInfo = {
-  title: 'API',
-  version: '0.0.0',
-  summary: 'A REST API.',
-  signIn: 'Send `Authorization: Bearer <token>`',
-  tokenOrigin: 'An access token.',
-};
-
-const description = (info: DocumentInfo) => [
-  `${info.summary} Every resource is described by one definition that also`,
-  'yields its validators and routes, so this document is what the server enforces.',
-  '',
-  `- ${info.signIn}; every record read or`,
-  "  written belongs to the token's tenant. A `Tenant-Id` header or `tenantId` query parameter, if sent, must name",
-  '  that tenant (else 403); naming it is accepted and ignored.',
-  "- Lists take `take` (default 10, or the resource's maximum page size when that is lower), `skip`,",
-  '  `order[field]=ASC|DESC`, `where[field]=value`, `relations[]` and, where a resource supports them,',
-  '  `search`, `startDate`/`endDate` and `tags[]`; they answer `{items, total}`.',
-  '  `POST /api/{resource}/search` takes the same parameters as a JSON body (a number or boolean there may also be',
-  '  the text the query string would carry); `GET /api/{resource}/pagination` is the list under its other name,',
-  '  `GET /api/{resource}/count` answers `{total}` under the same parameters. An operation that lists no query',
-  '  parameters does not read the query string.',
-  '- A method a path does not have (OPTIONS outside a CORS preflight, and methods such as TRACE, included) is a 405',
-  '  with an `Allow` header naming exactly the methods listed here for that path (HEAD with GET). A fixed path',
-  '  (`/search`, `/count`, `/upload`…) is never read as an `{id}`.',
-  '- An operation that needs the database answers 503 when it is unavailable; a write also when the server is out of storage space,',
-  '  or when the database undid it because it met another write at the same time (a deadlock; a write that only changes',
-  '  the database is run once more by the server first): send it again.',
-  '- Errors are `{statusCode, message, error}`; on 400 `message` lists every broken rule. A JSON body may be',
-  '  nested at most `JSON_MAX_DEPTH` levels, with at most `JSON_MAX_ARRAY` items per array (400 beyond).',
-  '- Text is UTF-8: a body, form field, import file or URL escape that is not (or a JSON string with a lone',
-  '  surrogate such as `\\ud800`) is a 400, a `charset` other than UTF-8 a 415; nothing is stored damaged.',
-  '- Every answer carries `X-Request-Id`: the one the request sent (letters, digits, `._:@-`, up to 128), else a',
-  "  new UUID; the server's log lines about the request carry it too. Browser pages may call the API only from",
-  '  the origins the deployment allows (CORS).',
-  '- Every answer also carries the headers that components/headers marks `x-every-answer`, declared there once rather',
-  `  than on each response: ${everyAnswerHeadersInWords()}. A response that declares one of them itself overrides it.`,
-  '',
-  '**Rate limits.** Requests are counted per caller: the user of a valid access token of a live session, else the',
-  'client IP (X-Forwarded-For is believed only from trusted proxies); limits marked "per client address" count',
-  'by IP whatever the token. Every limit that matches a request counts it:',
-  "the caller's tier (anonymous, authenticated, or one by role), its method and its endpoint; each operation's",
-  'description lists its own. When any of them is used up the answer is 429 with `Retry-After` (seconds).',
-  '`X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` (Unix time, whole seconds) report the',
-  'most restrictive limit, the one with the fewest requests left; `RateLimit-Policy` and `RateLimit` (IETF draft',
-  'syntax) report every limit that counted the request. The numbers are those configured for this deployment.',
-].join('\n');
+export { GENERIC_DOCUMENT_INFO, type DocumentInfo, type ReferencePages } from './intro.js';
 
 function operations(paths: OpenApiPaths): Array<Record<string, unknown>> {
   return Object.values(paths).flatMap((item) =>
@@ -217,7 +159,7 @@ export function buildOpenApiDocument(
   withoutBodiesOnHead(limited.paths, limited.components);
   return {
     openapi: '3.0.3',
-    info: { title: info.title, version: info.version, description: `${description(info)} ${exemptionsInWords(limits)}` },
+    info: { title: info.title, version: info.version, description: description(info, aliasesInWords(engine, paths)) },
     servers: [{ url: '/' }],
     security: [{ [BEARER_SCHEME]: [] }],
     tags: tagsOf(engine, paths),

@@ -28,6 +28,3 @@ export function everyAnswerHeaders(): Record<string, object> {
     ]),
   );
 }
-
-/** The list in words, for the document's description. */
-export const everyAnswerHeadersInWords = () => API_ANSWER_HEADERS.map(([name]) => `\`${name}\``).join(', ');

@@ -36,6 +36,12 @@ export const OPERATION_METHODS = new Set(['get', 'put', 'post', 'delete', 'optio
  */
 export const EVERY_ANSWER_EXTENSION = 'x-every-answer';
 
+/**
+ * The extension of a path item listing the paths that serve it under another spelling (its
+ * aliases, engine/route.ts `aliasOf`): the same operations and answers, not repeated in `paths`.
+ */
+export const ALIASES_EXTENSION = 'x-aliases';
+
 export function ref(schemaName: string): { $ref: string } {
   return { $ref: `#/components/schemas/${schemaName}` };
 }

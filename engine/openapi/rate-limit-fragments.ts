@@ -108,7 +108,12 @@ function limitedOperation(op: Json, limits: string): Json {
   return { ...op, description: op.description ? `${op.description}\n\n${limits}` : limits, responses };
 }
 
-/** An exempt operation answers without the headers: it gets plain copies of the shared responses it names. */
+const EXEMPT = 'Exempt from every rate limit: no rate-limit headers, never a 429.';
+
+/**
+ * An exempt operation answers without the headers: it gets plain copies of the shared responses
+ * it names, and its description says so (where a limited one lists its limits).
+ */
 function exemptOperation(op: Json, plain: Record<string, Json>): Json {
   const responses = Object.fromEntries(
     Object.entries<Json>(op.responses ?? {}).map(([status, response]) => [
@@ -116,13 +121,7 @@ function exemptOperation(op: Json, plain: Record<string, Json>): Json {
       response.$ref ? structuredClone(plain[String(response.$ref).split('/').pop()!]) : response,
     ]),
   );
-  return { ...op, responses };
-}
-
-/** "Exempt: `GET /api/health`.", for the document's description. */
-export function exemptionsInWords(table: LimitTable): string {
-  const exempt = table.exempt.flatMap((e) => e.paths.map((path) => `\`${e.method} ${path}\``));
-  return exempt.length ? `Exempt: ${exempt.join(', ')}.` : 'No operation is exempt.';
+  return { ...op, description: op.description ? `${op.description}\n\n${EXEMPT}` : EXEMPT, responses };
 }
 
 /**

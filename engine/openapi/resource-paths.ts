@@ -1,5 +1,6 @@
-// The paths of the generated CRUD routes (engine/resource/routes.ts), under a resource's path and
-// each of its aliases: the same seven operations, their parameters, bodies and errors.
+// The paths of the generated CRUD routes (engine/resource/routes.ts) under a resource's path: the
+// seven operations, their parameters, bodies and errors. Its aliases' routes are documented as
+// these (the document lists them in `x-aliases`), not as operations of their own.
 import { ANY_AUTHENTICATED } from '../caller.js';
 import type { OpenApiPaths } from '../module.js';
 import type { CompiledResource, Operation } from '../resource/compiled.js';
@@ -33,25 +34,18 @@ export function permissionNote(resource: CompiledResource, operation: Operation)
   return who + owner;
 }
 
-interface Names {
-  tag: string;
-  /** Appended to every operationId of an alias, so ids stay unique. */
-  idSuffix: string;
-  aliasNote: string;
-  notes: OperationNotes;
-}
 
 /** Operation ids' verbs, which a module may annotate with a sentence of its own. */
 export type OperationVerb = 'list' | 'paginate' | 'count' | 'create' | 'search' | 'get' | 'replace' | 'update' | 'delete' | 'recover' | 'softDelete';
 export type OperationNotes = Partial<Record<OperationVerb, string>>;
 
-function operation(resource: CompiledResource, names: Names, id: OperationVerb, summary: string, op: Operation, rest: object): object {
-  const note = names.notes[id] ? ` ${names.notes[id]}` : '';
+function operation(resource: CompiledResource, notes: OperationNotes, id: OperationVerb, summary: string, op: Operation, rest: object): object {
+  const note = notes[id] ? ` ${notes[id]}` : '';
   return {
-    tags: [names.tag],
-    operationId: `${id}${pascalCase(resource.name)}${names.idSuffix}`,
+    tags: [resource.name],
+    operationId: `${id}${pascalCase(resource.name)}`,
     summary,
-    description: `${permissionNote(resource, op)}${note}${names.aliasNote}`,
+    description: `${permissionNote(resource, op)}${note}`,
     deprecated: false,
     ...rest,
   };
@@ -103,76 +97,67 @@ export function resourcePaths(resource: CompiledResource, notes: OperationNotes 
   const conditionalErrors = resource.requireIfMatch ? [412, 428] : [412];
   const record = ref(schemaName(resource, 'record'));
   const list = ref(schemaName(resource, 'list'));
-  const [canonical] = resource.paths;
-  for (const path of resource.paths) {
-    const alias = path !== canonical;
-    const names: Names = {
-      tag: resource.name,
-      idSuffix: alias ? `Via${pascalCase(path)}` : '',
-      aliasNote: alias ? ` Alias of /api/${canonical}, kept for Ever Gauzy clients: it behaves the same.` : '',
-      notes,
-    };
-    const base = `/api/${path}`;
-    const n = resource.name;
-    paths[base] = {
-      get: operation(resource, names, 'list', `List ${n} records (one page and the total)`, 'read', {
-        parameters: [...listParameters(resource), ifNoneMatchParameter()],
-        responses: { '200': listResponse(n, list), '304': notModifiedResponse(true), ...errorResponses(400, 401, 403, 500, 503) },
-      }),
-      post: operation(resource, names, 'create', `Create ${article(n)} ${n}`, 'create', {
-        parameters: organizationHeaderParameters(resource),
-        requestBody: jsonBody(ref(schemaName(resource, 'create'))),
-        responses: { '201': taggedResponse(`The created ${n}`, record), ...errorResponses(400, 401, 403, 409, 413, 415, 500, 503) },
-      }),
-    };
-    paths[`${base}/${PAGINATION_PATH}`] = {
-      get: operation(resource, names, 'paginate', `List ${n} records (the list under Ever Gauzy's other spelling)`, 'read', {
-        description: `${permissionNote(resource, 'read')} The same parameters and answer as GET /api/${path}.${names.aliasNote}`,
-        parameters: [...listParameters(resource), ifNoneMatchParameter()],
-        responses: { '200': listResponse(n, list), '304': notModifiedResponse(true), ...errorResponses(400, 401, 403, 500, 503) },
-      }),
-    };
-    paths[`${base}/${COUNT_PATH}`] = {
-      get: operation(resource, names, 'count', `Count ${n} records`, 'read', {
-        description:
-          `${permissionNote(resource, 'read')} Takes the list's parameters (take, skip, order and relations are checked, and do not change the total) ` +
-          `and answers the total GET /api/${path} would give, by the same count policy.${names.aliasNote}`,
-        parameters: listParameters(resource),
-        responses: { '200': countResponse(n), ...errorResponses(400, 401, 403, 500, 503) },
-      }),
-    };
-    paths[`${base}/search`] = {
-      post: operation(resource, names, 'search', `Search ${n} records with the list parameters in the body`, 'read', {
-        parameters: [preferParameter()],
-        requestBody: searchBody(resource),
-        responses: { '200': listResponse(n, list, false), ...errorResponses(400, 401, 403, 413, 415, 500, 503) },
-      }),
-    };
-    paths[`${base}/{id}`] = {
-      get: operation(resource, names, 'get', `Read one ${n}`, 'read', {
-        parameters: [idParameter(), relationsParameter(resource), selectParameter(resource), ...withDeletedParameters(resource), ifNoneMatchParameter()],
-        responses: { '200': taggedResponse(`The ${n}`, answeredRecord(resource)), '304': notModifiedResponse(), ...errorResponses(400, 401, 403, 404, 500, 503) },
-      }),
-      put: operation(resource, names, 'replace', `Replace ${article(n)} ${n} (absent optional fields are reset; the organization, owner and caller-filled fields are kept)`, 'update', {
-        parameters: [idParameter(), ifMatch],
-        requestBody: jsonBody(ref(schemaName(resource, 'replace'))),
-        responses: { '200': taggedResponse(`The replaced ${n}`, record), ...errorResponses(400, 401, 403, 404, 409, ...conditionalErrors, 413, 415, 500, 503) },
-      }),
-      patch: operation(resource, names, 'update', `Change some fields of ${article(n)} ${n}`, 'update', {
-        parameters: [idParameter(), ifMatch],
-        // An absent body is an empty patch: nothing changes.
-        requestBody: jsonBody(ref(schemaName(resource, 'patch')), undefined, { required: false }),
-        responses: { '200': taggedResponse(`The updated ${n}`, record), ...errorResponses(400, 401, 403, 404, 409, ...conditionalErrors, 413, 415, 500, 503) },
-      }),
-      delete: operation(resource, names, 'delete', resource.softDelete ? `Delete ${article(n)} ${n} (marked deleted: PUT /{id}/recover brings it back)` : `Delete ${article(n)} ${n}`, 'delete', {
-        parameters: [idParameter(), ifMatch],
-        // 400 also when other records still reference it.
-        responses: { '204': { description: 'Deleted' }, ...errorResponses(400, 401, 403, 404, ...conditionalErrors, 500, 503) },
-      }),
-    };
-    if (resource.softDelete) {
-      Object.assign(paths, softDeletePaths(resource, base, record, ifMatch, conditionalErrors, (verb, summary, rest) => operation(resource, names, verb, summary, 'delete', rest)));
-    }
+  const [path] = resource.paths;
+  const base = `/api/${path}`;
+  const n = resource.name;
+  paths[base] = {
+    get: operation(resource, notes, 'list', `List ${n} records (one page and the total)`, 'read', {
+      parameters: [...listParameters(resource), ifNoneMatchParameter()],
+      responses: { '200': listResponse(n, list), '304': notModifiedResponse(true), ...errorResponses(400, 401, 403, 500, 503) },
+    }),
+    post: operation(resource, notes, 'create', `Create ${article(n)} ${n}`, 'create', {
+      parameters: organizationHeaderParameters(resource),
+      requestBody: jsonBody(ref(schemaName(resource, 'create'))),
+      responses: { '201': taggedResponse(`The created ${n}`, record), ...errorResponses(400, 401, 403, 409, 413, 415, 500, 503) },
+    }),
+  };
+  paths[`${base}/${PAGINATION_PATH}`] = {
+    get: operation(resource, notes, 'paginate', `List ${n} records (the list under Ever Gauzy's other spelling)`, 'read', {
+      description: `${permissionNote(resource, 'read')} The same parameters and answer as GET /api/${path}.`,
+      parameters: [...listParameters(resource), ifNoneMatchParameter()],
+      responses: { '200': listResponse(n, list), '304': notModifiedResponse(true), ...errorResponses(400, 401, 403, 500, 503) },
+    }),
+  };
+  paths[`${base}/${COUNT_PATH}`] = {
+    get: operation(resource, notes, 'count', `Count ${n} records`, 'read', {
+      description:
+        `${permissionNote(resource, 'read')} Takes the list's parameters (take, skip, order and relations are checked, and do not change the total) ` +
+        `and answers the total GET /api/${path} would give, by the same count policy.`,
+      parameters: listParameters(resource),
+      responses: { '200': countResponse(n), ...errorResponses(400, 401, 403, 500, 503) },
+    }),
+  };
+  paths[`${base}/search`] = {
+    post: operation(resource, notes, 'search', `Search ${n} records with the list parameters in the body`, 'read', {
+      parameters: [preferParameter()],
+      requestBody: searchBody(resource),
+      responses: { '200': listResponse(n, list, false), ...errorResponses(400, 401, 403, 413, 415, 500, 503) },
+    }),
+  };
+  paths[`${base}/{id}`] = {
+    get: operation(resource, notes, 'get', `Read one ${n}`, 'read', {
+      parameters: [idParameter(), relationsParameter(resource), selectParameter(resource), ...withDeletedParameters(resource), ifNoneMatchParameter()],
+      responses: { '200': taggedResponse(`The ${n}`, answeredRecord(resource)), '304': notModifiedResponse(), ...errorResponses(400, 401, 403, 404, 500, 503) },
+    }),
+    put: operation(resource, notes, 'replace', `Replace ${article(n)} ${n} (absent optional fields are reset; the organization, owner and caller-filled fields are kept)`, 'update', {
+      parameters: [idParameter(), ifMatch],
+      requestBody: jsonBody(ref(schemaName(resource, 'replace'))),
+      responses: { '200': taggedResponse(`The replaced ${n}`, record), ...errorResponses(400, 401, 403, 404, 409, ...conditionalErrors, 413, 415, 500, 503) },
+    }),
+    patch: operation(resource, notes, 'update', `Change some fields of ${article(n)} ${n}`, 'update', {
+      parameters: [idParameter(), ifMatch],
+      // An absent body is an empty patch: nothing changes.
+      requestBody: jsonBody(ref(schemaName(resource, 'patch')), undefined, { required: false }),
+      responses: { '200': taggedResponse(`The updated ${n}`, record), ...errorResponses(400, 401, 403, 404, 409, ...conditionalErrors, 413, 415, 500, 503) },
+    }),
+    delete: operation(resource, notes, 'delete', resource.softDelete ? `Delete ${article(n)} ${n} (marked deleted: PUT /{id}/recover brings it back)` : `Delete ${article(n)} ${n}`, 'delete', {
+      parameters: [idParameter(), ifMatch],
+      // 400 also when other records still reference it.
+      responses: { '204': { description: 'Deleted' }, ...errorResponses(400, 401, 403, 404, ...conditionalErrors, 500, 503) },
+    }),
+  };
+  if (resource.softDelete) {
+    Object.assign(paths, softDeletePaths(resource, base, record, ifMatch, conditionalErrors, (verb, summary, rest) => operation(resource, notes, verb, summary, 'delete', rest)));
   }
   return paths;
 }

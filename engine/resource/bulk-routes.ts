@@ -64,11 +64,15 @@ const BULK_TABLE: Array<[RouteMethod, 'create' | 'modify' | 'remove', 'create' |
   ['DELETE', 'remove', 'delete'],
 ];
 
-/** /api/{path}/bulk under the resource's path and each alias: a fixed path, never an id (routing/by-prefix.ts). */
+/**
+ * /api/{path}/bulk under the resource's path and each alias (documented as the first: `aliasOf`):
+ * a fixed path, never an id (routing/by-prefix.ts).
+ */
 export function bulkRoutes(service: ResourceService): Route[] {
   const { resource } = service;
   const handlers = bulkHandlers(service);
   const documented = bulkPaths(resource, service.bulkMaxItems);
+  const [canonical] = resource.paths;
   return resource.paths.flatMap((path) =>
     BULK_TABLE.map(([method, operation, permission]): Route => {
       const routePath = `/api/${path}/${BULK_PATH}`;
@@ -81,7 +85,9 @@ export function bulkRoutes(service: ResourceService): Route[] {
         ...(method === 'DELETE' ? { body: 'json' as const } : {}),
         permission: resource.permissions[permission],
         handler: handlers[operation],
-        docs: documented[routePath][method.toLowerCase()] as OperationDoc,
+        ...(path === canonical
+          ? { docs: documented[routePath][method.toLowerCase()] as OperationDoc }
+          : { docs: false as const, aliasOf: `/api/${canonical}/${BULK_PATH}` }),
       };
     }),
   );

@@ -159,8 +159,9 @@ const SOFT_DELETE_TABLE: typeof CRUD_TABLE = [
 /**
  * The seven routes under the resource's path and each alias, and the list's two Ever Gauzy
  * spellings: /pagination (the list itself) and /count (its total); documented as
- * openapi/resource-paths.ts words them, with `notes` where a module's handlers differ. Fixed
- * sub-paths never reach /:id, whatever the order (routing/by-prefix.ts).
+ * openapi/resource-paths.ts words them, with `notes` where a module's handlers differ, an alias
+ * as the route it aliases (`aliasOf`). Fixed sub-paths never reach /:id, whatever the order
+ * (routing/by-prefix.ts).
  */
 export function crudRoutes(service: ResourceService, notes?: OperationNotes): Route[] {
   const { resource } = service;
@@ -169,6 +170,7 @@ export function crudRoutes(service: ResourceService, notes?: OperationNotes): Ro
   const replayCreated = (ctx: Context, image: Record<string, unknown>) => answerWritten(ctx, [], keepVersion(rowFromImage(resource, image)));
   const documented = resourcePaths(resource, notes);
   const table = resource.softDelete ? [...CRUD_TABLE, ...SOFT_DELETE_TABLE] : CRUD_TABLE;
+  const [canonical] = resource.paths;
   const crud = resource.paths.flatMap((path) =>
     table.map(([method, sub, operation, permission]): Route => {
       const routePath = `/api/${path}${sub}`;
@@ -179,7 +181,7 @@ export function crudRoutes(service: ResourceService, notes?: OperationNotes): Ro
         ...(operation === 'create' ? { idempotent: { headers: resource.organizationHeader ? [resource.organizationHeader] : [], replay: replayCreated } } : {}),
         permission: resource.permissions[permission],
         handler: handlers[operation],
-        docs: documented[openApiPath(routePath)][method.toLowerCase()] as OperationDoc,
+        ...(path === canonical ? { docs: documented[openApiPath(routePath)][method.toLowerCase()] as OperationDoc } : { docs: false as const, aliasOf: `/api/${canonical}${sub}` }),
       };
     }),
   );

@@ -22,12 +22,12 @@ function errorResponse(status: number, description: string, example: string) {
   };
 }
 
-/** POST /api/{path}/upload; `alias` for a spelling after the resource's first. */
-export function uploadDocs(resource: CompiledResource, path: string, alias: boolean, maxBytes: number) {
+/** POST /api/{path}/upload, under the resource's first path (its aliases' routes are documented as this one). */
+export function uploadDocs(resource: CompiledResource, maxBytes: number) {
   const nameMax = resource.fields.get(NAME_FIELD)?.definition.maxLength ?? 255;
   return {
     tags: [resource.name],
-    operationId: `upload${pascalCase(resource.name)}${alias ? `Via${pascalCase(path)}` : ''}`,
+    operationId: `upload${pascalCase(resource.name)}`,
     summary: 'Upload an image: stores the file and creates its image-asset record',
     description:
       `Needs the ${resource.permissions.create} permission. Takes ${KINDS_IN_WORDS} of at most ${inWords(maxBytes)}, ` +
@@ -36,8 +36,7 @@ export function uploadDocs(resource: CompiledResource, path: string, alias: bool
       `Without a name, the record is named after the file (without any folder part, cut to ${nameMax} characters). ` +
       'The organization is chosen as for a create (Organization-Id header, else the caller\'s, or the tenant\'s only one; ' +
       'else none: an image of the whole tenant, organizationId null). The file is stored under a generated name; when the request ' +
-      'fails, neither a file nor a record remains. DELETE /api/image-asset/{id} removes the file with its record.' +
-      (alias ? ` Alias of /api/${resource.paths[0]}/upload, kept for Ever Gauzy clients: it behaves the same.` : ''),
+      'fails, neither a file nor a record remains. DELETE /api/image-asset/{id} removes the file with its record.',
     deprecated: false,
     parameters: organizationHeaderParameters(resource),
     requestBody: {
@@ -65,10 +64,8 @@ export function uploadDocs(resource: CompiledResource, path: string, alias: bool
   };
 }
 
-/** GET and HEAD /api/{path}/{id}/file; `alias` for a spelling after the resource's first. */
-export function fileDocs(resource: CompiledResource, path: string, alias: boolean) {
-  const suffix = alias ? `Via${pascalCase(path)}` : '';
-  const aliasNote = alias ? ` Alias of /api/${resource.paths[0]}/{id}/file, kept for Ever Gauzy clients: it behaves the same.` : '';
+/** GET and HEAD /api/{path}/{id}/file, under the resource's first path (its aliases' routes are documented as these). */
+export function fileDocs(resource: CompiledResource) {
   const binary = Object.fromEntries(IMAGE_KINDS.map((kind) => [kind.mimeType, { schema: { type: 'string', format: 'binary' } }]));
   const headers = {
     'Content-Length': { description: 'The file size in bytes', schema: { type: 'integer', minimum: 1 } },
@@ -83,19 +80,19 @@ export function fileDocs(resource: CompiledResource, path: string, alias: boolea
   };
   const description =
     `Needs the ${resource.permissions.read} permission. The image as uploaded, with the media type recognised from ` +
-    `its bytes (the record's mimeType at upload).${aliasNote}`;
+    'its bytes (the record\'s mimeType at upload).';
   const common = { tags: [resource.name], deprecated: false, parameters: [idParameter()] };
   return {
     get: {
       ...common,
-      operationId: `get${pascalCase(resource.name)}File${suffix}`,
+      operationId: `get${pascalCase(resource.name)}File`,
       summary: 'Download the stored image of an image asset',
       description,
       responses: { '200': { description: 'The image bytes', headers, content: binary }, ...errors },
     },
     head: {
       ...common,
-      operationId: `head${pascalCase(resource.name)}File${suffix}`,
+      operationId: `head${pascalCase(resource.name)}File`,
       summary: 'The headers of the stored image, without its bytes',
       description,
       responses: { '200': { description: `The headers GET would send, Content-Type (${IMAGE_KINDS.map((k) => k.mimeType).join(', ')}) included, without the bytes`, headers }, ...errors },

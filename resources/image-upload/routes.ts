@@ -132,16 +132,18 @@ export function imageRoutes(engine: Engine, service: ResourceService): Route[] {
   }
 
   const { create, read, delete: del } = resource.permissions;
-  return resource.paths.flatMap((path, i): Route[] => {
-    const alias = i > 0;
-    const fileOps = fileDocs(resource, path, alias);
+  const fileOps = fileDocs(resource);
+  return resource.paths.flatMap((path): Route[] => {
+    // An alias's routes are documented as the first path's (the document lists them in x-aliases).
+    const documented = (docs: Route['docs'], sub: string): Pick<Route, 'docs' | 'aliasOf'> =>
+      path === canonical ? { docs } : { docs: false, aliasOf: `/api/${canonical}${sub}` };
     return [
       // The upload reads its own (multipart) body: the JSON parser leaves it alone.
-      { method: 'POST', path: `/api/${path}/upload`, permission: create, body: 'own', handler: upload, docs: uploadDocs(resource, path, alias, config.uploadMaxBytes) },
-      { method: 'GET', path: `/api/${path}/:id/file`, permission: read, handler: serveFile, docs: fileOps.get },
+      { method: 'POST', path: `/api/${path}/upload`, permission: create, body: 'own', handler: upload, ...documented(uploadDocs(resource, config.uploadMaxBytes), '/upload') },
+      { method: 'GET', path: `/api/${path}/:id/file`, permission: read, handler: serveFile, ...documented(fileOps.get, '/:id/file') },
       // The router answers a HEAD with the GET route registered first (serveFile leaves the body
       // out); this declaration gives the HEAD its documentation.
-      { method: 'HEAD', path: `/api/${path}/:id/file`, permission: read, handler: serveFile, docs: fileOps.head },
+      { method: 'HEAD', path: `/api/${path}/:id/file`, permission: read, handler: serveFile, ...documented(fileOps.head, '/:id/file') },
       // Documented by the generated DELETE it answers in place of: the same permission and answers.
       { method: 'DELETE', path: `/api/${path}/:id`, permission: del, handler: remove, docs: false },
     ];

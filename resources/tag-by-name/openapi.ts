@@ -12,7 +12,7 @@ const HEADERS = {
   },
 };
 
-const DESCRIPTION =
+export const BY_NAME_DESCRIPTION =
   "Deprecated: use GET /api/tags?where[name]={name}, which lists every tag of the tenant with that name. " +
   "This answers the oldest of them, or 404 when the caller's tenant has none. Any signed-in user of the tenant.";
 
@@ -28,9 +28,6 @@ export const nameParameter = (where: 'path' | 'query') => ({
   description: 'The exact tag name',
 });
 
-/** The operation's description, naming the path it is an alias of when it is one. */
-export const byNameDescription = (aliasOf: string | undefined) =>
-  DESCRIPTION + (aliasOf ? ` Alias of ${aliasOf}, kept for Ever Gauzy clients: it behaves the same.` : '');
 
 /** The tag, or an error, each with the deprecation headers. */
 export function byNameResponses(resource: CompiledResource) {

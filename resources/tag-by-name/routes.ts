@@ -4,12 +4,11 @@
 import type { Context } from 'koa';
 import { authorize, parameterLabel } from '../../engine/http/context.js';
 import { badRequest, notFound } from '../../engine/errors.js';
-import { pascalCase } from '../../engine/openapi/fragments.js';
 import { parseListQuery } from '../../engine/resource/list-query.js';
 import type { CompiledResource } from '../../engine/resource/compiled.js';
 import type { ResourceService } from '../../engine/resource/service.js';
 import type { Route } from '../../engine/route.js';
-import { byNameDescription, byNameResponses, nameParameter } from './openapi.js';
+import { BY_NAME_DESCRIPTION, byNameResponses, nameParameter } from './openapi.js';
 
 const BY_NAME_PATH = '/api/tags/getByName';
 
@@ -58,20 +57,24 @@ export function tagByNameRoutes(service: ResourceService): Route[] {
   const { resource } = service;
   // Modules' routes come before the generated ones, so /api/tags/:id does not take these.
   return byNamePaths(resource).flatMap((path): Route[] => {
-    const aliasOf = path === BY_NAME_PATH ? undefined : BY_NAME_PATH;
-    const suffix = aliasOf ? `Via${pascalCase(path.split('/')[2])}` : '';
-    const docs = (operationId: string, parameter: object) => ({
-      tags: [resource.name],
-      operationId,
-      summary: 'Find a tag by its name (deprecated)',
-      description: byNameDescription(aliasOf),
-      deprecated: true,
-      parameters: [parameter],
-      responses: byNameResponses(resource),
-    });
+    // An alias is documented as /api/tags/getByName (the document lists it in x-aliases).
+    const docs = (operationId: string, parameter: object, sub: string): Pick<Route, 'docs' | 'aliasOf'> =>
+      path === BY_NAME_PATH
+        ? {
+            docs: {
+              tags: [resource.name],
+              operationId,
+              summary: 'Find a tag by its name (deprecated)',
+              description: BY_NAME_DESCRIPTION,
+              deprecated: true,
+              parameters: [parameter],
+              responses: byNameResponses(resource),
+            },
+          }
+        : { docs: false, aliasOf: `${BY_NAME_PATH}${sub}` };
     return [
-      { method: 'GET', path, handler: (ctx) => findByName(ctx, service, undefined), docs: docs(`getTagByNameQuery${suffix}`, nameParameter('query')) },
-      { method: 'GET', path: `${path}/:name`, handler: (ctx) => findByName(ctx, service, ctx.params.name), docs: docs(`getTagByName${suffix}`, nameParameter('path')) },
+      { method: 'GET', path, handler: (ctx) => findByName(ctx, service, undefined), ...docs('getTagByNameQuery', nameParameter('query'), '') },
+      { method: 'GET', path: `${path}/:name`, handler: (ctx) => findByName(ctx, service, ctx.params.name), ...docs('getTagByName', nameParameter('path'), '/:name') },
     ];
   });
 }

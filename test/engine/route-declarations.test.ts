@@ -214,4 +214,65 @@ test('a route declared twice, documenting its own security, or a HEAD unlike its
   assert.throws(() => createApp(options([ROUTES[0], head])), /HEAD \/api\/open\/:secret is answered by its GET/);
 });
 
+/** POST /api/notes/verify: /api/notes/check under another spelling. */
+const ALIAS: Route = { ...ROUTES[1], path: '/api/notes/verify', docs: false, aliasOf: '/api/notes/check' };
+
+test('an alias is served as its route, left out of paths and listed in the x-aliases of the path it aliases', async () => {
+  const aliased = createApp(options([...ROUTES, ALIAS]));
+  try {
+    const paths = aliased.openapi.paths as Record<string, Record<string, any>>;
+    assert.is(paths['/api/notes/verify'], undefined);
+    assert.equal(paths['/api/notes/check']['x-aliases'], ['/api/notes/verify']);
+    assert.equal(Object.keys(paths['/api/open/{secret}']), ['get'], 'a path without aliases has no x-aliases');
+    const description = String((aliased.openapi.info as Record<string, unknown>).description);
+    assert.match(description, /- \*\*Aliases\*\* .*`x-aliases`.*: \/api\/notes\/verify → \/api\/notes\/check\./);
+    // The engine's own words link no page: this app serves none.
+    assert.not.match(description, /\]\(\/docs\//);
+    const via = request(aliased.koa.callback());
+    const res = await via.post('/api/notes/verify').set('x-caller', 'EDITOR').send({ title: 'T' });
+    assert.is(res.status, 200);
+    assert.equal(res.body, { by: 'EDITOR', title: 'T' });
+    const refused = await via.get('/api/notes/verify').set('x-caller', 'EDITOR');
+    assert.is(refused.status, 405);
+    assert.is(refused.headers.allow, 'POST');
+  } finally {
+    await aliased.close();
+  }
+  assert.not.ok('x-aliases' in (app.openapi.paths as Record<string, object>)['/api/notes/check'], 'no alias, no x-aliases');
+});
+
+test('an alias that documents itself, of an undocumented route, with other access, or not of every method of its path stops start-up', async () => {
+  assert.throws(() => createApp(options([...ROUTES, { ...ALIAS, docs: { operationId: 'verify', responses: {} } }])), /is an alias: declare it with docs: false/);
+  assert.throws(() => createApp(options([...ROUTES, { ...ALIAS, aliasOf: '/api/notes/nope' }])), /POST \/api\/notes\/verify is an alias of POST \/api\/notes\/nope, which is not documented/);
+  assert.throws(() => createApp(options([...ROUTES, { ...ALIAS, access: 'public' }])), /declare it with the same access and rate-limit keying/);
+  // /api/pair has GET and POST; an alias path with only its GET would answer POST with a 405 the document does not promise.
+  const pair: Route[] = ['GET', 'POST'].map((method) => ({ ...ROUTES[2], method: method as Route['method'], path: '/api/pair', docs: { operationId: `pair${method}`, responses: {} } }));
+  const half: Route = { ...pair[0], path: '/api/pairs', docs: false, aliasOf: '/api/pair' };
+  assert.throws(() => createApp(options([...pair, half])), /\/api\/pairs \(get\) is an alias of \/api\/pair \(get, post\): it must alias every method of it and no other/);
+  await createApp(options([...pair, half, { ...half, method: 'POST' }])).close();
+});
+
+test('a document that links a reference page the docs folder lacks stops start-up; one it holds is served as text', async () => {
+  const pages = { conventions: 'conventions', authentication: 'conventions', queryLanguage: 'conventions', rateLimits: 'limits' };
+  const info = { title: 'Notes', version: '1.0.0', summary: 'Notes.', signIn: 'Send a token', tokenOrigin: 'A token.', pages };
+  const docs = mkdtempSync(path.join(tmpdir(), 'engine-pages-'));
+  try {
+    writeFileSync(path.join(docs, 'conventions.md'), '# Conventions\n');
+    assert.throws(() => createApp({ ...options(ROUTES), documentInfo: info, docsDir: docs }), /links \/docs\/limits\.md, but .* holds no limits\.md/);
+    writeFileSync(path.join(docs, 'limits.md'), '# Limits\n');
+    const linked = createApp({ ...options(ROUTES), documentInfo: info, docsDir: docs });
+    try {
+      assert.match(String((linked.openapi.info as Record<string, unknown>).description), /\[Rate limits\]\(\/docs\/limits\.md\)/);
+      const page = await request(linked.koa.callback()).get('/docs/limits.md');
+      assert.is(page.status, 200);
+      assert.is(page.headers['content-type'], 'text/plain; charset=utf-8');
+      assert.is(page.text, '# Limits\n');
+    } finally {
+      await linked.close();
+    }
+  } finally {
+    rmSync(docs, { recursive: true, force: true });
+  }
+});
+
 test.run();

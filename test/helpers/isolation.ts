@@ -221,6 +221,7 @@ export const ROUTES_WITHOUT_RECORDS: Record<string, string> = {
   'GET /swg': 'documentation',
   'GET /swg/': 'documentation',
   'GET /swg/assets/:version/:file': 'documentation',
+  'GET /docs/:page': 'documentation (the reference pages of docs/)',
 };
 
 /**

@@ -9,12 +9,14 @@
 // and JSON body fits what the document declares, so the document never refuses what the server
 // takes (a value may be sent as the text a query string carries: "5", "true"). An operation that
 // declares no query parameter does not read the query string, as the document says.
+// A request to an alias path (listed in a path item's x-aliases, not in paths) is judged by the
+// operation of the path item that lists it: the document declares its answers there.
 // Used by test/openapi/openapi-responses.test.ts (every operation's fixtures) and by the fuzz oracle
 // (every generated request).
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { parseQueryString } from '../../engine/http/context.js';
-import { EVERY_ANSWER_EXTENSION } from '../../engine/openapi/fragments.js';
+import { ALIASES_EXTENSION, EVERY_ANSWER_EXTENSION } from '../../engine/openapi/fragments.js';
 
 type Json = Record<string, any>;
 
@@ -58,8 +60,10 @@ export interface Sent {
 }
 
 export interface DocumentedOperation {
-  /** The path template of the document. */
+  /** The path template of the document: the path item that declares the operation. */
   template: string;
+  /** The template the request path matched: `template`, or an alias of it (x-aliases). */
+  matched: string;
   method: string;
   op: Json;
   /** Koa answers HEAD wherever it answers GET: such a HEAD is judged by the GET operation, without a body. */
@@ -67,6 +71,9 @@ export interface DocumentedOperation {
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/** `/api/tags/{id}`, or `/api/tag/{id} (alias of /api/tags/{id})`: where a problem was found. */
+const named = (found: DocumentedOperation) => (found.matched === found.template ? found.template : `${found.matched} (alias of ${found.template})`);
 
 /** A JSON pointer segment as a URI fragment carries it. */
 const segment = (s: string) => encodeURIComponent(s.replace(/~/g, '~0').replace(/\//g, '~1'));
@@ -112,8 +119,10 @@ export class OpenApiChecker {
   private readonly textAjv: Ajv;
   private readonly validators = new Map<string, ValidateFunction | string>();
   private readonly textValidators = new Map<string, ValidateFunction | string>();
+  /** Request path templates (the document's paths and their aliases) → the path item declaring them. */
   private readonly exact = new Map<string, string>();
   private readonly templated: Array<{ template: string; pattern: RegExp }> = [];
+  private readonly declaredAt = new Map<string, string>();
   /** Headers on every answer, by lower-case name: the pointer of their declaration. */
   readonly everyAnswer: ReadonlyMap<string, string>;
 
@@ -125,11 +134,14 @@ export class OpenApiChecker {
     this.textAjv = new Ajv({ strict: false, allErrors: true, validateSchema: false, coerceTypes: true, inlineRefs: false });
     addFormats.default(this.textAjv);
     this.textAjv.addSchema(source);
-    for (const template of Object.keys(doc.paths ?? {})) {
-      if (!template.includes('{')) this.exact.set(template, template);
-      else {
-        const pattern = template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[^/]+');
-        this.templated.push({ template, pattern: new RegExp(`^${pattern}$`) });
+    for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
+      for (const template of [path, ...((item[ALIASES_EXTENSION] as string[] | undefined) ?? [])]) {
+        this.declaredAt.set(template, path);
+        if (!template.includes('{')) this.exact.set(template, template);
+        else {
+          const pattern = template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[^/]+');
+          this.templated.push({ template, pattern: new RegExp(`^${pattern}$`) });
+        }
       }
     }
     const every = new Map<string, string>();
@@ -166,7 +178,10 @@ export class OpenApiChecker {
     return validate(structuredClone(value)) ? undefined : OpenApiChecker.errorsOf(validate);
   }
 
-  /** The path template a request path falls under: a concrete path before a templated one, as OpenAPI matches. */
+  /**
+   * The path template a request path falls under (a path of the document or an alias of one): a
+   * concrete path before a templated one, as OpenAPI matches.
+   */
   templateOf(path: string): string | undefined {
     let plain = path.split('?')[0];
     // The router ignores a trailing slash.
@@ -174,14 +189,15 @@ export class OpenApiChecker {
     return this.exact.get(plain) ?? this.templated.find(({ pattern }) => pattern.test(plain))?.template;
   }
 
-  /** The documented operation a request reaches; undefined for a path or method the document lacks. */
+  /** The documented operation a request reaches (an alias's is its path item's); undefined for a path or method the document lacks. */
   operationFor(method: string, path: string): DocumentedOperation | undefined {
-    const template = this.templateOf(path);
-    if (!template) return undefined;
+    const matched = this.templateOf(path);
+    if (!matched) return undefined;
+    const template = this.declaredAt.get(matched)!;
     const item = this.doc.paths[template];
     const lower = method.toLowerCase();
-    if (METHODS.includes(lower) && item[lower]) return { template, method: lower, op: item[lower], implicitHead: false };
-    if (lower === 'head' && item.get) return { template, method: 'get', op: item.get, implicitHead: true };
+    if (METHODS.includes(lower) && item[lower]) return { template, matched, method: lower, op: item[lower], implicitHead: false };
+    if (lower === 'head' && item.get) return { template, matched, method: 'get', op: item.get, implicitHead: true };
     return undefined;
   }
 
@@ -206,7 +222,7 @@ export class OpenApiChecker {
   checkResponse(answer: Answer): string[] {
     const found = this.operationFor(answer.method, answer.path);
     if (!found) return [];
-    const where = `${answer.method.toUpperCase()} ${found.template}`;
+    const where = `${answer.method.toUpperCase()} ${named(found)}`;
     const responses: Json = found.op.responses ?? {};
     const key = [String(answer.status), `${String(answer.status)[0]}XX`, 'default'].find((k) => responses[k]);
     if (!key) return [`${answer.status} is not a status ${where} declares (${Object.keys(responses).join(', ')})`];
@@ -224,7 +240,7 @@ export class OpenApiChecker {
     if (status < 200 || status >= 300) return [];
     const found = this.operationFor(sent.method, sent.path);
     if (!found) return [];
-    const where = `${sent.method.toUpperCase()} ${found.template} ${status}: accepted`;
+    const where = `${sent.method.toUpperCase()} ${named(found)} ${status}: accepted`;
     const item = this.doc.paths[found.template];
     const base = ['paths', found.template];
     const parameters = new Map<string, { node: Json; at: string }>();
@@ -264,8 +280,9 @@ export class OpenApiChecker {
       if (declared) fits(`the query parameter ${name}`, value, declared);
       else if (readsQuery) problems.push(`${where} the query parameter ${name}, which the document does not declare`);
     }
-    const names = found.template.match(/\{[^}]+\}/g)?.map((n) => n.slice(1, -1)) ?? [];
-    const pattern = new RegExp(`^${found.template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('([^/]+)')}/?$`);
+    // The path's values by the names of the template it matched (an alias names them as its path item does).
+    const names = found.matched.match(/\{[^}]+\}/g)?.map((n) => n.slice(1, -1)) ?? [];
+    const pattern = new RegExp(`^${found.matched.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('([^/]+)')}/?$`);
     const values = pattern.exec(rawPath)?.slice(1) ?? [];
     names.forEach((name, i) => {
       const declared = parameters.get(`path ${name}`);

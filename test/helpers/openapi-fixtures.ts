@@ -119,8 +119,13 @@ export class Fixtures {
     return [await this.valueFor(op, name, schema)];
   }
 
+  /** The path item that declares the operation (an alias's is the one listing it in x-aliases). */
+  private item(op: Operation): Json {
+    return this.doc.paths[op.documentedAt ?? op.path];
+  }
+
   private parameters(op: Operation, operation: Json): Json[] {
-    return [...(this.doc.paths[op.path].parameters ?? []), ...(operation.parameters ?? [])].map((raw) => resolve(this.doc, raw)).filter(Boolean);
+    return [...(this.item(op).parameters ?? []), ...(operation.parameters ?? [])].map((raw) => resolve(this.doc, raw)).filter(Boolean);
   }
 
   /** The query string: each parameter's example, and a value for each required one. */
@@ -201,7 +206,8 @@ export class Fixtures {
   /** The requests of one operation: one per value of its enumerated path parameters, else one. */
   async requestsFor(op: Operation, token: string | undefined): Promise<FuzzRequest[]> {
     // A HEAD the document does not list is the GET's, without a body.
-    const operation = (this.doc.paths[op.path][op.method.toLowerCase()] ?? this.doc.paths[op.path].get) as Json;
+    const item = this.item(op);
+    const operation = (item[op.method.toLowerCase()] ?? item.get) as Json;
     let paths = [op.path];
     for (const p of op.parameters.filter((parameter) => parameter.in === 'path')) {
       const values = await this.pathValues(op, p.name, p.schema);

@@ -1,7 +1,8 @@
 // Routing over HTTP: fixed sub-paths (search, count, pagination, getByName,
 // upload, the timesheet/time-log alias…) never fall into a generated /:id; a method a path does
 // not have, OPTIONS and methods the router does not know included, is a 405 in the envelope with
-// an Allow header naming exactly the methods the OpenAPI document gives that path; a nameless
+// an Allow header naming exactly the methods the OpenAPI document gives that path (an alias: the
+// path item listing it in x-aliases); a nameless
 // query parameter (`?=x`) is answered like any unknown one.
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
@@ -11,7 +12,7 @@ import { createStoppableServer } from '../../engine/http/stoppable-server.js';
 import { newTenant, type Session } from '../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { assertError } from '../helpers/error-envelope.js';
-import { operationsOf } from '../helpers/openapi.js';
+import { servedOperationsOf } from '../helpers/openapi.js';
 
 let t: TestApp;
 let admin: Session & { organizationId: string };
@@ -37,9 +38,9 @@ function assertNotAllowed(res: Response, allow: string[], where: string) {
   assert.match(res.body.message, /is not allowed on/, where);
 }
 
-/** The methods the document gives a path, as Allow names them (a GET answers HEAD too). */
+/** The methods the document gives a path (an alias: its path item's), as Allow names them (a GET answers HEAD too). */
 function documentedMethods(path: string): string[] {
-  const methods = operationsOf(t.openapi as Record<string, any>).filter((o) => o.path === path).map((o) => o.method.toUpperCase());
+  const methods = servedOperationsOf(t.openapi as Record<string, any>).filter((o) => o.path === path).map((o) => o.method.toUpperCase());
   return methods.includes('GET') ? [...methods, 'HEAD'] : methods;
 }
 
@@ -48,8 +49,8 @@ const concrete = (path: string) => path.replace(/\{[^}]+\}/g, () => randomUUID()
 
 const UNKNOWN_TO_ROUTER = ['TRACE', 'QUERY', 'PROPFIND', 'MKCOL', 'OPTIONS'];
 
-test('every documented /api path: a method it does not have is a 405 naming exactly its documented methods', async () => {
-  const paths = [...new Set(operationsOf(t.openapi as Record<string, any>).map((o) => o.path))].filter((p) => p.startsWith('/api/'));
+test('every documented /api path and alias: a method it does not have is a 405 naming exactly its documented methods', async () => {
+  const paths = [...new Set(servedOperationsOf(t.openapi as Record<string, any>).map((o) => o.path))].filter((p) => p.startsWith('/api/'));
   assert.ok(paths.length > 100, `${paths.length} paths`);
   for (const path of paths) {
     const allowed = documentedMethods(path);

@@ -93,6 +93,7 @@ test('every operation but the health probes declares a 429 and the five headers 
   const health = doc.paths['/api/health'].get;
   assert.equal(Object.keys(health.responses), ['200', '400', '503']);
   assert.not.match(health.description, /Rate limits counting/);
+  assert.match(health.description, /Exempt from every rate limit: no rate-limit headers, never a 429\./);
   // Shared answers carry the headers once, in components, and operations refer to them.
   assert.equal(doc.paths['/api/employee'].get.responses['429'], { $ref: '#/components/responses/TooManyRequests' });
   assert.equal(doc.paths['/api/employee'].get.responses['401'], { $ref: '#/components/responses/Unauthorized' });
@@ -158,14 +159,26 @@ test('header components: integers where the value is a number, with their units;
   assert.is(tooMany.content['application/json'].example.error, 'Too Many Requests');
 });
 
-test("the document's description explains the keying, the counting and the headers", () => {
+test("the intro says the counting in one line and links the page that explains the keying, the headers and the exemptions", async () => {
   const { description } = doc.info;
-  assert.match(description, /\*\*Rate limits\.\*\*/);
-  assert.match(description, /user of a valid access token of a live session, else the\s+client IP/);
-  assert.match(description, /"per client address" count\s+by IP whatever the token/);
-  assert.match(description, /Every limit that matches a request counts it/);
-  assert.match(description, /report the\s+most restrictive limit/);
-  assert.match(description, /Exempt: `GET \/api\/health`, `GET \/api\/health\/live`, `GET \/api\/health\/ready`\./);
+  const line = description.split('\n').find((l: string) => l.startsWith('- **Rate limits**'));
+  assert.ok(line, description);
+  assert.match(line, /count each request by caller tier, method and endpoint \(each operation lists its own\)/);
+  assert.match(line, /429 with `Retry-After`/);
+  assert.match(line, /\[Rate limits\]\(\/docs\/rate-limits\.md\)/);
+  // What the intro said before it was cut to a line, now on the page it links, as the service serves it.
+  const page = await t.http.get('/docs/rate-limits.md');
+  assert.is(page.status, 200);
+  const text = page.text.replace(/\s+/g, ' ');
+  assert.match(text, /A request with a valid access token \(one the API would accept: signature, expiry, kind, a known role, a live session\) counts against its user/);
+  assert.match(text, /any other request, a revoked session's token included, against its client address/);
+  assert.match(text, /`X-Forwarded-For` is believed only from the proxies of `TRUST_PROXY`/);
+  assert.match(text, /a limit that counts by address is marked "per client address" there/);
+  assert.match(text, /Every limit of `config\/limits\.yaml` that matches a request counts it/);
+  assert.match(text, /the most restrictive limit \(the one with the fewest requests left\)/);
+  assert.match(text, /`RateLimit-Policy` \| IETF draft syntax, every limit that counted the request/);
+  assert.match(text, /`GET \/api\/health`, `\/api\/health\/live` and `\/api\/health\/ready` are exempt from every limit/);
+  assert.match(text, /the numbers in force/);
 });
 
 test('another table: its exempt operations drop the headers (shared answers inlined), scaled numbers are shown', async () => {
@@ -180,7 +193,8 @@ test('another table: its exempt operations drop the headers (shared answers inli
   assert.equal(list.responses['401'].description, doc.components.responses.Unauthorized.description);
   assert.equal(Object.keys(list.responses['401'].headers), ['WWW-Authenticate', 'X-Request-Id']);
   assert.match(other.paths['/api/auth/login'].post.description, /`POST \/api\/auth\/login`: 10 per 30 s/);
-  assert.match(other.info.description, /Exempt: `GET \/api\/health`, `GET \/api\/health\/live`, `GET \/api\/health\/ready`, `GET \/api\/employee`\./);
+  assert.match(other.paths['/api/employee'].get.description, /Exempt from every rate limit/);
+  assert.not.match(doc.paths['/api/employee'].get.description, /Exempt from every rate limit/);
   // The app's own document is untouched.
   assert.ok(doc.paths['/api/employee'].get.responses['429']);
 });

@@ -169,22 +169,25 @@ test('every alias and the hand-written event types have both spellings', async (
   assert.is((await t.http.get('/api/event-type/pagination').set(acme.auth)).body.items[0].id, created.body.id);
 });
 
-test('the document declares both spellings on every resource path and alias', () => {
+test('the document declares both spellings on every resource path, and lists the aliases of each', () => {
   const doc = t.openapi as Record<string, any>;
   for (const r of t.engine.registry.values()) {
     if (!r.routes && r.name !== 'event-type') continue;
-    for (const path of r.paths) {
-      const list = doc.paths[`/api/${path}`].get;
-      const pagination = doc.paths[`/api/${path}/pagination`]?.get;
-      const count = doc.paths[`/api/${path}/count`]?.get;
-      assert.ok(pagination && count, path);
-      assert.equal(pagination.parameters, list.parameters, path);
-      assert.equal(pagination.responses['200'], list.responses['200'], path);
-      // The count answers no tag: it takes the list's parameters but If-None-Match.
-      assert.equal(count.parameters, list.parameters.filter((p: any) => p.name !== 'If-None-Match'), path);
-      const schema = count.responses['200'].content['application/json'].schema;
-      assert.equal(schema.required, ['total']);
-      assert.is(schema.properties.total.type, 'integer');
+    const [path, ...aliases] = r.paths;
+    const list = doc.paths[`/api/${path}`].get;
+    const pagination = doc.paths[`/api/${path}/pagination`]?.get;
+    const count = doc.paths[`/api/${path}/count`]?.get;
+    assert.ok(pagination && count, path);
+    assert.equal(pagination.parameters, list.parameters, path);
+    assert.equal(pagination.responses['200'], list.responses['200'], path);
+    // The count answers no tag: it takes the list's parameters but If-None-Match.
+    assert.equal(count.parameters, list.parameters.filter((p: any) => p.name !== 'If-None-Match'), path);
+    const schema = count.responses['200'].content['application/json'].schema;
+    assert.equal(schema.required, ['total']);
+    assert.is(schema.properties.total.type, 'integer');
+    // Each alias answers both as these path items do.
+    for (const sub of ['pagination', 'count']) {
+      assert.equal(doc.paths[`/api/${path}/${sub}`]['x-aliases'] ?? [], aliases.map((alias) => `/api/${alias}/${sub}`), `${path}/${sub}`);
     }
   }
 });

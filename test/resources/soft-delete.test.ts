@@ -250,7 +250,8 @@ test('bulk writes keep the rules: a bulk delete marks deleted, bulk creates and 
 test('the OpenAPI document has recover, the /soft delete and withDeleted on softDelete resources only', async () => {
   const doc = (await t.http.get('/swg-json')).body;
   assert.ok(doc.paths['/api/invoice/{id}/recover'].put);
-  assert.ok(doc.paths['/api/tasks/{id}/soft'].delete);
+  assert.ok(doc.paths['/api/task/{id}/soft'].delete);
+  assert.equal(doc.paths['/api/task/{id}/soft']['x-aliases'], ['/api/tasks/{id}/soft'], 'an alias of the task path');
   assert.is(doc.paths['/api/organization-contact/{id}/recover'], undefined);
   const names = (params: Array<{ name?: string }>) => params.map((p) => p.name);
   assert.ok(names(doc.paths['/api/invoice'].get.parameters).includes('withDeleted'));

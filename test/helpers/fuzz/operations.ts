@@ -1,6 +1,10 @@
 // The routes to fuzz, read from the app's OpenAPI document (every route the app serves is there:
-// generated resources, auth and hand-written modules), each tied to the compiled resource whose
-// path it lies under. A new definition or module route is fuzzed with no test code.
+// generated resources, auth and hand-written modules; an alias in its path item's x-aliases), each
+// tied to the compiled resource whose path it lies under. A new definition or module route is
+// fuzzed with no test code.
+import { readdirSync } from 'node:fs';
+import { DOCS_DIR } from '../../../app/paths.js';
+import { ALIASES_EXTENSION } from '../../../engine/openapi/fragments.js';
 import type { CompiledResource, Registry } from '../../../engine/resource/compiled.js';
 
 export type Kind = 'list' | 'count' | 'search' | 'create' | 'read' | 'replace' | 'patch' | 'delete' | 'bulk-create' | 'bulk-patch' | 'bulk-delete' | 'other';
@@ -17,8 +21,10 @@ export interface Operation {
   /** `GET /api/employee/{id}`: names the operation in reports and derives its seed. */
   id: string;
   method: string;
-  /** The path template of the document. */
+  /** The path template requests are sent to: a path of the document, or an alias of one. */
   path: string;
+  /** The document's path item that declares it, when that is not `path` (an alias's). */
+  documentedAt?: string;
   /** Statuses the document lists for it; for a method the path does not have, none (any 4xx). */
   statuses: ReadonlySet<number>;
   /** Per error status, the keys its documented body may have beside the envelope's (an import's failed rows). */
@@ -108,11 +114,18 @@ function bodyOf(doc: Record<string, any>, op: any): Operation['body'] {
   return { types, schema: json ? resolve(doc, json.schema) : undefined };
 }
 
-/** Every operation of the document, then one probe per path with the methods it lacks. */
+/**
+ * Every operation of the document, under its path and each alias of it (x-aliases), then one
+ * probe per path with the methods it lacks.
+ */
 export function operationsOf(doc: Record<string, any>, registry: Registry): Operation[] {
   const resources = [...registry.values()];
   const operations: Operation[] = [];
-  for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
+  const served = Object.entries<Record<string, any>>(doc.paths).flatMap(([path, item]) => [
+    { path, item, documentedAt: undefined as string | undefined },
+    ...((item[ALIASES_EXTENSION] as string[] | undefined) ?? []).map((alias) => ({ path: alias, item, documentedAt: path })),
+  ]);
+  for (const { path, item, documentedAt } of served) {
     for (const method of METHODS) {
       const op = item[method];
       if (!op) continue;
@@ -122,6 +135,7 @@ export function operationsOf(doc: Record<string, any>, registry: Registry): Oper
         id: `${upper} ${path}`,
         method: upper,
         path,
+        ...(documentedAt ? { documentedAt } : {}),
         statuses,
         errorKeys: errorKeysOf(doc, op),
         documented: true,
@@ -139,6 +153,7 @@ export function operationsOf(doc: Record<string, any>, registry: Registry): Oper
         id: `${missing.join('|')} ${path}`,
         method: missing.join('|'),
         path,
+        ...(documentedAt ? { documentedAt } : {}),
         statuses: new Set(),
         errorKeys: new Map(),
         documented: false,
@@ -163,11 +178,15 @@ const page = (path: string, statuses: number[], parameters: Parameter[] = []): O
   opaque: true,
 });
 
+/** The reference pages the service serves (docs/*.md), by file name. */
+const referencePages = readdirSync(DOCS_DIR).filter((name) => name.endsWith('.md')).sort();
+
 /** The documentation routes, which the document does not list (it is one of them). */
 export const DOCS: Operation[] = [
   page('/swg-json', [200]),
   page('/swg', [200]),
   page('/swg/assets/{asset}', [200, 404], [{ name: 'asset', in: 'path', required: true, schema: { type: 'string', enum: ['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png'] } }]),
+  page('/docs/{page}', [200, 404], [{ name: 'page', in: 'path', required: true, schema: { type: 'string', enum: referencePages } }]),
 ];
 
 /** Paths nobody serves: each answer is a 4xx (a 401 without a token, a 404 with one). */

@@ -95,12 +95,13 @@ test('embedded: SIGTERM stops the server cleanly (exit 0, lock released); the da
   assert.ok(first!.logs.some((l) => l.msg === 'shutting down' && l.signal === 'SIGTERM'));
   assert.not.ok(existsSync(path.join(dataDir, 'engine.lock')), 'the lock is released');
 
-  // This time without JWT secrets (and NODE_ENV): it makes its own and says so, once. And asked
+  // This time without JWT secrets (and NODE_ENV): it makes its own, keeps them in the data folder
+  // (test/process/server-secrets.test.ts) and says so, once. And asked
   // for two processes, which the embedded database cannot have: one serves, saying so once.
   const again = await startServer({ DATA_DIR: undefined, EXTRA_RESOURCES_DIR: WIDGET_DIR, JWT_SECRET: undefined, JWT_REFRESH_SECRET: undefined, NODE_ENV: undefined, WEB_CONCURRENCY: '2' }, cwd);
   try {
     assert.not.ok(again.logs.some((l) => l.msg === 'migrations applied'), 'nothing left to migrate');
-    assert.is(again.logs.filter((l) => l.level === 'warn' && /JWT_SECRET/.test(l.msg)).length, 1, JSON.stringify(again.logs));
+    assert.is(again.logs.filter((l) => /^JWT_SECRET \/ JWT_REFRESH_SECRET not set: tokens are signed with secrets generated now and kept in the data folder/.test(l.msg)).length, 1, JSON.stringify(again.logs));
     assert.is(again.logs.filter((l) => l.level === 'warn' && /^WEB_CONCURRENCY is ignored with the embedded database/.test(l.msg)).length, 1, JSON.stringify(again.logs));
     const listening = again.logs.filter((l) => l.msg === 'listening');
     assert.is(listening.length, 1);

@@ -3,7 +3,7 @@
 import knex, { type Knex } from 'knex';
 import { loadConfig } from './engine/config/config.js';
 import { configuredDatabase, ensureSchema, knexConfig, lockDataDir, resolvePooler } from './engine/db/database.js';
-import { MIGRATIONS_DIRS } from './app/paths.js';
+import { APP_MIGRATIONS } from './app/paths.js';
 import { FolderMigrationSource, migrationFolders } from './engine/db/migrations.js';
 
 export default async function knexfile(): Promise<Knex.Config> {
@@ -17,5 +17,5 @@ export default async function knexfile(): Promise<Knex.Config> {
     const db = knex(await knexConfig(options));
     await ensureSchema(db, config.databaseSchema).finally(() => db.destroy());
   }
-  return { ...(await knexConfig(options)), migrations: { migrationSource: new FolderMigrationSource(migrationFolders(MIGRATIONS_DIRS, config.extraResourceDirs)) } };
+  return { ...(await knexConfig(options)), migrations: { migrationSource: new FolderMigrationSource(migrationFolders(APP_MIGRATIONS, config.extraResourceDirs)) } };
 }

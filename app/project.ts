@@ -4,9 +4,9 @@ import { migrationFolders } from '../engine/db/migrations.js';
 import type { Project } from '../engine/process/project.js';
 import { modules } from '../resources/modules.js';
 import { createProjectApp } from './create-app.js';
-import { MIGRATIONS_DIRS, RESOURCES_DIR } from './paths.js';
+import { APP_MIGRATIONS, RESOURCES_DIR } from './paths.js';
 
 export const project: Project = {
   createApp: (config, db, log) => createProjectApp({ config, db, resourceDirs: [RESOURCES_DIR, ...config.extraResourceDirs], modules, log }),
-  migrationFolders: (config) => migrationFolders(MIGRATIONS_DIRS, config.extraResourceDirs),
+  migrationFolders: (config) => migrationFolders(APP_MIGRATIONS, config.extraResourceDirs),
 };

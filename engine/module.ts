@@ -31,7 +31,7 @@ export interface Module {
   openapiSchemas?(engine: Engine): Record<string, object>;
   /**
    * Paths the module does not serve that clients still try, each with where to go instead: their
-   * 404 (`Cannot GET /api/user`) goes on to say it.
+   * 404 (`Cannot GET <path>`) goes on to say it.
    */
   notFoundHints?: Record<string, string>;
 }

@@ -75,7 +75,8 @@ function nextTimestamp(dirs: string[], now = new Date()): string {
 async function main(args: string[]): Promise<number> {
   const { name, into } = parseArguments(args);
   const config = loadConfig();
-  const folders = migrationFolders(MIGRATIONS_DIR, config.extraResourceDirs);
+  // Run from the sources: every folder is a plain one.
+  const folders = migrationFolders(MIGRATIONS_DIR, config.extraResourceDirs) as string[];
   // Definitions first: a mistake in one is told before a database is made.
   const registry = projectRegistry([RESOURCES_DIR, ...config.extraResourceDirs], modules);
   const database = await openDatabase({});

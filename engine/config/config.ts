@@ -37,6 +37,9 @@ export interface Config {
     refreshExpiresIn: number;
     /** True when the secrets were generated for this process (development only). */
     generated: boolean;
+    /** Which of them were (JWT_SECRET, JWT_REFRESH_SECRET unset): kept-secrets.ts replaces only those. */
+    secretGenerated: boolean;
+    refreshSecretGenerated: boolean;
     /**
      * The secrets in use before the last rotation (JWT_SECRET_PREVIOUS, JWT_REFRESH_SECRET_PREVIOUS):
      * tokens they signed are still accepted until they expire; new ones are signed with the current.

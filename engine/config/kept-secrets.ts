@@ -3,7 +3,7 @@
 // after it, as with configured secrets. Production requires configured secrets (secrets.ts), and
 // on PostgreSQL, where instances may run on several machines, generated secrets stay per process.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from './config.js';
 import { ConfigError } from './values.js';
@@ -26,29 +26,64 @@ export interface KeptSecrets {
 }
 
 const isSecret = (value: unknown): value is string => typeof value === 'string' && value.length >= 32;
+const orConfigure = 'or set JWT_SECRET and JWT_REFRESH_SECRET';
 
-function read(file: string): Kept {
-  let kept: Partial<Kept>;
+/** A file system failure as one sentence (never the file's content: it holds the secrets). */
+function unusable(file: string, doing: string, err: unknown): ConfigError {
+  return new ConfigError(`Could not ${doing} ${file} (${(err as NodeJS.ErrnoException)?.code ?? 'unknown error'}): give this user access to DATA_DIR, ${orConfigure}`);
+}
+
+/** The kept secrets, or undefined when there is no file yet. */
+function read(file: string): Kept | undefined {
+  let text: string;
   try {
-    kept = JSON.parse(readFileSync(file, 'utf8'));
+    text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ConfigError(`${file} cannot be read as JSON (${(err as Error).message}): delete it to have new secrets made (every token signed with the old ones is refused), or set JWT_SECRET and JWT_REFRESH_SECRET`);
+    if ((err as NodeJS.ErrnoException)?.code === 'ENOENT') return undefined;
+    throw unusable(file, 'read', err);
+  }
+  let kept: Partial<Kept> | undefined;
+  try {
+    kept = JSON.parse(text);
+  } catch {
+    // JSON.parse's message quotes the text around the error: a part of a secret.
   }
   if (!isSecret(kept?.secret) || !isSecret(kept.refreshSecret) || kept.secret === kept.refreshSecret) {
-    throw new ConfigError(`${file} does not hold two different secrets of at least 32 characters (secret, refreshSecret): delete it to have new ones made, or set JWT_SECRET and JWT_REFRESH_SECRET`);
+    throw new ConfigError(`${file} does not hold two different secrets of at least 32 characters as JSON (secret, refreshSecret): delete it to have new ones made (tokens signed with the old ones are then refused), ${orConfigure}`);
   }
   return kept as Kept;
 }
 
-/** Writes new secrets unless another process wrote them first (then reads those). */
+/**
+ * New secrets, written whole or not at all: into a file of this process first, then linked to
+ * the kept name, which fails if another process kept its own first (then those are read). A
+ * reader never sees a file half written, and a full disk leaves no damaged file behind.
+ */
 function make(file: string): { kept: Kept; made: boolean } {
   const kept = { secret: randomBytes(32).toString('hex'), refreshSecret: randomBytes(32).toString('hex') };
+  const own = `${file}.${process.pid}.tmp`;
   try {
-    writeFileSync(file, `${JSON.stringify(kept, null, 2)}\n`, { mode: OWNER_ONLY, flag: 'wx' });
+    writeFileSync(own, `${JSON.stringify(kept, null, 2)}\n`, { mode: OWNER_ONLY });
+    linkSync(own, file);
     return { kept, made: true };
-  } catch (err: any) {
-    if (err?.code === 'EEXIST') return { kept: read(file), made: false };
-    throw new ConfigError(`Could not keep the generated JWT secrets in ${file} (${err?.code ?? err}): make DATA_DIR writable, or set JWT_SECRET and JWT_REFRESH_SECRET`);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException)?.code !== 'EEXIST') throw unusable(file, 'keep the generated JWT secrets in', err);
+    return { kept: read(file)!, made: false };
+  } finally {
+    try {
+      unlinkSync(own);
+    } catch {
+      // not written
+    }
+  }
+}
+
+/** Owner-only again if a copy of the folder widened it: the file signs every token. */
+function ownerOnly(file: string) {
+  try {
+    if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, OWNER_ONLY);
+  } catch (err) {
+    throw unusable(file, 'make owner-only', err);
   }
 }
 
@@ -57,20 +92,20 @@ function make(file: string): { kept: Kept; made: boolean } {
  * the first start), when they were generated for an embedded database outside production. A
  * configured secret stays as it is: only a missing one is taken from the file.
  */
-export function keepGeneratedSecrets(config: Config, env: NodeJS.ProcessEnv = process.env): KeptSecrets {
-  if (!config.jwt.generated || config.env === 'production' || config.databaseUrl) return { config };
-  mkdirSync(config.dataDir, { recursive: true });
+export function keepGeneratedSecrets(config: Config): KeptSecrets {
+  const { jwt } = config;
+  if (!jwt.generated || config.env === 'production' || config.databaseUrl) return { config };
   const file = path.join(config.dataDir, KEPT_SECRETS_FILE);
-  const existed = existsSync(file);
-  const { kept, made } = existed ? { kept: read(file), made: false } : make(file);
-  // Copied with the folder, it may have lost its owner-only mode: it signs every token.
-  if (existed && (statSync(file).mode & 0o077) !== 0) chmodSync(file, OWNER_ONLY);
-  const jwt = {
-    ...config.jwt,
-    secret: env.JWT_SECRET ? config.jwt.secret : kept.secret,
-    refreshSecret: env.JWT_REFRESH_SECRET ? config.jwt.refreshSecret : kept.refreshSecret,
-    generated: false,
-  };
-  if (jwt.secret === jwt.refreshSecret) throw new ConfigError(`JWT_SECRET and JWT_REFRESH_SECRET must differ (one is set, the other is kept in ${file})`);
-  return { config: { ...config, jwt }, kept: made ? 'made' : 'read', file };
+  try {
+    mkdirSync(config.dataDir, { recursive: true });
+  } catch (err) {
+    throw unusable(config.dataDir, 'make the data folder', err);
+  }
+  const found = read(file);
+  const { kept, made } = found ? { kept: found, made: false } : make(file);
+  if (found) ownerOnly(file);
+  const secret = jwt.secretGenerated ? kept.secret : jwt.secret;
+  const refreshSecret = jwt.refreshSecretGenerated ? kept.refreshSecret : jwt.refreshSecret;
+  if (secret === refreshSecret) throw new ConfigError(`JWT_SECRET and JWT_REFRESH_SECRET must differ (one is set, the other is kept in ${file})`);
+  return { config: { ...config, jwt: { ...jwt, secret, refreshSecret, generated: false } }, kept: made ? 'made' : 'read', file };
 }

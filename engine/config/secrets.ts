@@ -56,11 +56,12 @@ export function secrets(env: Env, production: boolean) {
   if ((secret && secret === previousSecret) || (refreshSecret && refreshSecret === previousRefreshSecret)) {
     throw new ConfigError('A _PREVIOUS secret must differ from the current one: it is the one that was replaced');
   }
-  const generated = !secret || !refreshSecret;
   return {
     secret: secret ?? randomBytes(32).toString('hex'),
     refreshSecret: refreshSecret ?? randomBytes(32).toString('hex'),
-    generated,
+    generated: !secret || !refreshSecret,
+    secretGenerated: !secret,
+    refreshSecretGenerated: !refreshSecret,
     previousSecret,
     previousRefreshSecret,
   };

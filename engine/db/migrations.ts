@@ -15,22 +15,33 @@ interface MigrationFile {
 }
 
 /**
- * Migrations of several folders, applied in file-name order (names start with a timestamp). A name
- * that an earlier folder provides is not taken again from a later one: a compiled service lists
- * its compiled migrations before their sources, whose new ones it applies from there.
+ * A folder of migrations, or a compiled service's pair: the compiled migrations, and the sources
+ * of those written since the build (their names not among the compiled ones), applied from there.
  */
+export type MigrationFolder = string | { compiled: string; sources: string };
+
+const MIGRATION_FILE = /\.(ts|js)$/;
+const migrationFiles = (folder: string) => readdirSync(folder).filter((f) => MIGRATION_FILE.test(f) && !f.endsWith('.d.ts'));
+
+/** The migrations of one folder (or pair), by name. */
+function folderMigrations(folder: MigrationFolder): MigrationFile[] {
+  const of = (dir: string, files: string[]) => files.map((f) => ({ name: f.replace(MIGRATION_FILE, ''), file: path.join(dir, f) }));
+  if (typeof folder === 'string') return of(folder, migrationFiles(folder));
+  const compiled = of(folder.compiled, migrationFiles(folder.compiled));
+  const names = new Set(compiled.map((m) => m.name));
+  return [...compiled, ...of(folder.sources, migrationFiles(folder.sources).filter((f) => f.endsWith('.ts'))).filter((m) => !names.has(m.name))];
+}
+
+/** Migrations of several folders, applied in file-name order (names start with a timestamp); a name twice is an error. */
 export class FolderMigrationSource implements Knex.MigrationSource<MigrationFile> {
-  constructor(private readonly folders: string[]) {}
+  constructor(private readonly folders: MigrationFolder[]) {}
 
   async getMigrations(): Promise<MigrationFile[]> {
     const found = new Map<string, MigrationFile>();
-    for (const folder of this.folders) {
-      if (!existsSync(folder)) continue;
-      for (const f of readdirSync(folder).sort()) {
-        if (!/\.(ts|js)$/.test(f) || f.endsWith('.d.ts')) continue;
-        const name = f.replace(/\.(ts|js)$/, '');
-        if (!found.has(name)) found.set(name, { name, file: path.join(folder, f) });
-      }
+    for (const migration of this.folders.flatMap(folderMigrations)) {
+      const first = found.get(migration.name);
+      if (first) throw new Error(`Two migrations are named ${migration.name}: ${first.file} and ${migration.file}. Rename one (its timestamp) before anything applies it.`);
+      found.set(migration.name, migration);
     }
     return [...found.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
@@ -51,9 +62,9 @@ export class FolderMigrationSource implements Knex.MigrationSource<MigrationFile
   }
 }
 
-/** The application's migrations (one folder, or its compiled and source folders), then those of each extra resources folder that has a migrations/ subfolder. */
-export function migrationFolders(migrationsDirs: string | string[], extraResourceDirs: string[]): string[] {
-  return [...[migrationsDirs].flat(), ...extraResourceDirs.map((dir) => path.join(dir, 'migrations')).filter((dir) => existsSync(dir))];
+/** The application's migrations, then those of each extra resources folder that has a migrations/ subfolder. */
+export function migrationFolders(appMigrations: MigrationFolder, extraResourceDirs: string[]): MigrationFolder[] {
+  return [appMigrations, ...extraResourceDirs.map((dir) => path.join(dir, 'migrations')).filter((dir) => existsSync(dir))];
 }
 
 /** The database has applied migrations that none of the folders provides any more. */
@@ -73,7 +84,7 @@ async function ensureMigrationTables(db: Knex, migrationSource: FolderMigrationS
   });
 }
 
-export async function migrate(db: Knex, folders: string[]): Promise<string[]> {
+export async function migrate(db: Knex, folders: MigrationFolder[]): Promise<string[]> {
   try {
     const migrationSource = new FolderMigrationSource(folders);
     await ensureMigrationTables(db, migrationSource);

@@ -48,7 +48,7 @@ export function errorMiddleware(log: (err: unknown, ctx: Context, status: number
     if (ctx.status >= 400 && ctx.body == null) {
       // Nothing answered (no route matched: 404, as NestJS words it), or a middleware set only a
       // status (the router's 405 with its Allow header): the client still gets the envelope.
-      const hint = ctx.status === 404 ? notFoundHints.get(ctx.path) : undefined;
+      const hint = ctx.status === 404 ? notFoundHints.get(ctx.path.replace(/(.)\/+$/, '$1')) : undefined;
       const message = ctx.status === 404 ? `Cannot ${ctx.method} ${ctx.path}${hint ? `: ${hint}` : ''}` : STATUS_CODES[ctx.status] ?? 'Error';
       answer(ctx, new HttpError(ctx.status, ctx.status === 400 ? [message] : message));
     }

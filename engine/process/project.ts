@@ -4,11 +4,12 @@
 import type { Knex } from 'knex';
 import type { App } from '../app.js';
 import type { Config } from '../config/config.js';
+import type { MigrationFolder } from '../db/migrations.js';
 import type { LogEvent } from '../log/log.js';
 
 export interface Project {
   /** The app a serving process (or a cluster's preparation) serves, built on an open database. */
   createApp(config: Config, db: Knex, log: LogEvent): App;
   /** The folders of migrations to apply, in order. */
-  migrationFolders(config: Config): string[];
+  migrationFolders(config: Config): MigrationFolder[];
 }

@@ -64,6 +64,7 @@ test('GET /api/user is no list of users: its 404 names /api/user/me and how an a
   );
   // Another unknown path keeps the plain sentence; without a token every unknown path is a 401.
   assertError(await t.http.get('/api/users').set(owner.auth), 404, 'Cannot GET /api/users');
+  assert.match((await t.http.get('/api/user/').set(owner.auth)).body.message, /^Cannot GET \/api\/user\/: the signed-in user is GET \/api\/user\/me/);
   assertUnauthorized(await t.http.get('/api/user'));
 });
 

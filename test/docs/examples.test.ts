@@ -6,7 +6,7 @@
 // "Adding a resource" runs in the same copy: the page's definition is written where the page
 // says, its `npm run db:migration` runs while the server runs, the migration it writes must be
 // the one the page shows, and the restarted server (no build) serves the new resource.
-import { execFileSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,21 +14,15 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PROJECT_ROOT } from '../../app/paths.js';
 import { distProblem } from '../../scripts/dist.js';
-import { blocksOf, commandsOf, looksRunnable, problems, runnable, ShellSession, type Block, type Ran } from '../helpers/doc-examples.js';
+import { blocksOf, commandsOf, looksRunnable, problems, runnable, type Block } from '../helpers/doc-examples.js';
+import { ShellSession, type Ran } from '../helpers/shell-session.js';
 import { killNpmStarts, npmStart, type NpmStart } from '../helpers/npm-start.js';
 
 const PAGES = ['README.md', ...readdirSync(path.join(PROJECT_ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
 const read = (page: string) => readFileSync(path.join(PROJECT_ROOT, page), 'utf8');
 
 /** What a newcomer's machine has: the runner needs bash and curl (CI must have them). */
-function found(tool: string): boolean {
-  try {
-    execFileSync('which', [tool], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
+const found = (tool: string) => spawnSync(tool, ['--version'], { stdio: 'ignore' }).status === 0;
 const missing = ['bash', 'curl'].filter((tool) => !found(tool));
 if (missing.length && process.env.CI) throw new Error(`the examples of the docs need ${missing.join(' and ')} (CI must have them)`);
 /**
@@ -137,8 +131,7 @@ function walkthrough(): Hooks {
       assert.ok(asShown(ran.stdout).endsWith(output.trim()), `the generator said:\n${ran.stdout}\nthe page shows:\n${output}`);
       assert.fixture(asShown(readFileSync(path.join(project, 'resources', 'migrations', written[0]), 'utf8')), migration.trim());
       // Step 3: stop the server (a supervisor's SIGTERM to npm) and start it again, without a build.
-      process.kill(server.child.pid!, 'SIGTERM');
-      assert.equal((await server.exited).code, 0);
+      assert.is(await server.stop('SIGTERM'), 0);
       await start();
       assert.ok(server.logs.some((l) => l.msg === 'migrations applied' && l.migrations.includes(name)), JSON.stringify(server.logs));
     },
@@ -156,6 +149,12 @@ runs("the runner's checks fail where an answer differs from what a page shows", 
   assert.match((await check('http', 'GET /api/employee/count\n# 201 {"total": 3}')).join('\n'), /^status 200, the page shows 201\nbody \{"total":2\}/);
   assert.match((await check('sh', `curl -si ${origin}/api/health\n# X-Missing: "…"`)).join(), 'header X-Missing: (absent), the page shows "…"');
   assert.equal(await check('sh', 'curl -s localhost:3000/api/health\n# 200 {"status":"ok",…}'), []);
+  // A command that fails, a curl whose status goes unreported, an earlier curl that failed.
+  assert.equal(await check('sh', 'ls no-such-file'), ['exit status 2']);
+  assert.equal(await check('sh', "curl -s -w '' -o /dev/null localhost:3000/api/health"), ['no curl answered (its status was not reported)']);
+  assert.equal(await check('sh', 'curl -s -o /dev/null localhost:3000/api/nope; curl -s localhost:3000/api/health\n# 200'), ['status 401, 200: not 2xx']);
+  // A header is read only after a curl -i: elsewhere such a comment is prose.
+  assert.equal(await check('sh', 'curl -s localhost:3000/api/health\n# Note: prose'), []);
 });
 
 for (const page of PAGES.filter((p) => p !== 'README.md' && blocksOf(read(p)).some(runnable))) {

@@ -1,7 +1,6 @@
-// The migrations of several folders (engine/db/migrations.ts): applied in name order, and a name an
-// earlier folder provides is not taken again from a later one. The compiled service lists dist's
-// compiled migrations before the repository's sources (app/paths.ts), so a migration written since
-// the build is applied from its source and every other from its compiled copy.
+// The migrations of several folders (engine/db/migrations.ts): applied in name order, a name twice
+// an error. The compiled service's own folder is a pair (app/paths.ts): dist's compiled migrations,
+// and the repository's sources of those the build did not compile (written since), applied from there.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -24,7 +23,7 @@ test.before(() => {
 test.after(() => rmSync(scratch, { recursive: true, force: true }));
 
 test('compiled migrations first, the sources only for names the build did not compile, in name order', async () => {
-  const source = new FolderMigrationSource(migrationFolders([compiled, sources], [extra, path.join(scratch, 'no-migrations')]));
+  const source = new FolderMigrationSource(migrationFolders({ compiled, sources }, [extra, path.join(scratch, 'no-migrations')]));
   const found = (await source.getMigrations()).map((m) => [m.name, path.relative(scratch, m.file)]);
   assert.equal(found, [
     ['20260101000000_initial', path.join('dist', 'migrations', '20260101000000_initial.js')],
@@ -34,10 +33,25 @@ test('compiled migrations first, the sources only for names the build did not co
   ]);
 });
 
-test('one folder, as the sources run: every migration of it; a missing folder provides none', async () => {
-  const names = async (folders: string[]) => (await new FolderMigrationSource(folders).getMigrations()).map((m) => m.name);
-  assert.equal(await names(migrationFolders(sources, [])), ['20260101000000_initial', '20260102000000_work', '20260103000000_device']);
-  assert.equal(await names([path.join(scratch, 'missing')]), []);
+test('one folder, as the sources run: every migration of it', async () => {
+  const names = (await new FolderMigrationSource(migrationFolders(sources, [])).getMigrations()).map((m) => m.name);
+  assert.equal(names, ['20260101000000_initial', '20260102000000_work', '20260103000000_device']);
+});
+
+test('a name in two folders (not a compiled migration and its source) is an error naming both; so is a missing folder', async () => {
+  const clash = new FolderMigrationSource([compiled, sources]);
+  try {
+    await clash.getMigrations();
+    assert.unreachable('a name twice');
+  } catch (err) {
+    assert.match((err as Error).message, `Two migrations are named 20260101000000_initial: ${path.join(compiled, '20260101000000_initial.js')} and ${path.join(sources, '20260101000000_initial.ts')}`);
+  }
+  try {
+    await new FolderMigrationSource([path.join(scratch, 'missing')]).getMigrations();
+    assert.unreachable('a missing folder');
+  } catch (err) {
+    assert.match((err as Error).message, 'ENOENT');
+  }
 });
 
 test.run();

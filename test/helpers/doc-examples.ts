@@ -4,17 +4,17 @@
 //
 // The format (docs/testing.md, "Examples in the docs"):
 // - `sh` blocks are shell commands (a line ending in `\` continues). Comment lines right after a
-//   command say what it answers: `# 201`, `# 201 {"items":[{"id":"…",…}]}` (the body, `…` standing
-//   for anything), `# HTTP/1.1 304 Not Modified`, `# ETag: "…"` (a header of a `curl -i`), or
-//   prose (`# prose: …`, not checked). A command whose comments name no status must answer 2xx
-//   (each `curl` in it).
+//   command say what it answers: `# 201`, `# 201 {"items":[{"id":"…",…}]}` or `# {"id":"…",…}`
+//   (the body, `…` standing for anything), `# HTTP/1.1 304 Not Modified`, and after a `curl -i`
+//   `# ETag: "…"` (a header); any other comment is prose. Every command must exit 0, each of its
+//   `curl`s must answer 2xx (but the last, when a status is shown: that one).
 // - `http` blocks are requests, `METHOD /path` then an optional JSON body on the lines below,
-//   sent with the session's `$TOKEN` (variables of the session work in the path and the body),
-//   each followed by the same comments.
+//   sent with the session's `$TOKEN` (the body goes through the shell as a here-document:
+//   variables of the session work in it and in the path), each followed by the same comments.
 // - A block right after `<!-- not run: why -->` is not run; any other block language is not run
 //   (output, definitions, diagrams), and a block of another language that looks like requests
 //   (`curl `, or a line `GET /api…`) is an error.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { Ran } from './shell-session.js';
 
 export interface Block {
   lang: string;
@@ -67,7 +67,8 @@ export const runnable = (block: Block) => (block.lang === 'sh' || block.lang ===
 /** A block of another language that holds requests: it would escape the runner. */
 export const looksRunnable = (block: Block) => !['sh', 'http'].includes(block.lang) && (/(^|\s)curl /.test(block.text) || /^(GET|POST|PUT|PATCH|DELETE) \/api/m.test(block.text));
 
-function expectation(comments: string[]): Expectation {
+/** Comments after a command: a status, a JSON body, a header (only after `curl -i`); the rest is prose. */
+function expectation(comments: string[], headersShown: boolean): Expectation {
   const expect: Expectation = { headers: [] };
   for (const comment of comments) {
     const status = /^(?:HTTP\/[\d.]+ )?(\d{3})\b(.*)$/.exec(comment);
@@ -78,19 +79,22 @@ function expectation(comments: string[]): Expectation {
       if (/^[[{]/.test(rest)) expect.body = rest;
     } else if (/^[[{]/.test(comment)) {
       expect.body = comment;
-    } else if (header && header[1].toLowerCase() !== 'prose') {
+    } else if (header && headersShown) {
       expect.headers.push({ name: header[1], value: header[2] });
     }
   }
   return expect;
 }
 
+/** A curl option that puts the answer's headers in its output (`-i`, `-si`, `--include`). */
+const INCLUDES_HEADERS = /(^|\s)(-[A-Za-z]*i[A-Za-z]*|--include)(\s|$)/;
+
 /** A `sh` block as commands, each with the comments after it. */
 function shellCommands(text: string): Command[] {
   const commands: Command[] = [];
   const lines = text.replace(/\\\n\s*/g, ' ').split('\n');
   let current: { shell: string; comments: string[] } | undefined;
-  const close = () => current && commands.push({ shell: current.shell, shown: current.shell, expect: expectation(current.comments) });
+  const close = () => current && commands.push({ shell: current.shell, shown: current.shell, expect: expectation(current.comments, INCLUDES_HEADERS.test(current.shell)) });
   for (const line of lines) {
     const trimmed = line.trim();
     if (!trimmed) continue;
@@ -118,7 +122,7 @@ function httpCommands(text: string, origin: string): Command[] {
       `curl -sg -X ${current.method} "${origin}${current.path}" -H "Authorization: Bearer $TOKEN"`,
       ...(body ? [`-H 'Content-Type: application/json' --data-binary "$(cat <<BODY_END\n${body}\nBODY_END\n)"`] : []),
     ].join(' ');
-    commands.push({ shell, shown: `${current.method} ${current.path}${body ? `\n${body}` : ''}`, expect: expectation(current.comments) });
+    commands.push({ shell, shown: `${current.method} ${current.path}${body ? `\n${body}` : ''}`, expect: expectation(current.comments, false) });
   };
   for (const line of text.split('\n')) {
     const trimmed = line.trim();
@@ -155,23 +159,16 @@ export function matchesPattern(pattern: string, actual: string): boolean {
   return new RegExp(`^${source}$`).test(compact(actual));
 }
 
-export interface Ran {
-  stdout: string;
-  /** The status of each `curl` the command ran, in order. */
-  statuses: number[];
-  /** Lines the command wrote to stderr (other than the statuses). */
-  stderr: string;
-}
-
 /** What is wrong with a command's answer, by its page's comments (empty: nothing). */
 export function problems(command: Command, ran: Ran): string[] {
   const found: string[] = [];
   const { expect } = command;
-  if (expect.status !== undefined) {
-    if (ran.statuses[ran.statuses.length - 1] !== expect.status) found.push(`status ${ran.statuses.join(', ') || 'none'}, the page shows ${expect.status}`);
-  } else if (ran.statuses.some((s) => s < 200 || s > 299)) {
-    found.push(`status ${ran.statuses.join(', ')}: not 2xx`);
-  }
+  const shown = (statuses: number[]) => statuses.join(', ') || 'none';
+  if (ran.exit !== 0) found.push(`exit status ${ran.exit}`);
+  if (/(^|[\s(|;&])curl\s/.test(command.shell) && ran.statuses.length === 0) found.push('no curl answered (its status was not reported)');
+  const [last, earlier] = [ran.statuses[ran.statuses.length - 1], ran.statuses.slice(0, -1)];
+  if (expect.status !== undefined && ran.statuses.length && last !== expect.status) found.push(`status ${shown(ran.statuses)}, the page shows ${expect.status}`);
+  if ((expect.status === undefined ? ran.statuses : earlier).some((s) => s < 200 || s > 299)) found.push(`status ${shown(ran.statuses)}: not 2xx`);
   if (expect.body !== undefined) {
     const json = ran.stdout.split(/\r?\n/).filter((l) => /^[[{]/.test(l.trim())).pop() ?? '';
     if (!matchesPattern(expect.body, json.trim())) found.push(`body ${json.trim() || '(none)'}\n    the page shows ${expect.body}`);
@@ -183,56 +180,4 @@ export function problems(command: Command, ran: Ran): string[] {
     }
   }
   return found;
-}
-
-const STATUS = '@@status ';
-
-/**
- * One bash session, as a reader's terminal: variables and functions a command sets stay for the
- * next. `curl` reports each answer's status on stderr, apart from its output.
- */
-export class ShellSession {
-  private readonly bash: ChildProcessWithoutNullStreams;
-  private stdout = '';
-  private stderr = '';
-  private count = 0;
-
-  constructor(cwd: string, env: NodeJS.ProcessEnv) {
-    this.bash = spawn('bash', ['--noprofile', '--norc'], { cwd, env, stdio: 'pipe' });
-    this.bash.stdout.on('data', (chunk: Buffer) => (this.stdout += chunk.toString()));
-    this.bash.stderr.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
-    this.bash.stdin.write(`curl() { command curl -w '%{stderr}${STATUS}%{http_code}\\n' "$@"; }\n`);
-  }
-
-  /** Runs one command (its stdin empty) and resolves with what it wrote, once it has ended. */
-  async run(shell: string, timeoutMs = 60_000): Promise<Ran> {
-    const n = ++this.count;
-    const end = `@@end ${n}`;
-    this.stdout = '';
-    this.stderr = '';
-    this.bash.stdin.write(`{\n${shell}\n} </dev/null\nprintf '\\n${end}\\n'; printf '\\n${end}\\n' >&2\n`);
-    const began = Date.now();
-    while (!this.stdout.includes(`${end}\n`) || !this.stderr.includes(`${end}\n`)) {
-      if (this.bash.exitCode !== null) throw new Error(`bash ended (exit ${this.bash.exitCode}) running: ${shell}\n${this.stderr}`);
-      if (Date.now() - began > timeoutMs) throw new Error(`no end within ${timeoutMs} ms of: ${shell}\nstdout: ${this.stdout}\nstderr: ${this.stderr}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    const stdout = this.stdout.slice(0, this.stdout.indexOf(`\n${end}\n`));
-    const errLines = this.stderr.slice(0, this.stderr.indexOf(`\n${end}\n`)).split('\n');
-    return {
-      stdout,
-      statuses: errLines.filter((l) => l.startsWith(STATUS)).map((l) => Number(l.slice(STATUS.length))),
-      stderr: errLines.filter((l) => !l.startsWith(STATUS)).join('\n').trim(),
-    };
-  }
-
-  /** A variable of the session. */
-  async variable(name: string): Promise<string> {
-    return (await this.run(`printf '%s' "$${name}"`)).stdout;
-  }
-
-  close() {
-    this.bash.stdin.end();
-    this.bash.kill();
-  }
 }

@@ -3,8 +3,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { serverEnv } from './server-process.js';
 
-/** A guard against a hung start, not a timing assertion. */
+/** Guards against a hung start or stop, not timing assertions. */
 const LISTEN_LIMIT_MS = 120_000;
+const STOP_LIMIT_MS = 30_000;
 
 export interface NpmStart {
   child: ChildProcess;
@@ -15,6 +16,11 @@ export interface NpmStart {
   /** npm's exit. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stderr(): string;
+  /**
+   * Sends `signal` to npm's pid (none: waits for npm to end by itself), then npm's exit code; a
+   * description of what is left running, killed, when npm has not ended within 30 s.
+   */
+  stop(signal?: NodeJS.Signals): Promise<number | null | string>;
 }
 
 const started = new Set<ChildProcess>();
@@ -26,7 +32,13 @@ export function npmStart(cwd: string, env: Record<string, string | undefined>): 
   let stdout = '';
   let stderr = '';
   const logs: Array<Record<string, any>> = [];
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => {
+      // Ended by itself (not killed): its server, an exec'd child, has ended with it.
+      if (code !== null) started.delete(child);
+      resolve({ code, signal });
+    }),
+  );
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const listening = new Promise<Record<string, any>>((resolve, reject) => {
     const guard = setTimeout(() => reject(new Error(`npm start did not listen within ${LISTEN_LIMIT_MS} ms\n${stdout}\n${stderr}`)), LISTEN_LIMIT_MS);
@@ -35,7 +47,12 @@ export function npmStart(cwd: string, env: Record<string, string | undefined>): 
       const lines = stdout.split('\n');
       stdout = lines.pop()!;
       for (const line of lines.filter((l) => l.startsWith('{'))) {
-        const entry = JSON.parse(line);
+        let entry: Record<string, any>;
+        try {
+          entry = JSON.parse(line);
+        } catch {
+          continue; // not a log line
+        }
         logs.push(entry);
         if (entry.msg === 'listening') {
           clearTimeout(guard);
@@ -49,16 +66,27 @@ export function npmStart(cwd: string, env: Record<string, string | undefined>): 
     });
   });
   listening.catch(() => {});
-  return { child, logs, listening, exited, stderr: () => stderr };
+  const stop = async (signal?: NodeJS.Signals) => {
+    if (signal) process.kill(child.pid!, signal);
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(`still running ${STOP_LIMIT_MS} ms after ${signal ?? 'the start'}`), STOP_LIMIT_MS)));
+    const ended = await Promise.race([exited.then(({ code }) => code), limit]);
+    clearTimeout(timer);
+    if (typeof ended === 'string') killGroup(child);
+    return ended;
+  };
+  return { child, logs, listening, exited, stderr: () => stderr, stop };
+}
+
+function killGroup(child: ChildProcess) {
+  try {
+    process.kill(-child.pid!, 'SIGKILL');
+  } catch {
+    // the whole group has ended
+  }
 }
 
 /** For test.after: npm and its server, whatever a failed test left running. */
 export function killNpmStarts() {
-  for (const child of started) {
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // the whole group has ended
-    }
-  }
+  for (const child of started) killGroup(child);
 }

@@ -1,10 +1,11 @@
 // loadConfig: the default of every variable, and a message naming the variable for every bad value.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConfigError, loadConfig } from '../../engine/config/config.js';
+import { KEPT_SECRETS_FILE, keepGeneratedSecrets } from '../../engine/config/kept-secrets.js';
 
 const SECRET = 'a'.repeat(32);
 const REFRESH = 'b'.repeat(32);
@@ -52,6 +53,29 @@ test('without secrets outside production, distinct secrets are generated per pro
   assert.ok(loadConfig({ JWT_SECRET: SECRET }).jwt.generated);
 });
 
+test('generated secrets are kept in DATA_DIR on the embedded database: made once, read after, only the missing ones', () => {
+  const dataDir = path.join(scratch, 'kept');
+  const file = path.join(dataDir, KEPT_SECRETS_FILE);
+  const first = keepGeneratedSecrets(loadConfig({ DATA_DIR: dataDir }));
+  assert.is(first.kept, 'made');
+  assert.is(first.file, file);
+  assert.is(statSync(file).mode & 0o777, 0o600);
+  const kept = JSON.parse(readFileSync(file, 'utf8'));
+  assert.equal([first.config.jwt.secret, first.config.jwt.refreshSecret, first.config.jwt.generated], [kept.secret, kept.refreshSecret, false]);
+  const second = keepGeneratedSecrets(loadConfig({ DATA_DIR: dataDir }));
+  assert.equal([second.kept, second.config.jwt.secret, second.config.jwt.refreshSecret], ['read', kept.secret, kept.refreshSecret]);
+  // A configured secret stays; only the missing one comes from the file.
+  const half = keepGeneratedSecrets(loadConfig({ DATA_DIR: dataDir, JWT_SECRET: SECRET })).config.jwt;
+  assert.equal([half.secret, half.refreshSecret], [SECRET, kept.refreshSecret]);
+  // Both configured, PostgreSQL, or production: nothing is read or made.
+  const elsewhere = path.join(scratch, 'not-kept');
+  for (const env of [{ JWT_SECRET: SECRET, JWT_REFRESH_SECRET: REFRESH }, { DATABASE_URL: 'postgres://user@host:5432/db' }, { NODE_ENV: 'production', JWT_SECRET: STRONG, JWT_REFRESH_SECRET: STRONG_REFRESH }]) {
+    const config = loadConfig({ DATA_DIR: elsewhere, ...env });
+    assert.equal(keepGeneratedSecrets(config), { config });
+  }
+  assert.not.ok(existsSync(elsewhere));
+});
+
 test('every variable is read', () => {
   const extra = mkdtempSync(path.join(scratch, 'extra-'));
   const other = mkdtempSync(path.join(scratch, 'other-'));
@@ -80,6 +104,8 @@ test('every variable is read', () => {
     secret: STRONG,
     refreshSecret: STRONG_REFRESH,
     generated: false,
+    secretGenerated: false,
+    refreshSecretGenerated: false,
     previousSecret: undefined,
     previousRefreshSecret: undefined,
     expiresIn: 900,

@@ -84,12 +84,13 @@ test('a damaged file of kept secrets stops the start with one sentence naming it
   const file = path.join(dataDir, KEPT_SECRETS_FILE);
   writeFileSync(file, '{"secret": "short"}\n', { mode: 0o600 });
   const fatal = startupFailure(await runServerToExit({ ...NO_SECRETS, DATA_DIR: dataDir }));
-  assert.is(
-    fatal.msg,
-    `${file} does not hold two different secrets of at least 32 characters (secret, refreshSecret): delete it to have new ones made, or set JWT_SECRET and JWT_REFRESH_SECRET`,
-  );
-  writeFileSync(file, 'not json');
-  assert.match(startupFailure(await runServerToExit({ ...NO_SECRETS, DATA_DIR: dataDir })).msg, `${file} cannot be read as JSON`);
+  const sentence = `${file} does not hold two different secrets of at least 32 characters as JSON (secret, refreshSecret): delete it to have new ones made (tokens signed with the old ones are then refused), or set JWT_SECRET and JWT_REFRESH_SECRET`;
+  assert.is(fatal.msg, sentence);
+  // JSON.parse's own message would quote the text around the error: a part of a secret.
+  writeFileSync(file, '{"secret": 0123456789abcdef0123456789abcdef0123, "refreshSecret": 1}');
+  const unparsed = await runServerToExit({ ...NO_SECRETS, DATA_DIR: dataDir });
+  assert.is(startupFailure(unparsed).msg, sentence);
+  assert.not.match(unparsed.stdout + unparsed.stderr, '0123456789');
 });
 
 test('production still requires configured secrets: none is generated or kept', async () => {

@@ -7,7 +7,7 @@ import { ensureSchema, openDatabase, type Database } from '../db/database.js';
 import { DatabaseTimeoutError } from '../db/errors.js';
 import { usesTransactionPooler } from '../db/pooler.js';
 import { migrate } from '../db/migrations.js';
-import { logEvent as log } from '../log/log.js';
+import { logEvent as log, rssMiB } from '../log/log.js';
 import { within } from '../time-limit.js';
 import type { Project } from './project.js';
 import { closeAfterFailure, databaseProblem, fail, openApp, shownDatabaseUrl, StartupError, type OpenApp } from './open-app.js';
@@ -48,8 +48,9 @@ export async function migrateDatabase(database: Database, config: Config, projec
   const untimed = database.kind === 'postgres' ? await openDatabase({ databaseUrl: config.databaseUrl, schema: config.databaseSchema, pooler }) : database;
   try {
     await ensureSchema(untimed.knex, config.databaseSchema);
+    const began = performance.now();
     const applied = await migrate(untimed.knex, project.migrationFolders(config));
-    if (applied.length) log('info', 'migrations applied', { migrations: applied });
+    if (applied.length) log('info', 'migrations applied', { migrations: applied, pid: process.pid, durationMs: Math.round(performance.now() - began) });
   } finally {
     if (untimed !== database) await untimed.close();
   }
@@ -71,5 +72,6 @@ export async function prepareCluster(config: Config, project: Project): Promise<
     return fail(databaseProblem(err, config) ?? err);
   }
   await opened.close();
+  log('info', 'database prepared', { pid: process.pid, startedInMs: Math.round(performance.now()), rssMiB: rssMiB() });
   process.exit(0);
 }

@@ -39,11 +39,15 @@ interface StartOptions {
 
 async function start(config: Config, options: StartOptions): Promise<{ server: Server; database: Database; stop(): Promise<void> }> {
   let opened: OpenApp | undefined;
+  // performance.now() counts from the process's start: before this, Node and the code loaded.
+  const began = performance.now();
   try {
     opened = await openApp(config, options.project);
     const { database, app, close } = opened;
     const { koa, rateLimiting } = app;
+    const migrationsBegan = performance.now();
     if (options.migrate !== false) await migrateDatabase(database, config, options.project);
+    const listenBegan = performance.now();
     await app.ready();
     const { server, stop: stopServing } = createStoppableServer(koa.callback(), config);
     await listen(server, config);
@@ -72,6 +76,13 @@ async function start(config: Config, options: StartOptions): Promise<{ server: S
       pid: process.pid,
       ...(cluster.isWorker ? { worker: cluster.worker!.id } : {}),
       rssMiB: rssMiB(),
+      startedInMs: Math.round(performance.now()),
+      startupMs: {
+        load: Math.round(began),
+        ...opened.tookMs,
+        migrations: Math.round(listenBegan - migrationsBegan),
+        listen: Math.round(performance.now() - listenBegan),
+      },
     });
     // The primary logs `cluster started` once every worker has said it serves: this worker's
     // `listening` line goes out first (lines are otherwise held to the end of the turn).

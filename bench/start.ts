@@ -151,7 +151,7 @@ const rows: Array<[string, (s: Start) => number]> = [
   ['migrations applied', (s) => num(lineOf(s, 'migrations applied')?.durationMs)],
   ['preparing child, from its start to its end (`database prepared`)', (s) => num(prepared(s)?.startedInMs)],
   ['preparing child, RSS at its end (MiB)', (s) => num(prepared(s)?.rssMiB)],
-  ['serving process: Node and the code loading (`startupMs.modules`)', (s) => num(serving(s).modules)],
+  ['serving process: from its start to opening the database (`startupMs.load`: Node, the code, and on a first start the wait for the child)', (s) => num(serving(s).load)],
   ['serving process: opening the database (`startupMs.database`)', (s) => num(serving(s).database)],
   ['serving process: building the app (`startupMs.app`)', (s) => num(serving(s).app)],
   ['serving process: migrations (`startupMs.migrations`)', (s) => num(serving(s).migrations)],

@@ -4,7 +4,7 @@
 // that name what to fix: one JSON log line at level fatal (the last on stdout, no stack) and its
 // message on stderr, exit code 1. The cluster of processes on PostgreSQL: server-cluster.test.ts.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,8 +15,20 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MIGRATIONS_DIR } from '../../app/paths.js';
 import { PASSWORD, uniqueEmail } from '../helpers/accounts.js';
-import { dropSchema, killServers, runNpmScript, runServerToExit, startServer, startupFailure, type ServerProcess } from '../helpers/server-process.js';
+import {
+  alive,
+  dropSchema,
+  killServers,
+  preparingChildOf,
+  runNpmScript,
+  runServerToExit,
+  startServer,
+  startServerProcess,
+  startupFailure,
+  type ServerProcess,
+} from '../helpers/server-process.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
+import { waitFor } from '../helpers/wait.js';
 
 const WIDGET_DIR = fileURLToPath(new URL('../fixtures/widget/', import.meta.url));
 const DATABASE_URL = process.env.DATABASE_URL;
@@ -57,6 +69,16 @@ test('embedded: starts in ./data of its working directory (DATA_DIR unset), migr
   assert.equal(migrated?.migrations, MIGRATIONS, JSON.stringify(first.logs));
   assert.ok(existsSync(path.join(dataDir, 'engine.lock')), 'the data folder is locked');
   assert.ok(existsSync(path.join(dataDir, 'PG_VERSION')), 'the database lives in ./data');
+  // A child made the new database (PostgreSQL's initdb) and migrated it, then ended: the process
+  // that serves opened it afterwards, as a later start does, and never held initdb's memory.
+  assert.is(listening.pid, first.child.pid, 'the process started serves');
+  const created = first.logs.find((l) => l.msg === 'embedded database created');
+  assert.ok(created, JSON.stringify(first.logs));
+  assert.is(created!.dataDir, dataDir);
+  assert.is.not(created!.pid, listening.pid, 'initdb ran in another process than the one that serves');
+  assert.is(migrated!.pid, created!.pid, 'the same child migrated');
+  assert.is(first.logs.find((l) => l.msg === 'database prepared')?.pid, created!.pid);
+  assert.not.ok(alive(created!.pid), 'the preparing child has ended');
 
   const health = await request(first.url).get('/api/health');
   assert.is(health.status, 200, JSON.stringify(health.body));
@@ -100,6 +122,7 @@ test('embedded: SIGTERM stops the server cleanly (exit 0, lock released); the da
   const again = await startServer({ DATA_DIR: undefined, EXTRA_RESOURCES_DIR: WIDGET_DIR, JWT_SECRET: undefined, JWT_REFRESH_SECRET: undefined, NODE_ENV: undefined, WEB_CONCURRENCY: '2' }, cwd);
   try {
     assert.not.ok(again.logs.some((l) => l.msg === 'migrations applied'), 'nothing left to migrate');
+    assert.not.ok(again.logs.some((l) => l.msg === 'embedded database created' || l.msg === 'database prepared'), 'a later start opens the folder itself');
     assert.is(again.logs.filter((l) => l.level === 'warn' && /JWT_SECRET/.test(l.msg)).length, 1, JSON.stringify(again.logs));
     assert.is(again.logs.filter((l) => l.level === 'warn' && /^WEB_CONCURRENCY is ignored with the embedded database/.test(l.msg)).length, 1, JSON.stringify(again.logs));
     const listening = again.logs.filter((l) => l.msg === 'listening');
@@ -131,6 +154,57 @@ test('embedded: a busy port stops start-up with a message naming PORT, and frees
     assert.not.ok(existsSync(path.join(dataDir, 'engine.lock')), 'the lock is released on a failed start');
   } finally {
     await new Promise<void>((resolve) => blocker.close(() => resolve()));
+  }
+});
+
+test('embedded: SIGTERM while a child prepares a new data folder stops it, then the process (exit 0); the next start prepares the folder again', async () => {
+  const folder = path.join(cwd, 'interrupted');
+  const preparing = startServerProcess({ DATA_DIR: folder });
+  const child = await preparingChildOf(preparing.pid);
+  assert.ok(child, 'the preparing child was seen');
+  process.kill(preparing.pid, 'SIGTERM');
+  const exit = await preparing.exited;
+  assert.is(exit.code, 0, exit.stderr);
+  const lines = exit.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  assert.not.ok(lines.some((l) => l.msg === 'listening'), exit.stdout);
+  assert.ok(lines.some((l) => l.msg === 'shutting down' && l.while === 'preparing the embedded database' && l.pid === preparing.pid), exit.stdout);
+  assert.not.ok(alive(child!), 'the preparing child is gone');
+
+  const server = await startServer({ DATA_DIR: folder });
+  try {
+    assert.ok(server.logs.some((l) => l.msg === 'embedded database created'), JSON.stringify(server.logs));
+    await signUp(server, uniqueEmail('interrupted'));
+  } finally {
+    assert.is(await server.stop(), 0);
+  }
+});
+
+test('embedded: a second start while a child prepares a new data folder stops with the locked-folder message, once; the first serves', async () => {
+  const folder = path.join(cwd, 'contended');
+  let parent = 0;
+  const starting = startServer({ DATA_DIR: folder }, undefined, (pid) => (parent = pid));
+  const child = await preparingChildOf(parent);
+  assert.ok(child, 'the preparing child was seen');
+  const ownerNote = path.join(folder, 'engine.lock', 'owner.json');
+  const lockedBy = () => {
+    try {
+      return JSON.parse(readFileSync(ownerNote, 'utf8')).pid as number;
+    } catch {
+      return undefined; // not locked yet, or the note being written
+    }
+  };
+  await waitFor(() => lockedBy() !== undefined, 'the data folder is locked');
+  assert.is(lockedBy(), child, 'the preparing child holds the lock');
+
+  const second = await runServerToExit({ DATA_DIR: folder });
+  assert.ok(startupFailure(second).msg.startsWith(`The data folder ${folder} is in use by another process of this service.`), second.stderr);
+
+  const server = await starting;
+  try {
+    assert.is(lockedBy(), server.child.pid, 'the serving process holds the lock once the child is done');
+    await signUp(server, uniqueEmail('contended'));
+  } finally {
+    assert.is(await server.stop(), 0);
   }
 });
 

@@ -71,7 +71,7 @@ export async function openApp(config: Config, project: Project): Promise<OpenApp
 }
 
 /** What a failed start opened is closed, for as long as that takes within CLOSE_LIMIT_MS (a silent database may never let go). */
-export async function closeAfterFailure(opened: OpenApp | undefined): Promise<void> {
+export async function closeAfterFailure(opened: Pick<OpenApp, 'close'> | undefined): Promise<void> {
   if (opened) await within(opened.close(), CLOSE_LIMIT_MS, 'Closing after a failed start').catch(() => {});
 }
 

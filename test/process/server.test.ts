@@ -27,6 +27,7 @@ import {
   startupFailure,
   type ServerProcess,
 } from '../helpers/server-process.js';
+import { mountSmallDisk } from '../helpers/small-disk.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -42,6 +43,7 @@ let first: ServerProcess | undefined;
 
 test.after(async () => {
   killServers();
+  if (tightDisk) tightDisk.unmount();
   rmSync(cwd, { recursive: true, force: true });
 });
 
@@ -206,6 +208,20 @@ test('embedded: a second start while a child prepares a new data folder stops wi
   } finally {
     assert.is(await server.stop(), 0);
   }
+});
+
+// A disk with room for the new database but, once it is made, less than EMBEDDED_MIN_FREE_MB (64
+// MiB) free: the child's migrations are refused (a tmpfs of its own, root on Linux; skipped elsewhere).
+const smallDisk = DATABASE_URL ? undefined : mountSmallDisk(100);
+if (smallDisk && 'unavailable' in smallDisk) console.log(`server.test.ts: skipping a test: ${smallDisk.unavailable}`);
+const tightDisk = smallDisk && !('unavailable' in smallDisk) ? smallDisk : undefined;
+(tightDisk ? test : test.skip)('embedded: a first start that leaves less than EMBEDDED_MIN_FREE_MB free stops with that message, once, exit code 1', async () => {
+  const folder = path.join(tightDisk!.dir, 'data');
+  const exit = await runServerToExit({ DATA_DIR: folder });
+  const fatal = startupFailure(exit);
+  assert.match(fatal.msg, /^The disk of the data folder .* has \d+ MiB free, less than EMBEDDED_MIN_FREE_MB \(64\): writes are refused until there is more room/);
+  assert.ok(exit.stdout.includes('"msg":"embedded database created"'), 'the child made the database first');
+  assert.not.match(exit.stdout, /"listening"/);
 });
 
 test('a database migrated with a folder that is no longer configured stops start-up, saying which', async () => {

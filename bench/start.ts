@@ -1,11 +1,13 @@
 // `npm run bench:start`: how long the compiled service takes to start and how much memory it holds
 // once it listens, as `npm start` runs it (`node scripts/start.js`). Each run starts it on a new
 // data folder (a first start: the embedded database created and migrated), stops it, and starts it
-// again on that folder (a later start). Timed from the spawn to the `listening` line; the memory is
-// that line's rssMiB (the serving process at listen) and the largest RSS any process of the start
-// reached (read from /proc every 20 ms). The log lines' timing fields say where a first start's
-// time went. Then, in this process, the migrations are applied one by one to a new data folder with
-// the service's PGlite settings, to show which of them cost. Temporary folders only, removed after.
+// again on that folder (a later start). Measured: the time from the spawn to the `listening` line,
+// the CPU time its processes used until then (a busy machine moves it far less than the time),
+// that line's rssMiB (the serving process at listen), and the largest RSS of any one process of
+// the start and of all of them together (read from /proc every 20 ms). The log lines' timing
+// fields say where a first start's time went. Then, in this process, the migrations are applied
+// one by one to a new data folder with the service's PGlite settings, to show which of them cost.
+// Temporary folders only, removed after.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,7 +15,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { migrationsOneByOne } from './lib/migration-times.js';
-import { processTree, rssOf, toMB } from './lib/processes.js';
+import { cpuSecondsWithEndedChildren, processTree, rssOf, toMB } from './lib/processes.js';
 import { call } from './lib/http.js';
 import { distProblem } from '../scripts/dist.js';
 
@@ -33,6 +35,10 @@ interface Start {
   listening: Line;
   /** The largest RSS one process of the start reached before listening, MiB. */
   peakMiB: number;
+  /** The largest RSS of all its processes together, MiB. */
+  peakTotalMiB: number;
+  /** CPU time its processes used until it listened (a prepared child's included), s: a machine busy with other work moves it far less than the time. */
+  cpuSeconds: number;
 }
 
 const secret = () => randomBytes(32).toString('hex');
@@ -52,11 +58,15 @@ async function startOnce(dataDir: string): Promise<Start> {
   const began = performance.now();
   const child = spawn(process.execPath, ['scripts/start.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let peak = 0;
+  let peakTotal = 0;
   const sampler = setInterval(() => {
-    for (const pid of processTree(child.pid!)) peak = Math.max(peak, rssOf(pid));
+    const sizes = processTree(child.pid!).map(rssOf);
+    peak = Math.max(peak, ...sizes);
+    peakTotal = Math.max(peakTotal, sizes.reduce((a, b) => a + b, 0));
   }, 20);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const lines: Line[] = [];
+  let cpu = NaN;
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   try {
@@ -77,6 +87,8 @@ async function startOnce(dataDir: string): Promise<Start> {
           lines.push(line);
           if (line.msg === 'listening') {
             clearTimeout(guard);
+            // Its own CPU and its ended children's: the preparing child has ended by now.
+            cpu = cpuSecondsWithEndedChildren(child.pid!);
             resolve({ line, at });
           }
         }
@@ -89,7 +101,7 @@ async function startOnce(dataDir: string): Promise<Start> {
     clearInterval(sampler);
     const health = await call(`http://127.0.0.1:${listening.line.port}`, 'GET', '/api/health');
     if (health.status !== 200) throw new Error(`GET /api/health: ${health.status} ${health.text}`);
-    return { ms: listening.at - began, lines, listening: listening.line, peakMiB: toMB(peak) };
+    return { ms: listening.at - began, lines, listening: listening.line, peakMiB: toMB(peak), peakTotalMiB: toMB(peakTotal), cpuSeconds: cpu };
   } finally {
     clearInterval(sampler);
     child.kill('SIGTERM');
@@ -128,7 +140,8 @@ for (let run = 1; run <= RUNS; run++) {
     const later = await startOnce(dataDir);
     firsts.push(first);
     laters.push(later);
-    console.log(`run ${run}: first start ${Math.round(first.ms)} ms, ${first.listening.rssMiB} MiB at listen; later start ${Math.round(later.ms)} ms, ${later.listening.rssMiB} MiB`);
+    const said = (s: Start) => `${Math.round(s.ms)} ms (CPU ${s.cpuSeconds.toFixed(2)} s), ${s.listening.rssMiB} MiB at listen`;
+    console.log(`run ${run}: first start ${said(first)}; later start ${said(later)}`);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -136,10 +149,10 @@ for (let run = 1; run <= RUNS; run++) {
 
 const [load1, load5] = loadavg();
 console.log(`\n${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, load average ${load1.toFixed(2)} / ${load5.toFixed(2)}; ${RUNS} runs, median [min–max]`);
-console.log('| start | to `listening`, s | RSS at listen, MiB | largest RSS of a process, MiB |');
-console.log('|---|---|---|---|');
+console.log('| start | to `listening`, s | CPU until then, s | RSS at listen, MiB | largest RSS of a process, MiB | of all together, MiB |');
+console.log('|---|---|---|---|---|---|');
 for (const [name, starts] of [['first (new data folder)', firsts], ['later (same folder)', laters]] as const) {
-  console.log(`| ${name} | ${spread(starts.map((s) => s.ms / 1000), 2)} | ${spread(starts.map((s) => num(s.listening.rssMiB)))} | ${spread(starts.map((s) => s.peakMiB))} |`);
+  console.log(`| ${name} | ${spread(starts.map((s) => s.ms / 1000), 2)} | ${spread(starts.map((s) => s.cpuSeconds), 2)} | ${spread(starts.map((s) => num(s.listening.rssMiB)))} | ${spread(starts.map((s) => s.peakMiB))} | ${spread(starts.map((s) => s.peakTotalMiB))} |`);
 }
 
 // Where a first start's time goes, from its log lines' timing fields (ms).

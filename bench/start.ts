@@ -140,7 +140,7 @@ for (let run = 1; run <= RUNS; run++) {
     const later = await startOnce(dataDir);
     firsts.push(first);
     laters.push(later);
-    const said = (s: Start) => `${Math.round(s.ms)} ms (CPU ${s.cpuSeconds.toFixed(2)} s), ${s.listening.rssMiB} MiB at listen`;
+    const said = (s: Start) => `${Math.round(s.ms)} ms (CPU ${s.cpuSeconds.toFixed(2)} s), ${s.listening.rssMiB} MiB at listen (peak ${s.peakMiB}, together ${s.peakTotalMiB})`;
     console.log(`run ${run}: first start ${said(first)}; later start ${said(later)}`);
   } finally {
     rmSync(work, { recursive: true, force: true });

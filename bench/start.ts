@@ -8,7 +8,7 @@
 // fields say where a first start's time went. Then, in this process, the migrations are applied
 // one by one to a new data folder with the service's PGlite settings, to show which of them cost.
 // Temporary folders only, removed after.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -43,6 +43,24 @@ interface Start {
 
 const secret = () => randomBytes(32).toString('hex');
 
+/**
+ * The service running now and the temporary folder of this run: never left behind, Ctrl-C
+ * included. The service runs in a process group of its own, killed whole: its preparing child too.
+ */
+let running: ChildProcess | undefined;
+let work: string | undefined;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    try {
+      if (running?.pid) process.kill(-running.pid, 'SIGKILL');
+    } catch {
+      // gone already
+    }
+    if (work) rmSync(work, { recursive: true, force: true });
+    process.exit(130);
+  });
+}
+
 /** Starts the compiled service on `dataDir`, reads its log until `listening`, checks it answers, and stops it (exit code 0). */
 async function startOnce(dataDir: string): Promise<Start> {
   const env: NodeJS.ProcessEnv = {
@@ -56,7 +74,8 @@ async function startOnce(dataDir: string): Promise<Start> {
     LOG_LEVEL: 'info',
   };
   const began = performance.now();
-  const child = spawn(process.execPath, ['scripts/start.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['scripts/start.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  running = child;
   let peak = 0;
   let peakTotal = 0;
   const sampler = setInterval(() => {
@@ -106,6 +125,7 @@ async function startOnce(dataDir: string): Promise<Start> {
     clearInterval(sampler);
     child.kill('SIGTERM');
     const code = await exited;
+    running = undefined;
     if (code !== 0) throw new Error(`the service exited with code ${code} on SIGTERM\n${stderr}`);
   }
 }
@@ -133,7 +153,7 @@ if (problem) {
 const firsts: Start[] = [];
 const laters: Start[] = [];
 for (let run = 1; run <= RUNS; run++) {
-  const work = mkdtempSync(path.join(tmpdir(), 'bench-start-'));
+  work = mkdtempSync(path.join(tmpdir(), 'bench-start-'));
   try {
     const dataDir = path.join(work, 'data');
     const first = await startOnce(dataDir);
@@ -144,6 +164,7 @@ for (let run = 1; run <= RUNS; run++) {
     console.log(`run ${run}: first start ${said(first)}; later start ${said(later)}`);
   } finally {
     rmSync(work, { recursive: true, force: true });
+    work = undefined;
   }
 }
 

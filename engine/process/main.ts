@@ -1,8 +1,9 @@
-// The process model's one entry (`npm start` calls runProcess with the application's Project). On the embedded database, or with WEB_CONCURRENCY=1,
-// this process serves (serving.ts; a new embedded data folder is first made by a child: first-start.ts). On PostgreSQL it is otherwise a node:cluster's primary
-// (primary.ts): a child prepares the cluster (preparation.ts: checks the definitions and migrates,
-// once), then WEB_CONCURRENCY workers (worker.ts, serving.ts; one per core by default) serve and
-// share the port. The primary loads only what it needs for that (the
+// The process model's one entry (`npm start` calls runProcess with the application's Project). On
+// the embedded database, or with WEB_CONCURRENCY=1, this process serves (serving.ts; a new
+// embedded data folder is first made by a child: first-start.ts). On PostgreSQL it is otherwise a
+// node:cluster's primary (primary.ts): a child prepares the cluster (preparation.ts: checks the
+// definitions and migrates, once), then WEB_CONCURRENCY workers (worker.ts, serving.ts; one per
+// core by default) serve and share the port. The primary loads only what it needs for that (the
 // configuration, the log, the workers' shared rate-limit counts), never the app: its memory stays
 // small.
 import cluster from 'node:cluster';

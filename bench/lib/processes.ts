@@ -63,6 +63,20 @@ export function cpuSecondsOf(root: number): number {
   return ticks / TICKS_PER_SECOND;
 }
 
+/**
+ * CPU time (user and system) that a process has used so far together with the children it has
+ * waited for (cutime and cstime: a child that has ended and been reaped), in seconds, from /proc.
+ */
+export function cpuSecondsWithEndedChildren(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / TICKS_PER_SECOND;
+  } catch {
+    return NaN; // gone
+  }
+}
+
 /** Samples the RSS of every process of a tree on a timer and keeps each one's first and peak value. */
 export class RssSampler {
   readonly first = new Map<number, number>();

@@ -214,7 +214,13 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     return { knex: instance, kind: 'postgres', close: () => instance.destroy() };
   }
   const release = options.dataDir ? await lockDataDir(options.dataDir) : undefined;
-  const instance = knex(await knexConfig(options));
+  let instance: Knex;
+  try {
+    instance = await (await import('./embedded-knex.js')).openEmbeddedKnex(options);
+  } catch (err) {
+    await release?.();
+    throw err;
+  }
   return {
     knex: instance,
     kind: 'pglite',

@@ -3,6 +3,8 @@
 import { PGlite } from '@electric-sql/pglite';
 import knex, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
+import { logEvent } from '../log/log.js';
+import { holdsDatabase } from './data-folder.js';
 import type { DatabaseOptions } from './database.js';
 import { EMBEDDED_EXTENSIONS, embeddedPGlite } from './embedded.js';
 
@@ -25,6 +27,27 @@ export function embeddedKnexConfig(options: DatabaseOptions, pglite?: PGlite): K
     dialect: 'postgres',
     connection: { pglite: pglite ?? (options.dataDir && !options.image ? embeddedPGlite(options.dataDir, options.embedded) : inMemoryPGlite(options.image)) },
   } as Knex.Config;
+}
+
+/**
+ * knex on an embedded database that has started: a failure to start (a folder PGlite cannot use)
+ * is this call's, and the time it took is the opening's. On a data folder that held no database
+ * it was PostgreSQL's initdb, the longest part of a first start: logged as `embedded database created`.
+ */
+export async function openEmbeddedKnex(options: DatabaseOptions): Promise<Knex> {
+  const dataDir = options.dataDir && !options.image ? options.dataDir : undefined;
+  const creates = dataDir !== undefined && !holdsDatabase(dataDir);
+  const began = performance.now();
+  const pglite = dataDir ? embeddedPGlite(dataDir, options.embedded) : inMemoryPGlite(options.image);
+  const instance = knex(embeddedKnexConfig(options, pglite));
+  try {
+    await pglite.waitReady;
+  } catch (err) {
+    await instance.destroy().catch(() => {});
+    throw err;
+  }
+  if (creates) logEvent('info', 'embedded database created', { dataDir, pid: process.pid, durationMs: Math.round(performance.now() - began) });
+  return instance;
 }
 
 /**

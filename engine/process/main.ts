@@ -1,22 +1,20 @@
-// The process model's one entry (`npm start` calls runProcess with the application's Project). On the embedded database, or with WEB_CONCURRENCY=1,
-// this process serves (serving.ts). On PostgreSQL it is otherwise a node:cluster's primary
-// (primary.ts): a child prepares the cluster (preparation.ts: checks the definitions and migrates,
-// once), then WEB_CONCURRENCY workers (worker.ts, serving.ts; one per core by default) serve and
-// share the port. The primary loads only what it needs for that (the
+// The process model's one entry (`npm start` calls runProcess with the application's Project). On
+// the embedded database, or with WEB_CONCURRENCY=1, this process serves (serving.ts; a new
+// embedded data folder is first made by a child: first-start.ts). On PostgreSQL it is otherwise a
+// node:cluster's primary (primary.ts): a child prepares the cluster (preparation.ts: checks the
+// definitions and migrates, once), then WEB_CONCURRENCY workers (worker.ts, serving.ts; one per
+// core by default) serve and share the port. The primary loads only what it needs for that (the
 // configuration, the log, the workers' shared rate-limit counts), never the app: its memory stays
 // small.
-import { fork } from 'node:child_process';
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { ConfigError, loadConfig, type Config } from '../config/config.js';
 import { keepGeneratedSecrets, type KeptSecrets } from '../config/kept-secrets.js';
 import { logEvent as log, rssMiB, setLogLevel } from '../log/log.js';
+import { handOverSignals, PREPARE_ENV, prepareInChild } from './prepare-in-child.js';
 import type { Project } from './project.js';
 import { STOP_MARGIN_MS } from './shutdown.js';
 import { exitWithStartupFailure, unexpectedFailure } from './startup-failure.js';
-
-/** Set in the environment of the child that prepares a cluster. */
-const PREPARE_ENV = 'CLUSTER_PREPARE';
 
 /** The configuration, with generated JWT secrets kept in the data folder where they may be (kept-secrets.ts). */
 function readConfig(): KeptSecrets {
@@ -38,40 +36,6 @@ function processCount(config: Config): number {
 }
 
 /**
- * Runs the cluster's preparation in a child (this same entry point, told so by PREPARE_ENV) and
- * resolves with its exit code; the child prints its own failure. A SIGTERM or SIGINT meanwhile
- * is passed on to it, and once it has stopped this process stops too, as a stopped cluster does
- * (exit code 0): nothing was serving yet, and a migration cut short is rolled back.
- */
-function prepareInChild(): Promise<number> {
-  let stoppedBy: NodeJS.Signals | undefined;
-  const forward = (signal: NodeJS.Signals) => {
-    if (!stoppedBy) log('info', 'shutting down', { signal, pid: process.pid, while: 'preparing the cluster' });
-    stoppedBy = signal;
-    child.kill(signal);
-  };
-  // Listening before the child exists: whoever sees the child may signal this process at once.
-  process.on('SIGTERM', forward).on('SIGINT', forward);
-  const child = fork(process.argv[1], process.argv.slice(2), { execArgv: process.execArgv, env: { ...process.env, [PREPARE_ENV]: '1' } });
-  return new Promise((resolve) => {
-    child.once('error', (err) => exitWithStartupFailure(`Could not start the process that prepares the cluster: ${err.message}`));
-    child.once('exit', (code) => {
-      process.off('SIGTERM', forward).off('SIGINT', forward);
-      if (stoppedBy) process.exit(0);
-      // Until runPrimary has its own handlers (the import between takes a moment), a signal still
-      // stops this process as a stopped cluster does, exit code 0: no worker serves yet.
-      process.once('SIGTERM', stopBeforeWorkers).once('SIGINT', stopBeforeWorkers);
-      resolve(code ?? 1);
-    });
-  });
-}
-
-function stopBeforeWorkers(signal: NodeJS.Signals) {
-  log('info', 'shutting down', { signal, pid: process.pid, while: 'starting the workers' });
-  process.exit(0);
-}
-
-/**
  * Runs this process as what it is: a single serving process, a cluster's primary, its preparation
  * or one of its workers. The application is loaded (loadProject) only by a process that builds
  * the app: a primary never does, and its memory stays small.
@@ -85,8 +49,8 @@ export async function runProcess(loadProject: () => Promise<Project>): Promise<v
   else if (config.jwt.generated) log('warn', 'JWT_SECRET / JWT_REFRESH_SECRET not set: using secrets generated for this process (tokens die with it)');
   if (config.env === 'production' && !config.mail.smtpUrl) log('warn', 'SMTP_URL not set: mail is not delivered, and its log lines leave out the codes and links it carries');
   const workers = processCount(config);
-  if (workers === 1) return (await import('./serving.js')).serveAlone(config, await loadProject());
-  if ((await prepareInChild()) !== 0) process.exit(1);
+  if (workers === 1) return (await import('./first-start.js')).serveAloneFirstPrepared(config, loadProject);
+  if ((await prepareInChild({ subject: 'the cluster', next: 'starting the workers' })) !== 0) process.exit(1);
   // The primary serves the cluster's metrics (its workers' added up) before forking them, so that a
   // metrics port in use stops the start before anything serves.
   if (config.metrics) {
@@ -97,7 +61,7 @@ export async function runProcess(loadProject: () => Promise<Project>): Promise<v
     );
   }
   const { runPrimary } = await import('./primary.js');
-  process.off('SIGTERM', stopBeforeWorkers).off('SIGINT', stopBeforeWorkers);
+  handOverSignals();
   runPrimary({
     workers,
     // Generated secrets are made once, here: every worker must accept the tokens of the others.

@@ -44,22 +44,26 @@ export function databaseProblem(err: any, config: Config): StartupError | undefi
 export interface OpenApp {
   database: Database;
   app: App;
+  /** How long opening the database and building the app took, in ms (the `listening` line's `startupMs`). */
+  tookMs: { database: number; app: number };
   /** Closes what openApp opened: the mail transport, the app's own connections, the database. */
   close(): Promise<void>;
 }
 
 /** What start() and a cluster's preparation do first: open the database and build the app once. */
 export async function openApp(config: Config, project: Project): Promise<OpenApp> {
+  const began = performance.now();
   const database = await openDatabase({ ...configuredDatabase(config), timeoutMs: config.databaseTimeoutMs });
+  const opened = performance.now();
   try {
-    // Definitions first: a mistake in one is reported before anything touches the database.
+    // Definitions first: a mistake in one is reported before anything is written to the database.
     const app = project.createApp(config, database.knex, log);
     const close = async () => {
       await app.engine.mailer.close();
       await app.close();
       await database.close();
     };
-    return { database, app, close };
+    return { database, app, close, tookMs: { database: Math.round(opened - began), app: Math.round(performance.now() - opened) } };
   } catch (err) {
     await database.close();
     throw err;
@@ -67,7 +71,7 @@ export async function openApp(config: Config, project: Project): Promise<OpenApp
 }
 
 /** What a failed start opened is closed, for as long as that takes within CLOSE_LIMIT_MS (a silent database may never let go). */
-export async function closeAfterFailure(opened: OpenApp | undefined): Promise<void> {
+export async function closeAfterFailure(opened: Pick<OpenApp, 'close'> | undefined): Promise<void> {
   if (opened) await within(opened.close(), CLOSE_LIMIT_MS, 'Closing after a failed start').catch(() => {});
 }
 

@@ -1,13 +1,14 @@
-// A cluster's preparation, run in a child of the primary before any worker is forked: check
-// what a serving process would (definitions, limits, the database), and migrate once, so that the
-// workers never race each other to migrate. A single process migrates the same way before it
-// serves (migrateDatabase).
+// A preparation, run in a child before anything serves (prepare-in-child.ts): a cluster's, before
+// any worker is forked (check what a serving process would: definitions, limits, the database; and
+// migrate once, so that the workers never race each other to migrate), and a new embedded data
+// folder's (first-start.ts: create the database and migrate it). A single process migrates the
+// same way before it serves (migrateDatabase).
 import type { Config } from '../config/config.js';
-import { ensureSchema, openDatabase, type Database } from '../db/database.js';
+import { configuredDatabase, ensureSchema, openDatabase, type Database } from '../db/database.js';
 import { DatabaseTimeoutError } from '../db/errors.js';
 import { usesTransactionPooler } from '../db/pooler.js';
 import { migrate } from '../db/migrations.js';
-import { logEvent as log } from '../log/log.js';
+import { logEvent as log, rssMiB } from '../log/log.js';
 import { within } from '../time-limit.js';
 import type { Project } from './project.js';
 import { closeAfterFailure, databaseProblem, fail, openApp, shownDatabaseUrl, StartupError, type OpenApp } from './open-app.js';
@@ -48,28 +49,37 @@ export async function migrateDatabase(database: Database, config: Config, projec
   const untimed = database.kind === 'postgres' ? await openDatabase({ databaseUrl: config.databaseUrl, schema: config.databaseSchema, pooler }) : database;
   try {
     await ensureSchema(untimed.knex, config.databaseSchema);
+    const began = performance.now();
     const applied = await migrate(untimed.knex, project.migrationFolders(config));
-    if (applied.length) log('info', 'migrations applied', { migrations: applied });
+    if (applied.length) log('info', 'migrations applied', { migrations: applied, pid: process.pid, durationMs: Math.round(performance.now() - began) });
   } finally {
     if (untimed !== database) await untimed.close();
   }
 }
 
 /**
- * A cluster's preparation, before its workers are forked, in a process of its own: checks what
- * start() would (definitions, limits, the database) and migrates, once, so that the workers start
- * on a migrated database without racing each other to migrate it. Its rate limits stay off: they
- * count in the workers. Exits 0 when done, else 1 with the message.
+ * The preparation, in a process of its own. A cluster's, before its workers are forked: checks
+ * what start() would (definitions, limits, the database) and migrates, once, so that the workers
+ * start on a migrated database without racing each other to migrate it; its rate limits stay off
+ * (they count in the workers). A new embedded data folder's: opening the database creates it, then
+ * it is migrated; the app is not built, since the one process that serves builds it right after
+ * and says then what is wrong with a definition (building it twice made a first start half a
+ * second longer). Exits 0 when done, else 1 with the message.
  */
 export async function prepareCluster(config: Config, project: Project): Promise<never> {
-  let opened: OpenApp | undefined;
+  let opened: Pick<OpenApp, 'database' | 'close'> | undefined;
   try {
-    opened = await openApp({ ...config, rateLimits: { ...config.rateLimits, enabled: false } }, project);
+    if (config.databaseUrl) opened = await openApp({ ...config, rateLimits: { ...config.rateLimits, enabled: false } }, project);
+    else {
+      const database = await openDatabase(configuredDatabase(config));
+      opened = { database, close: () => database.close() };
+    }
     await migrateDatabase(opened.database, config, project);
   } catch (err) {
     await closeAfterFailure(opened);
     return fail(databaseProblem(err, config) ?? err);
   }
   await opened.close();
+  log('info', 'database prepared', { pid: process.pid, startedInMs: Math.round(performance.now()), rssMiB: rssMiB() });
   process.exit(0);
 }

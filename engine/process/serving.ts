@@ -33,17 +33,22 @@ async function listen(server: Server, config: Config): Promise<void> {
 
 interface StartOptions {
   project: Project;
-  /** False in a cluster's workers: the cluster was prepared (migrated) once before they were forked. */
+  /** False in a cluster's workers (the cluster was prepared, migrated, once before they were forked) and after a child prepared a new data folder. */
   migrate?: boolean;
 }
 
 async function start(config: Config, options: StartOptions): Promise<{ server: Server; database: Database; stop(): Promise<void> }> {
   let opened: OpenApp | undefined;
+  // performance.now() counts from the process's start: before this, Node and the code loaded (and on a
+  // first start a child prepared the data folder: first-start.ts).
+  const began = performance.now();
   try {
     opened = await openApp(config, options.project);
     const { database, app, close } = opened;
     const { koa, rateLimiting } = app;
+    const migrationsBegan = performance.now();
     if (options.migrate !== false) await migrateDatabase(database, config, options.project);
+    const listenBegan = performance.now();
     await app.ready();
     const { server, stop: stopServing } = createStoppableServer(koa.callback(), config);
     await listen(server, config);
@@ -72,6 +77,13 @@ async function start(config: Config, options: StartOptions): Promise<{ server: S
       pid: process.pid,
       ...(cluster.isWorker ? { worker: cluster.worker!.id } : {}),
       rssMiB: rssMiB(),
+      startedInMs: Math.round(performance.now()),
+      startupMs: {
+        load: Math.round(began),
+        ...opened.tookMs,
+        migrations: Math.round(listenBegan - migrationsBegan),
+        listen: Math.round(performance.now() - listenBegan),
+      },
     });
     // The primary logs `cluster started` once every worker has said it serves: this worker's
     // `listening` line goes out first (lines are otherwise held to the end of the turn).
@@ -127,8 +139,8 @@ async function serve(config: Config, options: StartOptions, onFailure: (err: unk
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
-/** The only process: it migrates, then serves. */
-export const serveAlone = (config: Config, project: Project) => serve(config, { project }, fail);
+/** The only process: it migrates (unless `migrated`: a child prepared its new data folder just before), then serves. */
+export const serveAlone = (config: Config, project: Project, { migrated = false } = {}) => serve(config, { project, migrate: !migrated }, fail);
 
 /** A cluster's worker: the cluster was migrated before it; a failure to start is told to the primary, which says it once for all. */
 export const serveWorker = (config: Config, project: Project) =>

@@ -1,6 +1,7 @@
 // The real server (`app/start.ts`, compiled as `npm start` runs it) in a child process, for the tests
 // that are about start-up, shutdown and the process around the app.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { distProblem, ENTRY } from '../../scripts/dist.js';
 import { TEST_ENV } from './app.js';
@@ -195,6 +196,43 @@ export function startupFailure(exit: Exit): Record<string, any> {
 
 /** Runs a server that is expected to stop by itself (a start-up failure); resolves with its exit. */
 export const runServerToExit = (env: Record<string, string | undefined>, cwd?: string): Promise<Exit> => startServerProcess(env, cwd).exited;
+
+/** Whether a process of this pid still exists. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The child of `pid` that prepares a cluster or a new embedded data folder (Linux: /proc), waited
+ * for up to 30 s. Told by its environment, which a process has only once it has been exec'd: a
+ * child caught between fork and exec (tsx starts esbuild while the parent loads) still looks like
+ * Node, and a signal sent on seeing it could reach the parent before its handlers are set.
+ */
+export async function preparingChildOf(pid: number): Promise<number | undefined> {
+  for (let i = 0; i < 300; i++) {
+    let children: number[];
+    try {
+      children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    } catch {
+      return undefined;
+    }
+    const preparing = children.find((child) => {
+      try {
+        return readFileSync(`/proc/${child}/environ`, 'utf8').split('\0').includes('CLUSTER_PREPARE=1');
+      } catch {
+        return false; // gone meanwhile
+      }
+    });
+    if (preparing) return preparing;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return undefined;
+}
 
 /** For test.after: no server child outlives its test file. */
 export function killServers() {

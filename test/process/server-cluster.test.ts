@@ -19,7 +19,7 @@ import * as assert from 'uvu/assert';
 import { MIGRATIONS_DIR } from '../../app/paths.js';
 import { PASSWORD } from '../helpers/accounts.js';
 import { chunked, head, RawConnection } from '../helpers/raw-connection.js';
-import { killServers, runServerToExit, startServer, startServerProcess, startupFailure, type ServerProcess } from '../helpers/server-process.js';
+import { alive, killServers, preparingChildOf, runServerToExit, startServer, startServerProcess, startupFailure, type ServerProcess } from '../helpers/server-process.js';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const pgTest = DATABASE_URL ? test : test.skip;
@@ -102,43 +102,6 @@ async function until<T>(send: () => Promise<T>, done: (answer: T) => boolean, wh
     if (Date.now() > deadline) throw new Error(`${what}: not within ${limitMs} ms`);
     await sleep(100);
   }
-}
-
-/** Whether a process of this pid still exists. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * The child of `pid` that prepares the cluster (Linux: /proc), waited for up to 30 s. Told by its
- * environment, which a process has only once it has been exec'd: a child caught between fork and
- * exec (tsx starts esbuild while the primary loads) still looks like Node, and a signal sent on
- * seeing it could reach the primary before its handlers are set.
- */
-async function preparingChildOf(pid: number): Promise<number | undefined> {
-  for (let i = 0; i < 300; i++) {
-    let children: number[];
-    try {
-      children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-    } catch {
-      return undefined;
-    }
-    const preparing = children.find((child) => {
-      try {
-        return readFileSync(`/proc/${child}/environ`, 'utf8').split('\0').includes('CLUSTER_PREPARE=1');
-      } catch {
-        return false; // gone meanwhile
-      }
-    });
-    if (preparing) return preparing;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return undefined;
 }
 
 /** A wrong password, each on a connection of its own: round-robin hands successive connections to successive workers. */

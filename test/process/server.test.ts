@@ -4,7 +4,7 @@
 // that name what to fix: one JSON log line at level fatal (the last on stdout, no stack) and its
 // message on stderr, exit code 1. The cluster of processes on PostgreSQL: server-cluster.test.ts.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,8 +15,21 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MIGRATIONS_DIR } from '../../app/paths.js';
 import { PASSWORD, uniqueEmail } from '../helpers/accounts.js';
-import { dropSchema, killServers, runNpmScript, runServerToExit, startServer, startupFailure, type ServerProcess } from '../helpers/server-process.js';
+import {
+  alive,
+  dropSchema,
+  killServers,
+  preparingChildOf,
+  runNpmScript,
+  runServerToExit,
+  startServer,
+  startServerProcess,
+  startupFailure,
+  type ServerProcess,
+} from '../helpers/server-process.js';
+import { mountSmallDisk } from '../helpers/small-disk.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
+import { waitFor } from '../helpers/wait.js';
 
 const WIDGET_DIR = fileURLToPath(new URL('../fixtures/widget/', import.meta.url));
 const DATABASE_URL = process.env.DATABASE_URL;
@@ -30,6 +43,7 @@ let first: ServerProcess | undefined;
 
 test.after(async () => {
   killServers();
+  if (tightDisk) tightDisk.unmount();
   rmSync(cwd, { recursive: true, force: true });
 });
 
@@ -57,6 +71,16 @@ test('embedded: starts in ./data of its working directory (DATA_DIR unset), migr
   assert.equal(migrated?.migrations, MIGRATIONS, JSON.stringify(first.logs));
   assert.ok(existsSync(path.join(dataDir, 'engine.lock')), 'the data folder is locked');
   assert.ok(existsSync(path.join(dataDir, 'PG_VERSION')), 'the database lives in ./data');
+  // A child made the new database (PostgreSQL's initdb) and migrated it, then ended: the process
+  // that serves opened it afterwards, as a later start does, and never held initdb's memory.
+  assert.is(listening.pid, first.child.pid, 'the process started serves');
+  const created = first.logs.find((l) => l.msg === 'embedded database created');
+  assert.ok(created, JSON.stringify(first.logs));
+  assert.is(created!.dataDir, dataDir);
+  assert.is.not(created!.pid, listening.pid, 'initdb ran in another process than the one that serves');
+  assert.is(migrated!.pid, created!.pid, 'the same child migrated');
+  assert.is(first.logs.find((l) => l.msg === 'database prepared')?.pid, created!.pid);
+  assert.not.ok(alive(created!.pid), 'the preparing child has ended');
 
   const health = await request(first.url).get('/api/health');
   assert.is(health.status, 200, JSON.stringify(health.body));
@@ -101,6 +125,7 @@ test('embedded: SIGTERM stops the server cleanly (exit 0, lock released); the da
   const again = await startServer({ DATA_DIR: undefined, EXTRA_RESOURCES_DIR: WIDGET_DIR, JWT_SECRET: undefined, JWT_REFRESH_SECRET: undefined, NODE_ENV: undefined, WEB_CONCURRENCY: '2' }, cwd);
   try {
     assert.not.ok(again.logs.some((l) => l.msg === 'migrations applied'), 'nothing left to migrate');
+    assert.not.ok(again.logs.some((l) => l.msg === 'embedded database created' || l.msg === 'database prepared'), 'a later start opens the folder itself');
     assert.is(again.logs.filter((l) => /^JWT_SECRET \/ JWT_REFRESH_SECRET not set: tokens are signed with secrets generated now and kept in the data folder/.test(l.msg)).length, 1, JSON.stringify(again.logs));
     assert.is(again.logs.filter((l) => l.level === 'warn' && /^WEB_CONCURRENCY is ignored with the embedded database/.test(l.msg)).length, 1, JSON.stringify(again.logs));
     const listening = again.logs.filter((l) => l.msg === 'listening');
@@ -133,6 +158,71 @@ test('embedded: a busy port stops start-up with a message naming PORT, and frees
   } finally {
     await new Promise<void>((resolve) => blocker.close(() => resolve()));
   }
+});
+
+test('embedded: SIGTERM while a child prepares a new data folder stops it, then the process (exit 0); the next start prepares the folder again', async () => {
+  const folder = path.join(cwd, 'interrupted');
+  const preparing = startServerProcess({ DATA_DIR: folder });
+  const child = await preparingChildOf(preparing.pid);
+  assert.ok(child, 'the preparing child was seen');
+  process.kill(preparing.pid, 'SIGTERM');
+  const exit = await preparing.exited;
+  assert.is(exit.code, 0, exit.stderr);
+  const lines = exit.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  assert.not.ok(lines.some((l) => l.msg === 'listening'), exit.stdout);
+  assert.ok(lines.some((l) => l.msg === 'shutting down' && l.while === 'preparing the embedded database' && l.pid === preparing.pid), exit.stdout);
+  assert.not.ok(alive(child!), 'the preparing child is gone');
+
+  const server = await startServer({ DATA_DIR: folder });
+  try {
+    assert.ok(server.logs.some((l) => l.msg === 'embedded database created'), JSON.stringify(server.logs));
+    await signUp(server, uniqueEmail('interrupted'));
+  } finally {
+    assert.is(await server.stop(), 0);
+  }
+});
+
+test('embedded: a second start while a child prepares a new data folder stops with the locked-folder message, once; the first serves', async () => {
+  const folder = path.join(cwd, 'contended');
+  let parent = 0;
+  const starting = startServer({ DATA_DIR: folder }, undefined, (pid) => (parent = pid));
+  const child = await preparingChildOf(parent);
+  assert.ok(child, 'the preparing child was seen');
+  const ownerNote = path.join(folder, 'engine.lock', 'owner.json');
+  const lockedBy = () => {
+    try {
+      return JSON.parse(readFileSync(ownerNote, 'utf8')).pid as number;
+    } catch {
+      return undefined; // not locked yet, or the note being written
+    }
+  };
+  await waitFor(() => lockedBy() !== undefined, 'the data folder is locked');
+  assert.is(lockedBy(), child, 'the preparing child holds the lock');
+
+  const second = await runServerToExit({ DATA_DIR: folder });
+  assert.ok(startupFailure(second).msg.startsWith(`The data folder ${folder} is in use by another process of this service.`), second.stderr);
+
+  const server = await starting;
+  try {
+    assert.is(lockedBy(), server.child.pid, 'the serving process holds the lock once the child is done');
+    await signUp(server, uniqueEmail('contended'));
+  } finally {
+    assert.is(await server.stop(), 0);
+  }
+});
+
+// A disk with room for the new database but, once it is made, less than EMBEDDED_MIN_FREE_MB (64
+// MiB) free: the child's migrations are refused (a tmpfs of its own, root on Linux; skipped elsewhere).
+const smallDisk = DATABASE_URL ? undefined : mountSmallDisk(100);
+if (smallDisk && 'unavailable' in smallDisk) console.log(`server.test.ts: skipping a test: ${smallDisk.unavailable}`);
+const tightDisk = smallDisk && !('unavailable' in smallDisk) ? smallDisk : undefined;
+(tightDisk ? test : test.skip)('embedded: a first start that leaves less than EMBEDDED_MIN_FREE_MB free stops with that message, once, exit code 1', async () => {
+  const folder = path.join(tightDisk!.dir, 'data');
+  const exit = await runServerToExit({ DATA_DIR: folder });
+  const fatal = startupFailure(exit);
+  assert.match(fatal.msg, /^The disk of the data folder .* has \d+ MiB free, less than EMBEDDED_MIN_FREE_MB \(64\): writes are refused until there is more room/);
+  assert.ok(exit.stdout.includes('"msg":"embedded database created"'), 'the child made the database first');
+  assert.not.match(exit.stdout, /"listening"/);
 });
 
 test('a database migrated with a folder that is no longer configured stops start-up, saying which', async () => {

@@ -1,7 +1,7 @@
 // The embedded database's folder belongs to one process at a time: PGlite has no lock of its own,
 // and two processes on one folder silently lose writes. The lock is a folder (proper-lockfile:
-// made with mkdir, its mtime refreshed while we run, removed on exit) holding a note of its owner
-// (pid, host, pid namespace). A lock whose owner process is gone from this host (a `kill -9`, a
+// its mtime refreshed while we run, removed on exit) holding a note of its owner (pid, host, pid
+// namespace), made whole before it is renamed into place, so that no lock is ever without its note. A lock whose owner process is gone from this host (a `kill -9`, a
 // crash) is taken over at once, with a line in the log; one from another host, or whose owner
 // cannot be read, only once it has not been refreshed for LOCK_STALE_MS.
 import { randomBytes } from 'node:crypto';
@@ -38,18 +38,28 @@ const self = (): Owner => ({ pid: process.pid, host: hostname(), pidNamespace: p
 const held = new Set<string>();
 
 /**
- * The file system proper-lockfile works through: the owner note is written inside the lock folder
- * as it is made (before proper-lockfile reads the folder's mtime, which the note would change),
- * and removed whenever proper-lockfile removes the folder (release, stale lock, exit).
+ * The file system proper-lockfile works through: the lock folder is made with its owner note in
+ * it, whole (a folder of ours, noted, then renamed into place: a process killed while taking the
+ * lock leaves either no lock or a noted one, whose owner is seen to be gone), before
+ * proper-lockfile reads its mtime; the note is removed whenever proper-lockfile removes the folder
+ * (release, stale lock, exit). A lock already there is EEXIST, as proper-lockfile's mkdir expects.
  */
 const noting = {
   ...fs,
   mkdir(dir: string, callback: (err: NodeJS.ErrnoException | null) => void) {
-    fs.mkdir(dir, (err) => {
+    const made = `${dir}.${randomBytes(6).toString('hex')}.new`;
+    const undo = (err: NodeJS.ErrnoException) => fs.rm(made, { recursive: true, force: true }, () => callback(err));
+    const taken = () => Object.assign(new Error(`EEXIST: ${dir} exists`), { code: 'EEXIST' });
+    // A rename would replace an empty folder: a lock without a note (an older version's) stays a lock.
+    if (fs.existsSync(dir)) return callback(taken());
+    fs.mkdir(made, (err) => {
       if (err) return callback(err);
-      fs.writeFile(path.join(dir, OWNER_NAME), JSON.stringify(self()), (writeErr) => {
-        if (!writeErr) return callback(null);
-        fs.rm(dir, { recursive: true, force: true }, () => callback(writeErr));
+      fs.writeFile(path.join(made, OWNER_NAME), JSON.stringify(self()), (writeErr) => {
+        if (writeErr) return undo(writeErr);
+        fs.rename(made, dir, (renameErr) => {
+          if (!renameErr) return callback(null);
+          undo(renameErr.code === 'ENOTEMPTY' || renameErr.code === 'EEXIST' ? taken() : renameErr);
+        });
       });
     });
   },
@@ -123,6 +133,15 @@ function removeLock(lockPath: string, seenText: string | undefined): boolean {
   return true;
 }
 
+/** A lock folder being made (noting.mkdir) whose maker died before renaming it into place: litter. */
+const UNFINISHED = new RegExp(`^${LOCK_NAME.replace('.', '\\.')}\\.[0-9a-f]{12}\\.new$`);
+
+function sweepUnfinished(dir: string) {
+  for (const name of fs.readdirSync(dir).filter((n) => UNFINISHED.test(n))) {
+    if (ownerGone(dir, readOwner(path.join(dir, name))?.owner)) rmSync(path.join(dir, name), { recursive: true, force: true });
+  }
+}
+
 function lockedMessage(dir: string): string {
   return (
     `The data folder ${dir} is in use by another process of this service. ` +
@@ -152,6 +171,7 @@ async function acquire(dir: string, lockPath: string): Promise<() => Promise<voi
 export async function lockDataDir(dir: string): Promise<() => Promise<void>> {
   mkdirSync(dir, { recursive: true });
   const lockPath = path.join(dir, LOCK_NAME);
+  sweepUnfinished(dir);
   // The note of a lock left behind, read first: whoever takes it over says whose it was.
   const left = readOwner(lockPath);
   let release: () => Promise<void>;

@@ -6,7 +6,7 @@
 // The server processes run on the embedded database whatever the suite's database is (the lock is
 // the embedded database's), so this runs in both runs.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
@@ -125,6 +125,20 @@ test('lockDataDir: a dead owner on this host is taken over; a live one, another 
   await refused(lockDataDir(dir), 'held by this process');
   await release();
   assert.not.ok(existsSync(path.join(dir, 'engine.lock')), 'released');
+
+  // A lock is made whole, noted, then renamed into place: one whose maker was killed before the
+  // rename is litter (never a lock without a note), swept by the next taker if its maker is gone.
+  const unfinished = path.join(dir, 'engine.lock.0123456789ab.new');
+  plantLock(dir, { pid: await deadPid(), ...self });
+  renameSync(path.join(dir, 'engine.lock'), unfinished);
+  const live = path.join(dir, 'engine.lock.ba9876543210.new');
+  plantLock(dir, { pid: process.ppid, ...self });
+  renameSync(path.join(dir, 'engine.lock'), live);
+  const again = await lockDataDir(dir);
+  assert.is(ownerOf(dir).pid, process.pid);
+  assert.equal(readdirSync(dir).filter((n) => n.endsWith('.new')), ['engine.lock.ba9876543210.new'], 'the dead maker\'s swept, the live one\'s left');
+  await again();
+  rmSync(live, { recursive: true, force: true });
 
   for (const [what, note] of [
     ['a live process (our parent)', { pid: process.ppid, ...self }],

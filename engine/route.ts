@@ -97,6 +97,15 @@ export function validBody<T>(ctx: Context): T {
   return ctx.state.body as T;
 }
 
+/**
+ * How a route served under several spellings of its path (a resource's path and its aliases) is
+ * documented: under the first spelling, its own operation (`docs` is asked for only then); under
+ * any other, as an alias of that route (`aliasOf`).
+ */
+export function documentedOnce(path: string, canonical: string, docs: () => OperationDoc): Pick<Route, 'docs' | 'aliasOf'> {
+  return path === canonical ? { docs: docs() } : { docs: false, aliasOf: canonical };
+}
+
 /** How an idempotent route (Route.idempotent) takes its key. */
 export interface IdempotentDeclaration {
   /** Request headers that change what it does (Organization-Id), part of a request's fingerprint with its method, URL and body. */

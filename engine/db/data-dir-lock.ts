@@ -1,9 +1,10 @@
 // The embedded database's folder belongs to one process at a time: PGlite has no lock of its own,
 // and two processes on one folder silently lose writes. The lock is a folder (proper-lockfile:
 // its mtime refreshed while we run, removed on exit) holding a note of its owner (pid, host, pid
-// namespace), made whole before it is renamed into place, so that no lock is ever without its note. A lock whose owner process is gone from this host (a `kill -9`, a
-// crash) is taken over at once, with a line in the log; one from another host, or whose owner
-// cannot be read, only once it has not been refreshed for LOCK_STALE_MS.
+// namespace), made whole before it is renamed into place, so that no lock is ever without its
+// note. A lock whose owner process is gone from this host (a `kill -9`, a crash) is taken over at
+// once, with a line in the log; one from another host, or whose owner cannot be read, only once it
+// has not been refreshed for LOCK_STALE_MS.
 import { randomBytes } from 'node:crypto';
 import fs, { mkdirSync, readFileSync, readlinkSync, renameSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';

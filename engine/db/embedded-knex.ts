@@ -20,12 +20,20 @@ function inMemoryPGlite(image?: Blob): PGlite {
   return new PGlite({ loadDataDir: image, extensions: EMBEDDED_EXTENSIONS, startParams, initDbStartParams: ['--wal-segsize=1'] });
 }
 
+/** The data folder the options name, unless they start from an image (in memory). */
+const folderOf = (options: DatabaseOptions) => (options.dataDir && !options.image ? options.dataDir : undefined);
+
 /** In memory, from an image, or on a data folder (which the caller has locked). */
-export function embeddedKnexConfig(options: DatabaseOptions, pglite?: PGlite): Knex.Config {
+function embeddedPGliteFor(options: DatabaseOptions): PGlite {
+  const dataDir = folderOf(options);
+  return dataDir ? embeddedPGlite(dataDir, options.embedded) : inMemoryPGlite(options.image);
+}
+
+export function embeddedKnexConfig(options: DatabaseOptions, pglite = embeddedPGliteFor(options)): Knex.Config {
   return {
     client: ClientPgLite as unknown as typeof Knex.Client,
     dialect: 'postgres',
-    connection: { pglite: pglite ?? (options.dataDir && !options.image ? embeddedPGlite(options.dataDir, options.embedded) : inMemoryPGlite(options.image)) },
+    connection: { pglite },
   } as Knex.Config;
 }
 
@@ -35,10 +43,10 @@ export function embeddedKnexConfig(options: DatabaseOptions, pglite?: PGlite): K
  * it was PostgreSQL's initdb, the longest part of a first start: logged as `embedded database created`.
  */
 export async function openEmbeddedKnex(options: DatabaseOptions): Promise<Knex> {
-  const dataDir = options.dataDir && !options.image ? options.dataDir : undefined;
+  const dataDir = folderOf(options);
   const creates = dataDir !== undefined && !holdsDatabase(dataDir);
   const began = performance.now();
-  const pglite = dataDir ? embeddedPGlite(dataDir, options.embedded) : inMemoryPGlite(options.image);
+  const pglite = embeddedPGliteFor(options);
   const instance = knex(embeddedKnexConfig(options, pglite));
   try {
     await pglite.waitReady;

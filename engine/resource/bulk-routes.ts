@@ -9,7 +9,7 @@ import { preconditionRequired } from '../http/conditional.js';
 import { callerOf } from '../http/context.js';
 import { bulkPaths } from '../openapi/bulk-paths.js';
 import { chargeItems } from '../ratelimit/item-charge.js';
-import type { OperationDoc, Route, RouteMethod } from '../route.js';
+import { documentedOnce, type OperationDoc, type Route, type RouteMethod } from '../route.js';
 import { createAll, modifyAll, removeAll } from './bulk.js';
 import { createBodies, deleteIds, patchBodies } from './bulk-body.js';
 import { BULK_PATH } from './route-names.js';
@@ -85,9 +85,7 @@ export function bulkRoutes(service: ResourceService): Route[] {
         ...(method === 'DELETE' ? { body: 'json' as const } : {}),
         permission: resource.permissions[permission],
         handler: handlers[operation],
-        ...(path === canonical
-          ? { docs: documented[routePath][method.toLowerCase()] as OperationDoc }
-          : { docs: false as const, aliasOf: `/api/${canonical}/${BULK_PATH}` }),
+        ...documentedOnce(routePath, `/api/${canonical}/${BULK_PATH}`, () => documented[routePath][method.toLowerCase()] as OperationDoc),
       };
     }),
   );

@@ -7,7 +7,7 @@ import { answerPage, answerRecord, heldTags, ifMatchVersions, tagWritten, type H
 import { callerOf, parseQueryString, readParameters, searchInput } from '../http/context.js';
 import { openApiPath } from '../openapi/declared-paths.js';
 import { resourcePaths, type OperationNotes } from '../openapi/resource-paths.js';
-import type { OperationDoc, Route, RouteMethod } from '../route.js';
+import { documentedOnce, type OperationDoc, type Route, type RouteMethod } from '../route.js';
 import type { CompiledResource } from './compiled.js';
 import { parseListQuery, parseRelations, parseSelect, parseWithDeleted, type ListQuery } from './list-query.js';
 import { checkWithDeleted } from './soft-delete.js';
@@ -181,7 +181,7 @@ export function crudRoutes(service: ResourceService, notes?: OperationNotes): Ro
         ...(operation === 'create' ? { idempotent: { headers: resource.organizationHeader ? [resource.organizationHeader] : [], replay: replayCreated } } : {}),
         permission: resource.permissions[permission],
         handler: handlers[operation],
-        ...(path === canonical ? { docs: documented[openApiPath(routePath)][method.toLowerCase()] as OperationDoc } : { docs: false as const, aliasOf: `/api/${canonical}${sub}` }),
+        ...documentedOnce(routePath, `/api/${canonical}${sub}`, () => documented[openApiPath(routePath)][method.toLowerCase()] as OperationDoc),
       };
     }),
   );

@@ -15,7 +15,7 @@ import { tagWritten } from '../../engine/http/conditional.js';
 import { run } from '../../engine/resource/sql/runner.js';
 import { insertStatement } from '../../engine/resource/sql/write.js';
 import { keepVersion, versionOf } from '../../engine/resource/versions.js';
-import type { Route } from '../../engine/route.js';
+import { documentedOnce, type OperationDoc, type Route } from '../../engine/route.js';
 import { fileDocs, uploadDocs } from './docs.js';
 import { kindOfMimeType } from './kinds.js';
 import { downloadName, nameFromFilename } from './names.js';
@@ -135,8 +135,7 @@ export function imageRoutes(engine: Engine, service: ResourceService): Route[] {
   const fileOps = fileDocs(resource);
   return resource.paths.flatMap((path): Route[] => {
     // An alias's routes are documented as the first path's (the document lists them in x-aliases).
-    const documented = (docs: Route['docs'], sub: string): Pick<Route, 'docs' | 'aliasOf'> =>
-      path === canonical ? { docs } : { docs: false, aliasOf: `/api/${canonical}${sub}` };
+    const documented = (docs: OperationDoc, sub: string) => documentedOnce(`/api/${path}${sub}`, `/api/${canonical}${sub}`, () => docs);
     return [
       // The upload reads its own (multipart) body: the JSON parser leaves it alone.
       { method: 'POST', path: `/api/${path}/upload`, permission: create, body: 'own', handler: upload, ...documented(uploadDocs(resource, config.uploadMaxBytes), '/upload') },

@@ -7,7 +7,7 @@ import { badRequest, notFound } from '../../engine/errors.js';
 import { parseListQuery } from '../../engine/resource/list-query.js';
 import type { CompiledResource } from '../../engine/resource/compiled.js';
 import type { ResourceService } from '../../engine/resource/service.js';
-import type { Route } from '../../engine/route.js';
+import { documentedOnce, type Route } from '../../engine/route.js';
 import { BY_NAME_DESCRIPTION, byNameResponses, nameParameter } from './openapi.js';
 
 const BY_NAME_PATH = '/api/tags/getByName';
@@ -58,20 +58,16 @@ export function tagByNameRoutes(service: ResourceService): Route[] {
   // Modules' routes come before the generated ones, so /api/tags/:id does not take these.
   return byNamePaths(resource).flatMap((path): Route[] => {
     // An alias is documented as /api/tags/getByName (the document lists it in x-aliases).
-    const docs = (operationId: string, parameter: object, sub: string): Pick<Route, 'docs' | 'aliasOf'> =>
-      path === BY_NAME_PATH
-        ? {
-            docs: {
-              tags: [resource.name],
-              operationId,
-              summary: 'Find a tag by its name (deprecated)',
-              description: BY_NAME_DESCRIPTION,
-              deprecated: true,
-              parameters: [parameter],
-              responses: byNameResponses(resource),
-            },
-          }
-        : { docs: false, aliasOf: `${BY_NAME_PATH}${sub}` };
+    const docs = (operationId: string, parameter: object, sub: string) =>
+      documentedOnce(`${path}${sub}`, `${BY_NAME_PATH}${sub}`, () => ({
+        tags: [resource.name],
+        operationId,
+        summary: 'Find a tag by its name (deprecated)',
+        description: BY_NAME_DESCRIPTION,
+        deprecated: true,
+        parameters: [parameter],
+        responses: byNameResponses(resource),
+      }));
     return [
       { method: 'GET', path, handler: (ctx) => findByName(ctx, service, undefined), ...docs('getTagByNameQuery', nameParameter('query'), '') },
       { method: 'GET', path: `${path}/:name`, handler: (ctx) => findByName(ctx, service, ctx.params.name), ...docs('getTagByName', nameParameter('path'), '/:name') },

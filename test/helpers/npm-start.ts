@@ -1,6 +1,7 @@
 // `npm start` as a supervisor runs it, in a project folder: npm's own pid is the one it knows and
 // signals. The server's JSON log lines are collected as they come.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { onJsonLines } from './json-lines.js';
 import { serverEnv } from './server-process.js';
 
 /** Guards against a hung start or stop, not timing assertions. */
@@ -29,9 +30,9 @@ export function npmStart(cwd: string, env: Record<string, string | undefined>): 
   // Detached: a group of its own, which killNpmStarts ends whole (npm and the server).
   const child = spawn('npm', ['start', '--silent'], { cwd, env: serverEnv({ HOME: process.env.HOME, ...env }), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   started.add(child);
-  let stdout = '';
   let stderr = '';
   const logs: Array<Record<string, any>> = [];
+  const shownLogs = () => logs.map((l) => JSON.stringify(l)).join('\n');
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => {
       // Ended by itself (not killed): its server, an exec'd child, has ended with it.
@@ -41,28 +42,17 @@ export function npmStart(cwd: string, env: Record<string, string | undefined>): 
   );
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const listening = new Promise<Record<string, any>>((resolve, reject) => {
-    const guard = setTimeout(() => reject(new Error(`npm start did not listen within ${LISTEN_LIMIT_MS} ms\n${stdout}\n${stderr}`)), LISTEN_LIMIT_MS);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      const lines = stdout.split('\n');
-      stdout = lines.pop()!;
-      for (const line of lines.filter((l) => l.startsWith('{'))) {
-        let entry: Record<string, any>;
-        try {
-          entry = JSON.parse(line);
-        } catch {
-          continue; // not a log line
-        }
-        logs.push(entry);
-        if (entry.msg === 'listening') {
-          clearTimeout(guard);
-          resolve(entry);
-        }
+    const guard = setTimeout(() => reject(new Error(`npm start did not listen within ${LISTEN_LIMIT_MS} ms\n${shownLogs()}\n${stderr}`)), LISTEN_LIMIT_MS);
+    onJsonLines(child.stdout!, (entry) => {
+      logs.push(entry);
+      if (entry.msg === 'listening') {
+        clearTimeout(guard);
+        resolve(entry);
       }
     });
     void exited.then(({ code }) => {
       clearTimeout(guard);
-      reject(new Error(`npm start exited with code ${code}\n${logs.map((l) => JSON.stringify(l)).join('\n')}\n${stderr}`));
+      reject(new Error(`npm start exited with code ${code}\n${shownLogs()}\n${stderr}`));
     });
   });
   listening.catch(() => {});

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { distProblem, ENTRY } from '../../scripts/dist.js';
 import { TEST_ENV } from './app.js';
+import { onJsonLines } from './json-lines.js';
 
 const SOURCE = fileURLToPath(new URL('../../app/start.ts', import.meta.url));
 // Resolved here, so the child may run in any working directory (`--import tsx` resolves from the cwd).
@@ -101,51 +102,40 @@ export function startServer(env: Record<string, string | undefined>, cwd?: strin
     });
   };
   const waitForLog = async (matches: Matches, timeoutMs = START_LIMIT_MS) => (await waitForLogs(matches, 1, timeoutMs))[0];
-  let stdout = '';
   let stderr = '';
+  const shownLogs = () => logs.map((l) => JSON.stringify(l)).join('\n');
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     const guard = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`server did not start within ${START_LIMIT_MS} ms\n${stdout}\n${stderr}`));
+      reject(new Error(`server did not start within ${START_LIMIT_MS} ms\n${shownLogs()}\n${stderr}`));
     }, START_LIMIT_MS);
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.stdout!.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      const lines = stdout.split('\n');
-      stdout = lines.pop()!;
-      for (const line of lines) {
-        let entry: Record<string, any>;
-        try {
-          entry = JSON.parse(line);
-        } catch {
-          continue; // not a log line
-        }
-        logs.push(entry);
-        for (const waiter of waiting) if (waiter.matches(entry) && ++waiter.seen >= waiter.count) waiter.found();
-        if (isReady(entry)) {
-          clearTimeout(guard);
-          const port = entry.port as number;
-          resolve({
-            child,
-            port,
-            url: `http://127.0.0.1:${port}`,
-            logs,
-            stderr: () => stderr,
-            waitForLog,
-            waitForLogs,
-            exited,
-            stop: async () => {
-              child.kill('SIGTERM');
-              return exited;
-            },
-          });
-        }
+    onJsonLines(child.stdout!, (entry) => {
+      logs.push(entry);
+      for (const waiter of waiting) if (waiter.matches(entry) && ++waiter.seen >= waiter.count) waiter.found();
+      if (isReady(entry)) {
+        clearTimeout(guard);
+        const port = entry.port as number;
+        resolve({
+          child,
+          port,
+          url: `http://127.0.0.1:${port}`,
+          logs,
+          stderr: () => stderr,
+          waitForLog,
+          waitForLogs,
+          exited,
+          stop: async () => {
+            child.kill('SIGTERM');
+            return exited;
+          },
+        });
       }
     });
     child.once('exit', (code) => {
       clearTimeout(guard);
-      reject(new Error(`server exited with code ${code} before listening\n${stdout}\n${stderr}`));
+      reject(new Error(`server exited with code ${code} before listening\n${shownLogs()}\n${stderr}`));
     });
   });
 }

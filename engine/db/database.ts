@@ -9,6 +9,7 @@ import type { EmbeddedOptions } from '../config/embedded.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { behindTransactionPooler, markTransactionPooler, schemaPerTransaction, type PoolerSetting } from './pooler.js';
 import { logEvent } from '../log/log.js';
+import { isStorageFull } from '../storage-full.js';
 
 // count(*) is int8: a string from pg, a number from PGlite. Read it as a number on both.
 pg.types.setTypeParser(20, (value: string) => Number.parseInt(value, 10));
@@ -63,6 +64,9 @@ export interface DatabaseOptions {
 }
 
 export { DataDirLockedError, lockDataDir } from './data-dir-lock.js';
+
+/** A data folder PGlite cannot start on (damaged, or a first start stopped while creating it). */
+export class EmbeddedDatabaseError extends Error {}
 
 /**
  * What knex says, without the stack frames it appends to some of it ("Acquire connection error:
@@ -219,7 +223,12 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     instance = await (await import('./embedded-knex.js')).openEmbeddedKnex(options);
   } catch (err) {
     await release?.();
-    throw err;
+    if (!options.dataDir || isStorageFull(err)) throw err;
+    throw new EmbeddedDatabaseError(
+      `The embedded database in ${options.dataDir} cannot be opened (${(err as Error)?.message ?? err}). ` +
+        'A first start stopped while it created the database leaves such a folder: if it holds nothing you need, ' +
+        'delete the folder and start again; otherwise restore it from a copy.',
+    );
   }
   return {
     knex: instance,

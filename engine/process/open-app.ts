@@ -5,7 +5,7 @@
 // JSON log line and the same text on stderr (startup-failure.ts).
 import type { App } from '../app.js';
 import { ConfigError, type Config } from '../config/config.js';
-import { configuredDatabase, DataDirLockedError, openDatabase, type Database } from '../db/database.js';
+import { configuredDatabase, DataDirLockedError, EmbeddedDatabaseError, openDatabase, type Database } from '../db/database.js';
 import { MissingMigrationsError } from '../db/migrations.js';
 import { logEvent as log } from '../log/log.js';
 import { DefinitionError } from '../resource/load.js';
@@ -77,7 +77,7 @@ export async function closeAfterFailure(opened: Pick<OpenApp, 'close'> | undefin
 
 /** Whether the error's message says all a person needs (no stack). */
 export const isExplained = (err: unknown) =>
-  [ConfigError, DataDirLockedError, DefinitionError, StartupError, MissingMigrationsError, StorageFullError].some((kind) => err instanceof kind);
+  [ConfigError, DataDirLockedError, EmbeddedDatabaseError, DefinitionError, StartupError, MissingMigrationsError, StorageFullError].some((kind) => err instanceof kind);
 
 /** A start-up failure as a person reads it: the message of one a person can fix, else the first line of what is known. */
 export function describeFailure(err: unknown): string {

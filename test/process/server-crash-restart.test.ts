@@ -14,7 +14,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DataDirLockedError, lockDataDir } from '../../engine/db/data-dir-lock.js';
 import { migratedDataFolder } from '../helpers/migrated-folder.js';
-import { killServers, runNpmScript, runServerToExit, startServer, type ServerProcess } from '../helpers/server-process.js';
+import { killServers, runNpmScript, runServerToExit, startServer, startupFailure, type ServerProcess } from '../helpers/server-process.js';
 
 const cwd = mkdtempSync(path.join(tmpdir(), 'crash-restart-'));
 const dataDir = path.join(cwd, 'data');
@@ -150,6 +150,20 @@ test('lockDataDir: a dead owner on this host is taken over; a live one, another 
     plantLock(dir, note);
     await refused(lockDataDir(dir), what);
     assert.ok(existsSync(path.join(dir, 'engine.lock')), `${what}: the lock is left alone`);
+  }
+});
+
+test('a data folder PGlite cannot start on stops the start with one sentence saying what to do, and leaves no lock', async () => {
+  // What a first start stopped while PostgreSQL wrote its files may leave: PG_VERSION, and not the rest.
+  const damaged = path.join(cwd, 'damaged');
+  mkdirSync(damaged);
+  writeFileSync(path.join(damaged, 'PG_VERSION'), '17\n');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const fatal = startupFailure(await runServerToExit({ DATA_DIR: damaged }));
+    assert.match(fatal.msg, `The embedded database in ${damaged} cannot be opened (`);
+    assert.match(fatal.msg, 'delete the folder and start again; otherwise restore it from a copy.');
+    // The second attempt meets the same folder, not a lock left by the first.
+    assert.not.ok(existsSync(path.join(damaged, 'engine.lock')), 'the lock is released');
   }
 });
 

@@ -83,10 +83,17 @@ function callerCache(roles: RoleTable): (claims: unknown) => LiveCaller | undefi
   };
 }
 
-async function lookUp(caller: LiveCaller | undefined, liveSession: SessionCheck): Promise<Bearer> {
+/**
+ * The caller as its session stands now: a role changed since the token was issued is the role it
+ * acts with (the token's claim is what it was then); a role this service does not know ends it.
+ */
+async function lookUp(caller: LiveCaller | undefined, liveSession: SessionCheck, roles: RoleTable): Promise<Bearer> {
   if (!caller) return { live: false };
   try {
-    return { caller, live: await liveSession(caller.claims.sessionId, caller.userId) };
+    const { live, role } = await liveSession(caller.claims.sessionId, caller.userId);
+    if (!live || role === undefined || role === caller.role) return { caller, live };
+    const permissions = roles.grants.get(role);
+    return permissions ? { caller: { ...caller, role, permissions }, live } : { caller, live: false };
   } catch (lookupError) {
     return { caller, live: false, lookupError };
   }
@@ -109,7 +116,7 @@ export function bearerToken(keys: TokenKeys, roles: RoleTable, liveSession: Sess
   const verified = new VerifiedTokens();
   const callerOf = callerCache(roles);
   const withBearer = async (ctx: Context, next: Next) => {
-    ctx.state[BEARER] = await lookUp(callerOf(ctx.state.jwt), liveSession);
+    ctx.state[BEARER] = await lookUp(callerOf(ctx.state.jwt), liveSession, roles);
     return next();
   };
   return function bearer(ctx, next) {
@@ -166,6 +173,6 @@ export function optionalCaller(ctx: Context): Caller | undefined {
 
 /** Bearer access tokens of live sessions: how this application's callers authenticate (engine/authenticator.ts). */
 export function tokenAuthenticator(engine: Engine): Authenticator {
-  const liveSession = sessionCheck(engine.db, engine.config.sessionCheckTtlMs);
+  const liveSession = sessionCheck(engine.db, engine.config.sessionCheckTtlMs, engine.broadcast);
   return { identify: bearerToken(tokenKeys(engine.config), engine.roles, liveSession), holder: tokenHolder, authenticate };
 }

@@ -39,6 +39,7 @@ import { createIdempotency } from './idempotency/guard.js';
 import { ResourceService } from './resource/service.js';
 import { TotalCache } from './resource/total-cache.js';
 import { foldEvery } from './db/change-marks.js';
+import { databaseBroadcast } from './db/broadcast.js';
 import type { Knex } from 'knex';
 
 export interface AppOptions {
@@ -123,7 +124,8 @@ export function createApp(options: AppOptions): App {
   const totals = new TotalCache(db);
   const stopFolding = foldEvery(db, FOLD_EVERY_MS, () => totals.anyMarked(), (err) => (options.log ?? logEvent)('warn', 'change marks: folding failed', { error: String((err as Error)?.message ?? err) }));
   const services = new Map([...registry.values()].map((r) => [r.name, new ResourceService(db, r, cursors, config.bulkMaxItems, totals)]));
-  const engine: Engine = { config, db, registry, services, roles, mailer: options.mailer ?? createMailer(config) };
+  const broadcast = databaseBroadcast(db, config.databaseSchema ?? '', options.log ?? logEvent);
+  const engine: Engine = { config, db, registry, services, roles, mailer: options.mailer ?? createMailer(config), broadcast };
   const authenticator = options.authenticator(engine);
   const metrics = config.metrics ? createMetrics(db) : undefined;
 
@@ -134,7 +136,7 @@ export function createApp(options: AppOptions): App {
   const idempotency = createIdempotency(config, db, options.log ?? logEvent);
   const table = new RouteTable(router, idempotency.guard);
   const serving: ServingState = { draining: false };
-  table.add(...healthRoutes(db, config.healthTimeoutMs, serving));
+  table.add(...healthRoutes(db, config.healthTimeoutMs, serving, broadcast));
   // Modules first: their fixed paths (/api/tags/getByName) must win over a generated /:id.
   for (const module of modules) table.add(...module.routes(engine));
   for (const service of services.values()) if (service.resource.routes) table.add(...crudRoutes(service));
@@ -204,14 +206,14 @@ export function createApp(options: AppOptions): App {
     metrics,
     isPublic: (path) => table.matchOf(routes.match, '', path).public,
     ready: async () => {
-      await Promise.all([rateLimiting.store?.ready(STORE_READY_TIMEOUT_MS), idempotency.ready(STORE_READY_TIMEOUT_MS)]);
+      await Promise.all([rateLimiting.store?.ready(STORE_READY_TIMEOUT_MS), idempotency.ready(STORE_READY_TIMEOUT_MS), broadcast.ready(STORE_READY_TIMEOUT_MS)]);
     },
     drain: () => {
       serving.draining = true;
     },
     close: async () => {
       stopFolding();
-      await Promise.all([rateLimiting.store?.close(), idempotency.close()]);
+      await Promise.all([rateLimiting.store?.close(), idempotency.close(), broadcast.close()]);
     },
   };
 }

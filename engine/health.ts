@@ -12,6 +12,7 @@ import type { Context } from 'koa';
 import { jsonResponse } from './openapi/fragments.js';
 import type { Route } from './route.js';
 import { within } from './time-limit.js';
+import type { Broadcast } from './db/broadcast.js';
 
 /** What the readiness probe knows of the process beyond the database: set when a graceful shutdown begins. */
 export interface ServingState {
@@ -61,7 +62,7 @@ function healthSchema(overall: 'ok' | 'error', database: 'up' | 'down') {
 
 /** The readiness answer: each check (server, database, migrations) under info when up, under error when down. */
 function readinessSchema(overall: 'ok' | 'error') {
-  const checks = { type: 'object', additionalProperties: checkSchema, description: 'server, database and migrations, by name' };
+  const checks = { type: 'object', additionalProperties: checkSchema, description: 'server, database, migrations and (where processes keep answers another may change) broadcast, by name' };
   return {
     type: 'object',
     required: ['status', 'info', 'error', 'details'],
@@ -80,7 +81,7 @@ async function migrationsRunning(db: Knex): Promise<boolean> {
   }
 }
 
-export function healthRoutes(db: Knex, timeoutMs: number, state: ServingState): Route[] {
+export function healthRoutes(db: Knex, timeoutMs: number, state: ServingState, broadcast?: Broadcast): Route[] {
   return [
     {
       method: 'GET',
@@ -144,6 +145,9 @@ export function healthRoutes(db: Knex, timeoutMs: number, state: ServingState): 
           } catch {
             checks.database = DATABASE_DOWN;
           }
+          // Whether this process hears the others: without it, answers it would keep (a session's) are asked for each time.
+          const heard = broadcast?.check();
+          if (heard) checks.broadcast = heard;
         }
         answer(ctx, checks);
       },
@@ -153,8 +157,9 @@ export function healthRoutes(db: Knex, timeoutMs: number, state: ServingState): 
         summary: 'Readiness: whether to send this instance traffic',
         description:
           'Public and exempt from rate limits. 503 from the moment a graceful shutdown begins (SIGTERM; the process goes on serving ' +
-          'for SHUTDOWN_DELAY_MS, then stops taking connections), while migrations run (an instance holds the migration lock), and ' +
-          'while the database does not answer within HEALTH_TIMEOUT_MS.',
+          'for SHUTDOWN_DELAY_MS, then stops taking connections), while migrations run (an instance holds the migration lock), ' +
+          'while the database does not answer within HEALTH_TIMEOUT_MS, and where several processes serve one database while this ' +
+          'one does not hear the others (broadcast: it is listening again; meanwhile it asks the database about every session).',
         responses: {
           '200': jsonResponse('Ready: serving, the database answers, no migration is running', readinessSchema('ok')),
           '503': jsonResponse('Not ready: the failed checks are under error', readinessSchema('error')),

@@ -3,6 +3,7 @@
 import type { Knex } from 'knex';
 import type { RoleTable } from './caller.js';
 import type { Config } from './config/config.js';
+import type { Broadcast } from './db/broadcast.js';
 import type { Mailer } from './mail.js';
 import type { Registry } from './resource/compiled.js';
 import type { ResourceService } from './resource/service.js';
@@ -16,6 +17,8 @@ export interface Engine {
   services: Map<string, ResourceService>;
   roles: RoleTable;
   mailer: Mailer;
+  /** Messages to every process serving the database, each confirmed (db/broadcast.ts). */
+  broadcast: Broadcast;
 }
 
 /** OpenAPI path items keyed by path (`/api/event-type/{id}`). */

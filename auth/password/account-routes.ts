@@ -16,6 +16,7 @@ import { ADMIN_ROLES } from '../roles.js';
 import { withoutNeverAssigned } from '../schemas.js';
 import { profileSchema, tenantSchema } from './schemas.js';
 import { transactionOnceMoreIfUndone } from '../../engine/db/undone.js';
+import { announceChange } from '../session/live.js';
 
 interface ProfileBody {
   firstName?: string | null;
@@ -130,6 +131,8 @@ export function accountRoutes(engine: Engine): Route[] {
           Object.assign(changes, { firstName, lastName, name: fullName(firstName, lastName) });
         }
         if (body.imageUrl !== undefined) changes.imageUrl = body.imageUrl;
+        // Every process stops trusting the role it knows of this user's sessions before it changes.
+        if (body.role !== undefined && body.role !== user.role) await announceChange(engine.broadcast, { users: [user.id] });
         await transactionOnceMoreIfUndone(db, async (trx) => {
           if (body.role !== undefined && body.role !== user.role) {
             if (user.role === 'SUPER_ADMIN') await checkNotLastSuperAdmin(models, caller, trx, user);
@@ -149,7 +152,7 @@ export function accountRoutes(engine: Engine): Route[] {
           `email is accepted only unchanged (otherwise 400: "${EMAIL_CHANGE_ELSEWHERE}").`,
           "role and tenantId need a caller whose role is now ADMIN or SUPER_ADMIN (else 403); tenantId must be the caller's tenant (else 403);",
           `only a SUPER_ADMIN may give the SUPER_ADMIN role (else 403), and the tenant's last SUPER_ADMIN may not give it up (409: "${LAST_SUPER_ADMIN}").`,
-          'A new role shows in the access tokens issued from then on (at the next refresh or sign-in); the stored role, not the token\'s, decides who may change roles.',
+          "A new role takes effect at once: the user's access tokens act with it from the next request on, on every instance (a token's role claim says what the role was when it was issued); the stored role, not the token's, decides who may change roles.",
         ].join(' '),
         parameters: [tenantHeaderParameter],
         requestBody: jsonBody(profileRequest),

@@ -39,7 +39,7 @@ export function changePasswordRoute(engine: Engine): Route {
       const hash = await hashPassword(newPassword);
       await transactionOnceMoreIfUndone(db, async (trx) => {
         await users.scoped(caller, trx).where({ id: caller.userId }).patch({ hash, updatedAt: trx.fn.now() });
-        await revokeUserSessions(trx, caller.userId, sessionOf(caller));
+        await revokeUserSessions(engine.broadcast, trx, caller.userId, sessionOf(caller));
       });
       ctx.body = OK;
     },

@@ -79,7 +79,7 @@ export function resetRoutes(engine: Engine): Route[] {
       await spendOutstanding(trx, userId);
       // Whoever held a session (perhaps the reason for the reset) must sign in again, and an email
       // change it may have started dies with it.
-      await revokeUserSessions(trx, userId);
+      await revokeUserSessions(engine.broadcast, trx, userId);
       await clearPendingCodes(trx, userId);
       return true;
     });

@@ -1,49 +1,141 @@
-// Is the session of an access token still live? Asked on every protected request, so it is one
-// primary-key lookup, and its answer is kept in this process for a few seconds (SESSION_CHECK_TTL_MS).
-// A revocation made through this process forgets the answers about the sessions it ended at once;
-// another instance of the service notices when its own answer expires, within the TTL.
+// Is the session of an access token still live, and what is its user's role now? Asked on every
+// protected request, so it is one lookup by primary key, and its answer is kept in the process for
+// SESSION_CHECK_TTL_MS. Kept only while the process hears every other process (the database's
+// broadcast, engine/db/broadcast.ts): whatever ends a session or changes a user's role first tells
+// every process (announceChange), each of which drops what it kept of those sessions and asks the
+// database again until the change has long committed; the announcing request goes on once all
+// have confirmed. A process that cannot hear the others keeps nothing and asks every time.
 import type { Knex } from 'knex';
+import type { Broadcast } from '../../engine/db/broadcast.js';
 
 export const SESSION_TABLE = 'user_session';
+
+/** The broadcast topic of announced changes. */
+const TOPIC = 'sessions';
 
 /** Enough for every session busy within a TTL on one instance; past it the oldest answer goes. */
 const MAX_ENTRIES = 10_000;
 
 /**
- * One cache for the whole process, keyed by session id (a random UUID, so apps of one process
- * never collide): revocation only knows the database handle, not the app that asked.
+ * How long an announced change keeps its sessions from being kept: longer than the transaction
+ * that makes the change can take (it is announced before it begins). After it, answers read since
+ * the change committed are kept again.
  */
-const answers = new Map<string, { live: boolean; at: number }>();
-/** Bumped by every revocation: a lookup that was under way meanwhile may have read the old state. */
-let revocations = 0;
+export const UNKEPT_FOR_MS = 60_000;
 
-export type SessionCheck = (sessionId: string, userId: string) => Promise<boolean>;
-
-/** Forgets what this process knows of these sessions (they were just revoked). */
-export function forgetSessions(sessionIds: readonly string[]) {
-  revocations += 1;
-  for (const id of sessionIds) answers.delete(id);
+/** Sessions ended, or the users whose sessions are ended or whose role changes. */
+export interface SessionChange {
+  sessions?: string[];
+  users?: string[];
 }
 
-function remember(sessionId: string, live: boolean) {
-  answers.delete(sessionId);
-  if (answers.size >= MAX_ENTRIES) answers.delete(answers.keys().next().value as string);
-  answers.set(sessionId, { live, at: Date.now() });
+export interface SessionState {
+  live: boolean;
+  /** The user's role as stored now (what the caller acts as: a role change takes effect at once). */
+  role?: string;
 }
 
-/** A session is live while its row exists and is not revoked; ttlMs 0 asks the database every time. */
-export function sessionCheck(db: Knex, ttlMs: number): SessionCheck {
-  return async (sessionId, userId) => {
-    if (ttlMs > 0) {
-      const known = answers.get(sessionId);
-      if (known && Date.now() - known.at < ttlMs) return known.live;
+interface Kept extends SessionState {
+  userId: string;
+  at: number;
+}
+
+export type SessionCheck = (sessionId: string, userId: string) => Promise<SessionState>;
+
+const NOT_LIVE: SessionState = { live: false };
+
+/** The liveness answers of one app, and the changes announced to it that keep some from being kept. */
+class LiveSessions {
+  private readonly kept = new Map<string, Kept>();
+  private readonly unkeptSessions = new Map<string, number>();
+  private readonly unkeptUsers = new Map<string, number>();
+  /** Bumped by every change heard: a lookup that was under way meanwhile may have read the old state. */
+  private changes = 0;
+
+  constructor(private readonly db: Knex, private readonly ttlMs: number, private readonly broadcast: Broadcast) {
+    if (ttlMs <= 0) return;
+    broadcast.subscribe(TOPIC, (message) => this.heard(message as SessionChange));
+    // Deaf, or hearing again after being deaf: what was kept may have missed a change.
+    broadcast.onListening(() => this.forgetAll());
+  }
+
+  check: SessionCheck = async (sessionId, userId) => {
+    const keeping = this.ttlMs > 0 && this.broadcast.listening;
+    if (keeping) {
+      const known = this.kept.get(sessionId);
+      if (known && known.userId === userId && Date.now() - known.at < this.ttlMs) return known;
     }
-    const seen = revocations;
-    const row = await db(SESSION_TABLE).select('revokedAt').where({ id: sessionId, userId }).first();
-    const live = row !== undefined && row.revokedAt === null;
-    // Not kept if a revocation happened while the database was being read.
-    if (ttlMs > 0 && seen === revocations) remember(sessionId, live);
-    return live;
+    const seen = this.changes;
+    const row = await this.db(`${SESSION_TABLE} as s`)
+      .join('user as u', 'u.id', 's.userId')
+      .join('role as r', 'r.id', 'u.roleId')
+      .select('s.revokedAt', 'u.isActive', 'r.name as role')
+      .where({ 's.id': sessionId, 's.userId': userId })
+      .first();
+    const state: SessionState = row && row.revokedAt === null && row.isActive ? { live: true, role: row.role } : NOT_LIVE;
+    // An ended session stays ended: that answer is always safe to keep. A live one is kept only if
+    // no change was heard while reading it and none announced for it is recent.
+    if (keeping && this.broadcast.listening && (!state.live || (seen === this.changes && !this.unkept(sessionId, userId)))) {
+      this.keep(sessionId, userId, state);
+    }
+    return state;
   };
+
+  private unkept(sessionId: string, userId: string): boolean {
+    const now = Date.now();
+    const until = Math.max(this.unkeptSessions.get(sessionId) ?? 0, this.unkeptUsers.get(userId) ?? 0);
+    return until > now;
+  }
+
+  private keep(sessionId: string, userId: string, state: SessionState) {
+    this.kept.delete(sessionId);
+    if (this.kept.size >= MAX_ENTRIES) this.kept.delete(this.kept.keys().next().value as string);
+    this.kept.set(sessionId, { ...state, userId, at: Date.now() });
+  }
+
+  private heard(change: SessionChange) {
+    this.changes += 1;
+    const until = Date.now() + UNKEPT_FOR_MS;
+    const sessions = new Set(change.sessions ?? []);
+    const users = new Set(change.users ?? []);
+    for (const id of sessions) this.unkeptSessions.set(id, until);
+    for (const id of users) this.unkeptUsers.set(id, until);
+    for (const [id, known] of this.kept) if (sessions.has(id) || users.has(known.userId)) this.kept.delete(id);
+    this.sweep();
+  }
+
+  /** Marks past their time go (each change heard sweeps: they are few). */
+  private sweep() {
+    const now = Date.now();
+    for (const marks of [this.unkeptSessions, this.unkeptUsers]) for (const [id, until] of marks) if (until <= now) marks.delete(id);
+  }
+
+  private forgetAll() {
+    this.changes += 1;
+    this.kept.clear();
+  }
 }
 
+/**
+ * The answers of the apps that share a broadcast (one per embedded database in a process), by TTL:
+ * what one app hears of a change, every app of that database in the process has heard.
+ */
+const liveSessionsOf = new WeakMap<Broadcast, Map<number, LiveSessions>>();
+
+/** A session is live while its row exists, is not revoked, and its user is active; ttlMs 0 asks the database every time. */
+export function sessionCheck(db: Knex, ttlMs: number, broadcast: Broadcast): SessionCheck {
+  let byTtl = liveSessionsOf.get(broadcast);
+  if (!byTtl) liveSessionsOf.set(broadcast, (byTtl = new Map()));
+  let sessions = byTtl.get(ttlMs);
+  if (!sessions) byTtl.set(ttlMs, (sessions = new LiveSessions(db, ttlMs, broadcast)));
+  return sessions.check;
+}
+
+/**
+ * Tells every process serving the database that these sessions end or these users change, before
+ * the change is written: each drops what it kept of them and asks the database again meanwhile.
+ * Resolves once every process has confirmed (or BROADCAST_WAIT_MS passed: logged by the broadcast).
+ */
+export async function announceChange(broadcast: Broadcast, change: SessionChange): Promise<void> {
+  await broadcast.publish(TOPIC, change);
+}

@@ -31,8 +31,8 @@ export function logoutOperation(operationId: string, method: 'post' | 'get') {
     summary: 'Sign out: end the session of the bearer token',
     description: [
       'Ends the session the access token belongs to (the sign-in it was issued with, and every refresh since):',
-      'its refresh tokens are refused from then on (401), and so are its access tokens, at once on the instance that',
-      'answered and within SESSION_CHECK_TTL_MS on the others. The caller\'s other sessions (other devices) stay signed in.',
+      'its refresh tokens are refused from then on (401), and so are its access tokens, at once on every instance (each',
+      'is told before this answers). The caller\'s other sessions (other devices) stay signed in.',
       'Signing out twice with the same token is a 401: the token ended with its session.',
       method === 'post' ? 'It takes no body; one sent anyway is read as any JSON body is (400 malformed, 413 too large, 415 not JSON).' : '',
     ].join(' ').trim(),

@@ -32,13 +32,13 @@ export async function refreshSession(engine: Engine, presented: string): Promise
   const spent = await exchangeToken(db, hash, { tokenHash: tokenHash(next.token), expiresAt: next.expiresAt });
   if (!spent) {
     const known = await findToken(db, hash);
-    if (known?.status === 'spent') await revokeSession(db, known.userId, known.sessionId);
+    if (known?.status === 'spent') await revokeSession(engine.broadcast, db, known.userId, known.sessionId);
     throw unauthorized();
   }
   const account = await currentAccount(authModels(engine), spent.userId);
   if (!account) {
     // Deactivated between the exchange and now: the successor was never handed out.
-    await revokeSession(db, spent.userId, spent.sessionId);
+    await revokeSession(engine.broadcast, db, spent.userId, spent.sessionId);
     throw unauthorized();
   }
   await deleteExpiredTokens(db, account.id);

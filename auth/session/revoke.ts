@@ -1,9 +1,9 @@
 // Ending sessions: a password reset ends all of a user's, a password change all but the caller's,
 // a spent refresh token shown again its own. An ended session's refresh token can no longer be
-// exchanged and its access tokens are refused on the next request (see live.ts for how soon on
-// other instances).
+// exchanged and its access tokens are refused on the next request, on every process (live.ts).
 import type { Knex } from 'knex';
-import { forgetSessions, SESSION_TABLE } from './live.js';
+import type { Broadcast } from '../../engine/db/broadcast.js';
+import { announceChange, SESSION_TABLE } from './live.js';
 import { TABLE } from './store.js';
 import { transactionOnceMoreIfUndone } from '../../engine/db/undone.js';
 
@@ -13,8 +13,10 @@ import { transactionOnceMoreIfUndone } from '../../engine/db/undone.js';
  * inserted), but that token belongs to a revoked session and is refused wherever it is shown.
  * Returns how many refresh tokens were revoked.
  */
-async function endSessions(db: Knex, userId: string, only?: string, keep?: string): Promise<number> {
-  const { ended, tokens } = await transactionOnceMoreIfUndone(db, async (trx) => {
+async function endSessions(broadcast: Broadcast, db: Knex, userId: string, only?: string, keep?: string): Promise<number> {
+  // Every process stops trusting what it knows of these sessions before they end.
+  await announceChange(broadcast, only ? { sessions: [only] } : { users: [userId] });
+  const { tokens } = await transactionOnceMoreIfUndone(db, async (trx) => {
     const sessions = trx(SESSION_TABLE).where({ userId }).whereNull('revokedAt');
     const live = trx(TABLE).where({ userId, status: 'active' });
     if (only) {
@@ -25,25 +27,18 @@ async function endSessions(db: Knex, userId: string, only?: string, keep?: strin
       sessions.whereNot({ id: keep });
       live.whereNot({ sessionId: keep });
     }
-    const rows: Array<{ id: string }> = await sessions.update({ revokedAt: trx.fn.now() }).returning('id');
-    return { ended: rows.map((r) => r.id), tokens: await live.update({ status: 'revoked', updatedAt: trx.fn.now() }) };
+    await sessions.update({ revokedAt: trx.fn.now() });
+    return { tokens: await live.update({ status: 'revoked', updatedAt: trx.fn.now() }) };
   });
-  forgetSessions(ended);
-  // Inside a caller's transaction, a lookup may read the still-uncommitted-live row until it
-  // commits: forget once more then.
-  if (db.isTransaction) {
-    const again = () => forgetSessions(ended);
-    (db as Knex.Transaction).executionPromise.then(again, again);
-  }
   return tokens;
 }
 
 /** Revokes every session of the user except keepSessionId (the caller's `sid`). */
-export function revokeUserSessions(db: Knex, userId: string, keepSessionId?: string): Promise<number> {
-  return endSessions(db, userId, undefined, keepSessionId);
+export function revokeUserSessions(broadcast: Broadcast, db: Knex, userId: string, keepSessionId?: string): Promise<number> {
+  return endSessions(broadcast, db, userId, undefined, keepSessionId);
 }
 
 /** Revokes one session of the user. */
-export function revokeSession(db: Knex, userId: string, sessionId: string): Promise<number> {
-  return endSessions(db, userId, sessionId);
+export function revokeSession(broadcast: Broadcast, db: Knex, userId: string, sessionId: string): Promise<number> {
+  return endSessions(broadcast, db, userId, sessionId);
 }

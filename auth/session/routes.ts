@@ -69,8 +69,9 @@ export function sessionRoutes(engine: Engine): Route[] {
       operationId: 'checkToken',
       summary: 'Check the access token',
       description:
-        'The claims of the bearer token and when it expires; any token the API would refuse is a 401, ' +
-        'among them one whose session has ended (password reset or change, a spent refresh token sent again).',
+        'The claims of the bearer token and when it expires, with the role its user has now (a role changed since the token was signed ' +
+        'takes effect at once); any token the API would refuse is a 401, among them one whose session has ended (sign-out, password ' +
+        'reset or change, a spent refresh token sent again), on every instance at once.',
       responses: {
         '200': jsonResponse('The token is valid', checkAnswer),
         ...errorResponses(401, 403, 500, 503),
@@ -78,8 +79,8 @@ export function sessionRoutes(engine: Engine): Route[] {
     },
   };
 
-  // Ends the session of the access token presented: its refresh tokens are refused at once, its
-  // access tokens at once here and within SESSION_CHECK_TTL_MS on other instances (live.ts). The
+  // Ends the session of the access token presented: its refresh and access tokens are refused at
+  // once, here and on every other process (live.ts: each is told before this answers). The
   // caller's other sessions (other devices) stay signed in. No body is read; one sent anyway is
   // parsed as any JSON body is (the parser runs before the route).
   const logout = async (ctx: Context) => {
@@ -89,7 +90,7 @@ export function sessionRoutes(engine: Engine): Route[] {
     // Authentication admits only tokens naming a live session: a caller without one is not ours.
     if (!sessionId) throw unauthorized();
     // HEAD (served by the GET route) asks what a GET would answer; it is a safe method and ends nothing.
-    if (ctx.method !== 'HEAD') await revokeSession(engine.db, userId, sessionId);
+    if (ctx.method !== 'HEAD') await revokeSession(engine.broadcast, engine.db, userId, sessionId);
     ctx.body = OK;
   };
 

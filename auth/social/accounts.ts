@@ -9,6 +9,7 @@ import type { AuthModels } from '../models.js';
 import { clearPendingCodes } from '../email/codes.js';
 import { spendOutstanding } from '../password/reset-tokens.js';
 import { revokeUserSessions } from '../session/revoke.js';
+import type { Broadcast } from '../../engine/db/broadcast.js';
 import { ProviderFailure } from './oauth.js';
 import type { Profile } from './providers.js';
 import { transactionOnceMoreIfUndone } from '../../engine/db/undone.js';
@@ -41,14 +42,14 @@ async function byIdentity(models: AuthModels, trx: Knex.Transaction, provider: S
  * password was set by someone who never proved owning the address (a squatter pre-registering the
  * victim's email): it stops working, and its sessions end, before the identity is linked.
  */
-async function linkByEmail(models: AuthModels, trx: Knex.Transaction, provider: SocialProvider, profile: Profile, email: string): Promise<Found | undefined> {
+async function linkByEmail(broadcast: Broadcast, models: AuthModels, trx: Knex.Transaction, provider: SocialProvider, profile: Profile, email: string): Promise<Found | undefined> {
   const user = await models.user.query(trx).select(USER).where('user.email', email).forUpdate().first();
   if (!user) return undefined;
   if (!user.isEmailVerified) {
     await models.user.query(trx).where('id', user.id).patch({ isEmailVerified: true, hash: null, updatedAt: trx.fn.now() });
     // Nothing the squatter started may finish later: its sessions, a password reset it asked for,
     // an email change or verification code it holds.
-    await revokeUserSessions(trx, user.id);
+    await revokeUserSessions(broadcast, trx, user.id);
     await spendOutstanding(trx, user.id);
     await clearPendingCodes(trx, user.id);
   }
@@ -83,20 +84,20 @@ async function createUser(models: AuthModels, trx: Knex.Transaction, provider: S
 const isUniqueViolation = (err: unknown) => nativeError(err)?.code === '23505';
 
 /** The user this provider account signs in as; ProviderFailure when it cannot be told. */
-export async function userForProfile(db: Knex, models: AuthModels, provider: SocialProvider, profile: Profile): Promise<Found> {
+export async function userForProfile(db: Knex, broadcast: Broadcast, models: AuthModels, provider: SocialProvider, profile: Profile): Promise<Found> {
   let user: Found;
   try {
-    user = await findOrCreate(db, models, provider, profile);
+    user = await findOrCreate(db, broadcast, models, provider, profile);
   } catch (err) {
     // Two first sign-ins of one account at once: the other one linked or created it; use that.
     if (!isUniqueViolation(err)) throw err;
-    user = await findOrCreate(db, models, provider, profile);
+    user = await findOrCreate(db, broadcast, models, provider, profile);
   }
   if (!user.isActive) throw new ProviderFailure('account_inactive');
   return user;
 }
 
-function findOrCreate(db: Knex, models: AuthModels, provider: SocialProvider, profile: Profile): Promise<Found> {
+function findOrCreate(db: Knex, broadcast: Broadcast, models: AuthModels, provider: SocialProvider, profile: Profile): Promise<Found> {
   return transactionOnceMoreIfUndone(db, async (trx) => {
     const linked = await byIdentity(models, trx, provider, profile.subject);
     if (linked) return linked;
@@ -104,6 +105,6 @@ function findOrCreate(db: Knex, models: AuthModels, provider: SocialProvider, pr
     // address the provider does not vouch for would hand an account to whoever typed it.
     const email = profile.email?.toLowerCase();
     if (!email || !profile.emailVerified || email.length > 254) throw new ProviderFailure('email_not_verified');
-    return (await linkByEmail(models, trx, provider, profile, email)) ?? createUser(models, trx, provider, profile, email);
+    return (await linkByEmail(broadcast, models, trx, provider, profile, email)) ?? createUser(models, trx, provider, profile, email);
   });
 }

@@ -81,7 +81,7 @@ async function callback(ctx: Context, engine: Engine, p: ProviderClient, key: St
   const { accessToken, idClaims } = await exchangeCode(p, parameters, codeVerifier(key, nonce));
   const profile = await readProfile(p, accessToken, idClaims);
   const models = authModels(engine);
-  const user = await userForProfile(engine.db, models, provider, profile);
+  const user = await userForProfile(engine.db, engine.broadcast, models, provider, profile);
   const role = await models.user.query().join('role', 'role.id', 'user.roleId').select('role.name').where('user.id', user.id).first();
   const employee = await primaryEmployee(models, user.id, user.tenantId);
   const session = await issueSession(engine, { id: user.id, tenantId: user.tenantId, role: role!.name, employeeId: employee?.id, organizationId: employee?.organizationId });

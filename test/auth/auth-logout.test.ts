@@ -1,7 +1,7 @@
 // Signing out (POST /api/auth/logout, and the GET Ever Gauzy clients send): the session of the
-// access token presented ends. Its refresh tokens are refused at once, its access tokens at once
-// on the instance that answered and within SESSION_CHECK_TTL_MS on the others (two server
-// processes on one PostgreSQL database); the user's other sessions stay signed in.
+// access token presented ends. Its refresh and access tokens are refused at once, on the instance
+// that answered and on the others (two server processes on one PostgreSQL database); the user's
+// other sessions stay signed in.
 import { randomBytes, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
@@ -143,11 +143,11 @@ test('the OpenAPI document declares both spellings of sign-out, with their answe
 });
 
 // Two instances of the service, each its own process, on one PostgreSQL database: a sign-out on
-// A reaches B's answers within B's SESSION_CHECK_TTL_MS. The embedded database is one process on
-// one folder: there is no second instance to sign out on.
-(DATABASE_URL ? test : test.skip)('two processes: logout on A; B refuses the refresh token at once and the access token within SESSION_CHECK_TTL_MS', async () => {
+// A reaches B's answers before A answers, though B keeps them an hour. The embedded database is
+// one process on one folder: there is no second instance to sign out on.
+(DATABASE_URL ? test : test.skip)('two processes: logout on A; B refuses the refresh and the access token at once', async () => {
   const schema = `logout_test_${randomBytes(4).toString('hex')}`;
-  const env = { DATABASE_URL, DATABASE_SCHEMA: schema, WEB_CONCURRENCY: '1', SESSION_CHECK_TTL_MS: '2000' };
+  const env = { DATABASE_URL, DATABASE_SCHEMA: schema, WEB_CONCURRENCY: '1', SESSION_CHECK_TTL_MS: '3600000' };
   let a: ServerProcess | undefined;
   let b: ServerProcess | undefined;
   try {
@@ -159,23 +159,15 @@ test('the OpenAPI document declares both spellings of sign-out, with their answe
     assert.is(reg.status, 201, JSON.stringify(reg.body));
     const leaving = await signIn(email, httpA);
     const staying = await signIn(email, httpB);
-    // B has checked the session and keeps its answer for up to 2 s.
+    // B has checked the session and keeps its answer for up to an hour.
     await assertAccepted(leaving.token, httpB);
 
     assert.is((await httpA.post('/api/auth/logout').set(bearer(leaving.token))).status, 200);
-    // At once: on A, the access token; on either, the refresh token (the database is asked every time).
-    assertUnauthorized(await httpA.get('/api/user/me').set(bearer(leaving.token)));
+    // At once, on both: the access token and the refresh token.
+    await assertRefused(leaving.token, httpB);
+    await assertRefused(leaving.token, httpA);
     await assertRefreshRefused(leaving.refresh_token, httpB);
     await assertRefreshRefused(leaving.refresh_token, httpA);
-    // On B, once its kept answer has expired: waited for, the bound only a guard against a hang.
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const res = await httpB.get('/api/user/me').set(bearer(leaving.token));
-      if (res.status === 401) break;
-      assert.is(res.status, 200, JSON.stringify(res.body));
-      if (Date.now() > deadline) throw new Error('B still accepted the token 30 s after the sign-out');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
     // The user's other session is live on both.
     await assertAccepted(staying.token, httpA);
     await assertAccepted(staying.token, httpB);

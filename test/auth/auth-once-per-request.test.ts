@@ -58,7 +58,7 @@ test('a live token: one session lookup, counted against its user, answered by th
 test('a revoked token: one session lookup, counted against the address, and a 401', async () => {
   const app = siblings.create();
   const victim = await newTenant(t, 'Revoked');
-  await revokeUserSessions(t.db, victim.userId);
+  await revokeUserSessions(t.engine.broadcast, t.db, victim.userId);
   let res: any;
   const lookups = await sessionLookups(t.db, async () => {
     res = await app.http.get('/api/tags').set(victim.auth);

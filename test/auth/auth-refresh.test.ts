@@ -305,7 +305,7 @@ test('revokeUserSessions revokes every live token of the user but the kept sessi
   const keptSession = decode(kept.token).sid as string;
 
   // a, b's successor, and the sign-in userWithRole made.
-  assert.is(await revokeUserSessions(t.db, colleague.userId, keptSession), 3);
+  assert.is(await revokeUserSessions(t.engine.broadcast, t.db, colleague.userId, keptSession), 3);
   assert.equal(await t.db('refresh_token').where({ userId: colleague.userId, status: 'active' }).pluck('sessionId'), [keptSession]);
   assert.is((await row(a.refresh_token)).status, 'revoked');
   assert.is((await row(bNext.refresh_token)).status, 'revoked');
@@ -316,10 +316,10 @@ test('revokeUserSessions revokes every live token of the user but the kept sessi
   assertUnauthorized(await refresh({ refresh_token: bNext.refresh_token }));
   const keptNext = await refreshed(kept.refresh_token);
 
-  assert.is(await revokeUserSessions(t.db, colleague.userId), 1);
+  assert.is(await revokeUserSessions(t.engine.broadcast, t.db, colleague.userId), 1);
   assert.is((await row(keptNext.refresh_token)).status, 'revoked');
   assertUnauthorized(await refresh({ refresh_token: keptNext.refresh_token }));
-  assert.is(await revokeUserSessions(t.db, colleague.userId), 0);
+  assert.is(await revokeUserSessions(t.engine.broadcast, t.db, colleague.userId), 0);
 });
 
 test.run();

@@ -146,11 +146,11 @@ test('revokeUserSessions: access tokens of the revoked sessions are refused, the
   const user = await userWithRole(t, owner, 'EMPLOYEE');
   const kept = await signIn(user.email);
   const ended = await signIn(user.email);
-  assert.is(await revokeUserSessions(t.db, user.userId, sid(kept.token)), 2);
+  assert.is(await revokeUserSessions(t.engine.broadcast, t.db, user.userId, sid(kept.token)), 2);
   await assertAccepted(kept.token);
   await assertRefused(ended.token);
   await assertRefused(user.token);
-  assert.is(await revokeUserSessions(t.db, user.userId), 1);
+  assert.is(await revokeUserSessions(t.engine.broadcast, t.db, user.userId), 1);
   await assertRefused(kept.token);
 });
 
@@ -188,7 +188,7 @@ test('with a long SESSION_CHECK_TTL_MS the answer is cached, yet a revocation th
     assert.is((await cached.http.get('/api/user/me').set(bearer(pair.token))).status, 200);
     await cached.db('user_session').where({ id: sid(pair.token) }).update({ revokedAt: null });
 
-    assert.is(await revokeUserSessions(cached.db, admin.userId), 2);
+    assert.is(await revokeUserSessions(cached.engine.broadcast, cached.db, admin.userId), 2);
     await assertRefused(pair.token, cached);
     await assertRefused(admin.token, cached);
   } finally {
@@ -206,7 +206,7 @@ test('with a long SESSION_CHECK_TTL_MS the answer is cached, yet a revocation th
     await assertAccepted(admin.token, cached);
     const trx = await cached.db.transaction();
     try {
-      assert.is(await revokeUserSessions(trx, admin.userId), 1);
+      assert.is(await revokeUserSessions(cached.engine.broadcast, trx, admin.userId), 1);
       assert.is((await cached.http.get('/api/user/me').set(bearer(admin.token))).status, 200, 'not revoked until committed');
       await trx.commit();
     } catch (err) {
@@ -232,7 +232,7 @@ test('with a long SESSION_CHECK_TTL_MS the answer is cached, yet a revocation th
     const spent = await exchangeToken(trx, sha256(pair.refresh_token), { tokenHash: sha256(next.token), expiresAt: next.expiresAt });
     assert.is(spent?.sessionId, sid(pair.token));
     const { rows } = await trx.raw('select pg_backend_pid() as pid');
-    revoking = revokeUserSessions(t.db, user.userId);
+    revoking = revokeUserSessions(t.engine.broadcast, t.db, user.userId);
     // Wait until the revocation is blocked by the exchange's row lock.
     for (let tries = 0; ; tries += 1) {
       const blocked = await t.db.raw('select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [rows[0].pid]);

@@ -10,7 +10,7 @@ import { createProjectApp as createApp } from '../../app/create-app.js';
 import { loadConfig } from '../../engine/config/config.js';
 import { openDatabase, type Database } from '../../engine/db/database.js';
 import { modules } from '../../resources/modules.js';
-import { createTestApp, TEST_ENV, type TestApp } from '../helpers/app.js';
+import { createTestApp, TEST_ENV, usingPostgres, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
 test.before(async () => {
@@ -21,6 +21,8 @@ test.after(async () => {
 });
 
 const DOWN = { database: { status: 'down', message: 'The database did not answer' } };
+/** On PostgreSQL a process listens to the others (engine/db/broadcast.ts); the embedded database's process serves alone. */
+const HEARD = usingPostgres() ? { broadcast: { status: 'up' } } : {};
 
 /** An app of the project on a database that is not (or no longer) there. */
 function appOn(database: Database, env: Record<string, string> = {}) {
@@ -113,7 +115,7 @@ test('liveness: 200 without a token, and with the database refusing connections 
 test('readiness: 200 with every check up, without a token', async () => {
   const res = await t.http.get('/api/health/ready').set('Authorization', 'Bearer not-a-token');
   assert.is(res.status, 200, JSON.stringify(res.body));
-  const checks = { server: UP, database: UP, migrations: UP };
+  const checks = { server: UP, database: UP, migrations: UP, ...HEARD };
   assert.equal(res.body, { status: 'ok', info: checks, error: {}, details: checks });
 });
 
@@ -122,7 +124,10 @@ test('readiness: 503 naming the database when it refuses connections, and no dri
   try {
     const res = await appOn(database).get('/api/health/ready');
     assert.is(res.status, 503);
-    assert.equal(res.body, { status: 'error', info: { server: UP }, error: DOWN, details: { server: UP, ...DOWN } });
+    // Nor can this process listen to the others there (engine/db/broadcast.ts).
+    const deaf = { broadcast: { status: 'down', message: res.body.error.broadcast?.message } };
+    assert.match(deaf.broadcast.message, /^(Not listening yet|Could not listen to the other processes)$/);
+    assert.equal(res.body, { status: 'error', info: { server: UP }, error: { ...DOWN, ...deaf }, details: { server: UP, ...DOWN, ...deaf } });
     assert.not.match(res.text, /ECONNREFUSED|127\.0\.0\.1|select|stack|at /i);
   } finally {
     await database.close();
@@ -136,7 +141,7 @@ test('readiness: 503 while the migration lock is held (an instance migrating), 2
     assert.is(res.status, 503, JSON.stringify(res.body));
     const migrating = { status: 'down', message: 'Migrations are running' };
     assert.equal(res.body.error, { migrations: migrating });
-    assert.equal(res.body.info, { server: UP, database: UP });
+    assert.equal(res.body.info, { server: UP, database: UP, ...HEARD });
     // The other probes do not care: the service still answers and its database is up.
     assert.is((await t.http.get('/api/health')).status, 200);
     assert.is((await t.http.get('/api/health/live')).status, 200);
@@ -149,6 +154,7 @@ test('readiness: 503 while the migration lock is held (an instance migrating), 2
 test('readiness: 503 once the app drains (a graceful shutdown began), without asking the database; the rest still serves', async () => {
   const app = createApp({ config: loadConfig(TEST_ENV), db: t.db, modules, logError: () => {} });
   const http = request(app.koa.callback());
+  await app.ready();
   assert.is((await http.get('/api/health/ready')).status, 200);
   app.drain();
   const res = await http.get('/api/health/ready');

@@ -1,0 +1,131 @@
+// What ends a session or changes a user's role reaches every app serving the database before the
+// request that did it answers (engine/db/broadcast.ts, auth/session/live.ts): two apps on one
+// database, each keeping what it knows of a session for an hour. On PostgreSQL they hear each
+// other through LISTEN/NOTIFY; on the embedded database the apps of the process share one
+// broadcast. And the broadcast's own guarantees: a listener that never confirms holds a sign-out
+// up by at most BROADCAST_WAIT_MS (logged), and a process that stops hearing says so in readiness.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { BROADCAST_WAIT_MS, broadcastKeys } from '../../engine/db/broadcast.js';
+import { newTenant, userWithRole, type Session } from '../helpers/accounts.js';
+import { createTestApp, usingPostgres, type TestApp } from '../helpers/app.js';
+import { assertUnauthorized } from '../helpers/error-envelope.js';
+import { siblingApps } from '../helpers/ratelimit.js';
+
+const HOUR = '3600000';
+let t: TestApp;
+let owner: Session & { organizationId: string };
+const logged: Array<{ level: string; msg: string; extra?: Record<string, unknown> }> = [];
+const siblings = siblingApps(() => t, { env: { SESSION_CHECK_TTL_MS: HOUR, RATE_LIMITS: 'off' } });
+
+test.before(async () => {
+  t = await createTestApp({ env: { SESSION_CHECK_TTL_MS: HOUR }, appOptions: { log: (level, msg, extra) => logged.push({ level, msg, extra }) } });
+  owner = await newTenant(t);
+});
+test.after(async () => {
+  await siblings.closeAll();
+  await t.close();
+});
+
+const tagName = () => `broadcast-${randomBytes(4).toString('hex')}`;
+
+test('a sign-out through one app: the other refuses the token on its next request, though it kept the session for an hour', async () => {
+  const other = siblings.create();
+  await other.ready();
+  const user = await userWithRole(t, owner, 'ADMIN');
+  assert.is((await other.http.get('/api/user/me').set(user.auth)).status, 200);
+  assert.is((await t.http.post('/api/auth/logout').set(user.auth)).status, 200);
+  const name = tagName();
+  assertUnauthorized(await other.http.post('/api/tags').set(user.auth).send({ name, color: 'red' }));
+  assert.is(await t.db('tag').where({ name }).first(), undefined, 'nothing stored');
+});
+
+test("a role change through one app: the other acts with the new role on the token's next request", async () => {
+  const other = siblings.create();
+  await other.ready();
+  const user = await userWithRole(t, owner, 'ADMIN');
+  const name = tagName();
+  assert.is((await other.http.post('/api/tags').set(user.auth).send({ name, color: 'red' })).status, 201);
+  assert.is((await other.http.get('/api/auth/check').set(user.auth)).body.role, 'ADMIN');
+
+  const res = await t.http.put('/api/user/me').set(user.auth).send({ role: 'VIEWER' });
+  assert.is(res.status, 200, JSON.stringify(res.body));
+  // The token still says ADMIN; the user is a VIEWER now, on both apps, at once.
+  const check = await other.http.get('/api/auth/check').set(user.auth);
+  assert.is(check.body.role, 'VIEWER');
+  const refused = await other.http.post('/api/tags').set(user.auth).send({ name: tagName(), color: 'red' });
+  assert.is(refused.status, 403, JSON.stringify(refused.body));
+  assert.is((await t.http.post('/api/tags').set(user.auth).send({ name: tagName(), color: 'red' })).status, 403);
+  // And it cannot take the role back with the token it had as an ADMIN.
+  assert.is((await other.http.put('/api/user/me').set(user.auth).send({ role: 'ADMIN' })).status, 403);
+  const stored = await t.db('user').join('role', 'role.id', 'user.roleId').where('user.id', user.userId).first('role.name');
+  assert.is(stored.name, 'VIEWER');
+});
+
+/** A connection that joins the listeners (takes their lock, LISTENs) and never confirms anything. */
+async function silentListener(): Promise<pg.Client> {
+  const { channel, lockClass, lockKey } = broadcastKeys(t.config.databaseSchema ?? '');
+  const client = new pg.Client(t.db.client.connectionSettings);
+  await client.connect();
+  await client.query(`listen ${channel}`);
+  await client.query('select pg_advisory_lock_shared($1, $2)', [lockClass, lockKey]);
+  return client;
+}
+
+(usingPostgres() ? test : test.skip)('a listener that never confirms holds a sign-out up by the bound, which is logged; the sign-out still holds', async () => {
+  const silent = await silentListener();
+  try {
+    const user = await userWithRole(t, owner, 'ADMIN');
+    const before = logged.length;
+    const started = Date.now();
+    assert.is((await t.http.post('/api/auth/logout').set(user.auth)).status, 200);
+    const took = Date.now() - started;
+    assert.ok(took >= BROADCAST_WAIT_MS - 50, `waited for the silent listener (${took} ms)`);
+    const line = logged.slice(before).find((l) => l.msg === 'broadcast: not every process confirmed in time');
+    assert.ok(line, JSON.stringify(logged.slice(before)));
+    // The other apps of this file confirmed; the silent one did not.
+    assert.is(Number(line!.extra?.expected) - Number(line!.extra?.confirmed), 1);
+    assertUnauthorized(await t.http.get('/api/user/me').set(user.auth));
+  } finally {
+    await silent.end();
+  }
+});
+
+(usingPostgres() ? test : test.skip)('a process whose listening connection ends: readiness says so, it keeps nothing meanwhile, and it listens again', async () => {
+  const user = await userWithRole(t, owner, 'ADMIN');
+  assert.is((await t.http.get('/api/user/me').set(user.auth)).status, 200);
+  const { lockClass, lockKey } = broadcastKeys(t.config.databaseSchema ?? '');
+  const pids = await t.db.raw(
+    `select pid from pg_locks where locktype = 'advisory' and classid = ?::bigint::oid and objid = ?::bigint::oid and objsubid = 2`,
+    [lockClass, lockKey],
+  );
+  assert.ok(pids.rows.length >= 1);
+  const before = logged.length;
+  for (const { pid } of pids.rows) await t.db.raw('select pg_terminate_backend(?)', [pid]);
+  // Ended behind the app's back: it sees its connection end, stops keeping answers, says so.
+  let down: any;
+  for (let i = 0; i < 200 && !down; i += 1) {
+    const res = await t.http.get('/api/health/ready');
+    if (res.status === 503) down = res.body;
+    else await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  assert.ok(down, 'readiness said 503 while not listening');
+  assert.is(down.error.broadcast.status, 'down');
+  assert.ok(logged.slice(before).some((l) => l.msg === 'broadcast: not listening'));
+  // Behind its back again: a session ended in the database alone is refused at once (nothing kept
+  // while deaf, or forgotten on listening again).
+  await t.db('user_session').where({ userId: user.userId }).update({ revokedAt: t.db.fn.now() });
+  assertUnauthorized(await t.http.get('/api/user/me').set(user.auth));
+  for (let i = 0; i < 100; i += 1) {
+    if ((await t.http.get('/api/health/ready')).status === 200) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const ready = await t.http.get('/api/health/ready');
+  assert.is(ready.status, 200, JSON.stringify(ready.body));
+  assert.equal(ready.body.details.broadcast, { status: 'up' });
+  assert.ok(logged.slice(before).some((l) => l.msg === 'broadcast: listening again'));
+});
+
+test.run();

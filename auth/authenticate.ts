@@ -1,7 +1,8 @@
 // Bearer verification with koa-jwt, once per request, then the Caller that handlers use; every
 // route but the public ones needs one. Only HS256 access tokens pass: alg "none", other
-// algorithms, refresh tokens, tokens without an expiry, tokens of an unknown role and tokens whose
-// session has ended (or that name none) are 401; a Tenant-Id header or tenantId query parameter
+// algorithms, refresh tokens, tokens without an expiry or an issue time, issued in the future or
+// for longer than JWT_EXPIRES_IN, tokens of an unknown role and tokens whose session has ended (or
+// that name none) are 401; a Tenant-Id header or tenantId query parameter
 // naming another tenant is 403 (engine/http/tenant-named.ts).
 import type { Context, Middleware, Next } from 'koa';
 import koaJwt from 'koa-jwt';
@@ -12,7 +13,7 @@ import { checkNamedTenant } from '../engine/http/tenant-named.js';
 import type { Engine } from '../engine/module.js';
 import { sessionCheck, type SessionCheck } from './session/live.js';
 import { verificationKeys } from './keyring.js';
-import { ALGORITHM, hasExpiry, tokenKeys, type AccessClaims, type TokenKeys } from './tokens.js';
+import { ALGORITHM, tokenKeys, withinLifetime, type AccessClaims, type TokenKeys } from './tokens.js';
 import { bearerTokenOf, VerifiedTokens } from './verified-tokens.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -23,15 +24,15 @@ type LiveCaller = Caller & { claims: { sessionId: string; employeeId?: string; o
 /** The session of a signed-in caller (every access token names one: see callerFrom). */
 export const sessionOf = (caller: Caller): string => caller.claims.sessionId!;
 
-function callerFrom(claims: unknown, roles: RoleTable): LiveCaller {
+function callerFrom(claims: unknown, roles: RoleTable, lifetimeSeconds: number): LiveCaller {
   const c = claims as Partial<AccessClaims> | undefined;
   if (!c || c.typ !== 'access' || typeof c.sub !== 'string' || typeof c.tenantId !== 'string' || typeof c.role !== 'string') {
     throw unauthorized();
   }
   // Every token we issue names its session (and its user, a UUID): one that does not cannot be revoked.
   if (typeof c.sid !== 'string' || !UUID.test(c.sid) || !UUID.test(c.sub)) throw unauthorized();
-  // And it expires (tokens.ts, hasExpiry).
-  if (!hasExpiry(c)) throw unauthorized();
+  // And it has the lifetime we issue: an exp no further than JWT_EXPIRES_IN past an iat not in the future (tokens.ts).
+  if (!withinLifetime(c, lifetimeSeconds)) throw unauthorized();
   const permissions = roles.grants.get(c.role);
   if (!permissions) throw unauthorized();
   return {
@@ -66,14 +67,14 @@ const bearerOf = (ctx: Context) => ctx.state[BEARER] as Bearer | undefined;
  * kept (verified-tokens.ts) and come back as the same object, so its next requests skip this.
  * Undefined for claims that name no caller this service accepts.
  */
-function callerCache(roles: RoleTable): (claims: unknown) => LiveCaller | undefined {
+function callerCache(roles: RoleTable, lifetimeSeconds: number): (claims: unknown) => LiveCaller | undefined {
   const callers = new WeakMap<object, LiveCaller | null>();
   return (claims) => {
     if (typeof claims !== 'object' || claims === null) return undefined;
     let caller = callers.get(claims);
     if (caller === undefined) {
       try {
-        caller = callerFrom(claims, roles);
+        caller = callerFrom(claims, roles, lifetimeSeconds);
       } catch {
         caller = null;
       }
@@ -114,7 +115,7 @@ export function bearerToken(keys: TokenKeys, roles: RoleTable, liveSession: Sess
   };
   const verifyJwt = koaJwt({ secret: secret as unknown as string, algorithms: [ALGORITHM], key: 'jwt', tokenKey: TOKEN, passthrough: true });
   const verified = new VerifiedTokens();
-  const callerOf = callerCache(roles);
+  const callerOf = callerCache(roles, keys.accessSeconds);
   const withBearer = async (ctx: Context, next: Next) => {
     ctx.state[BEARER] = await lookUp(callerOf(ctx.state.jwt), liveSession, roles);
     return next();

@@ -76,18 +76,38 @@ export function signRefreshToken(keys: TokenKeys, userId: string, tenantId: stri
 }
 
 /**
- * Whether verified claims carry a numeric `exp`. jsonwebtoken refuses a token whose exp has
- * passed but accepts one without any; every token we sign has one, and a token that never
- * expires (signed with a leaked secret, say) must not outlive the secret's rotation.
+ * How far a token's `iat` may lie ahead of this clock, in seconds: the instances that issue and
+ * verify tokens keep their own clocks, a few seconds apart at worst when synchronised, and a
+ * token issued by one a little ahead must not be refused by another (jose's and jsonwebtoken's
+ * `clockTolerance` serve the same purpose). Large enough for that, too small to matter to a forger.
  */
-export function hasExpiry(claims: object): boolean {
-  const { exp } = claims as { exp?: unknown };
-  return typeof exp === 'number' && Number.isFinite(exp);
+export const CLOCK_SKEW_SECONDS = 5;
+
+/**
+ * Whether verified claims have a lifetime this service could have issued: a numeric `exp` and
+ * `iat`, `iat` not in the future (give or take CLOCK_SKEW_SECONDS), and `exp - iat` no longer
+ * than the configured lifetime. jsonwebtoken refuses a token whose exp has passed but accepts
+ * one without any, one issued in the future, and one valid for centuries; every token we sign has
+ * `iat` and `exp = iat + lifetime`, so any other is forged with a leaked secret or comes from
+ * another issuer, and must not outlive the secret's rotation. The lifetime is the one configured
+ * now: after a restart with a shorter one, tokens issued for longer are refused (docs/authentication.md).
+ */
+export function withinLifetime(claims: object, lifetimeSeconds: number, nowMs = Date.now()): boolean {
+  const { exp, iat } = claims as { exp?: unknown; iat?: unknown };
+  if (typeof exp !== 'number' || !Number.isFinite(exp) || typeof iat !== 'number' || !Number.isFinite(iat)) return false;
+  return !issuedInFuture(claims, nowMs) && exp - iat <= lifetimeSeconds;
+}
+
+/** Whether `iat` lies further ahead of the clock than CLOCK_SKEW_SECONDS: a refusal that time undoes. */
+export function issuedInFuture(claims: object, nowMs = Date.now()): boolean {
+  const { iat } = claims as { iat?: unknown };
+  return typeof iat === 'number' && iat > nowMs / 1000 + CLOCK_SKEW_SECONDS;
 }
 
 /**
  * The claims of a refresh token signed by us with HS256 and unexpired; anything else (alg none,
- * another algorithm or key, an access token, missing claims, no exp) is the same 401.
+ * another algorithm or key, an access token, missing claims, no exp or iat, a lifetime longer than
+ * JWT_REFRESH_EXPIRES_IN or an iat in the future: withinLifetime) is the same 401.
  */
 export function verifyRefreshToken(keys: TokenKeys, token: string): RefreshClaims {
   let claims: Partial<RefreshClaims> | undefined;
@@ -99,7 +119,7 @@ export function verifyRefreshToken(keys: TokenKeys, token: string): RefreshClaim
       // the next key, if the token names none (issued before key ids)
     }
   }
-  if (!claims || !hasExpiry(claims) || claims.typ !== 'refresh' || typeof claims.sub !== 'string' || typeof claims.tenantId !== 'string' || typeof claims.jti !== 'string') {
+  if (!claims || !withinLifetime(claims, keys.refreshSeconds) || claims.typ !== 'refresh' || typeof claims.sub !== 'string' || typeof claims.tenantId !== 'string' || typeof claims.jti !== 'string') {
     throw unauthorized();
   }
   return claims as RefreshClaims;

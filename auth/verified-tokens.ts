@@ -3,11 +3,15 @@
 // each time is the largest cost of an authenticated request after the database. A token text
 // that verified once verifies again until its `exp`, with the same claims (the signature covers
 // them), so the claims are kept until then. Only what koa-jwt accepted is kept: a token never
-// seen, or one that failed, is verified by koa-jwt every time.
+// seen, or one that failed, is verified by koa-jwt every time. Nor is a token issued in the
+// future: its refusal (authenticate.ts) holds only while its `iat` is ahead of the clock, and
+// kept claims would carry that refusal on until `exp`.
 //
 // Kept per app (its keys), bounded: past MAX_ENTRIES the oldest goes. A key taken out of use
 // would have to clear this; keys change only by a restart (a rotation, keyring.ts), which starts
 // with an empty one.
+
+import { issuedInFuture } from './tokens.js';
 
 /** Enough for every client busy within an access token's lifetime on one instance, at well under 10 MB. */
 const MAX_ENTRIES = 10_000;
@@ -32,10 +36,13 @@ export class VerifiedTokens {
     return undefined;
   }
 
-  /** Keeps the claims koa-jwt verified; a token without an expiry is never kept (verified each time, then refused: authenticate.ts). */
-  remember(token: string, claims: unknown): void {
+  /**
+   * Keeps the claims koa-jwt verified; a token without an expiry, or issued in the future, is
+   * never kept (verified each time, then refused: authenticate.ts).
+   */
+  remember(token: string, claims: unknown, nowMs = Date.now()): void {
     const exp = (claims as { exp?: unknown } | undefined)?.exp;
-    if (typeof exp !== 'number' || !Number.isFinite(exp)) return;
+    if (typeof exp !== 'number' || !Number.isFinite(exp) || issuedInFuture(claims as object, nowMs)) return;
     if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
     this.entries.set(token, { claims: Object.freeze(claims as object), expiresAtMs: exp * 1000 });
   }

@@ -1,9 +1,10 @@
 // JSON bodies only (1 MiB by default), read by koa-bodyparser: another content type is a 415, and
-// so is a charset other than UTF-8; malformed JSON, bytes that are not UTF-8 and strings with a
-// lone surrogate are a 400; a larger body a 413, one nested deeper or with a longer array than the
-// limits a 400 (no route needs either, and a handler walking such a body would spend time or stack
-// on it). Routes that read their own body (uploads, imports) are left alone, and so is a request
-// no route answers: it is the router's 404 (or 405), not a 415 for a body nobody would read.
+// so is a charset other than UTF-8; a UTF-8 byte order mark before the JSON is ignored; malformed
+// JSON, bytes that are not UTF-8 and strings with a lone surrogate are a 400; a larger body a 413,
+// one nested deeper or with a longer array than the limits a 400 (no route needs either, and a
+// handler walking such a body would spend time or stack on it). Routes that read their own body
+// (uploads, imports) are left alone, and so is a request no route answers: it is the router's 404
+// (or 405), not a 415 for a body nobody would read.
 import type { IncomingMessage } from 'node:http';
 import type { Context, Next } from 'koa';
 import bodyParser from 'koa-bodyparser';
@@ -122,6 +123,28 @@ function parseFailure(err: any, ctx: Context): HttpError {
   return isCompressed(ctx.req) ? badRequest('the request body could not be decompressed') : unreadableBody();
 }
 
+/** A UTF-8 byte order mark (EF BB BF) as koa-bodyparser reads a body: Latin-1, one character per byte. */
+const BOM = '\xef\xbb\xbf';
+/** co-body's test for strict mode: JSON text that starts, after whitespace, an object or an array. */
+const OBJECT_OR_ARRAY = /^[\x20\x09\x0a\x0d]*[[{]/;
+
+/**
+ * The JSON after a byte order mark, parsed as co-body parses a body without one (strict mode;
+ * a __proto__ key is left to shapeProblem, which names it as co-body would). RFC 8259 §8.1 lets a
+ * parser ignore the mark, and .NET and PowerShell write one; co-body refuses it as no object or
+ * array, so only a body it refused comes here. A failure carries the text as co-body's does.
+ */
+function parseAfterBom(read: string): unknown {
+  const text = read.slice(BOM.length);
+  try {
+    if (!text) return {};
+    if (!OBJECT_OR_ARRAY.test(text)) throw new SyntaxError('invalid JSON, only supports object and array');
+    return JSON.parse(text);
+  } catch (err) {
+    throw Object.assign(err as SyntaxError, { body: text });
+  }
+}
+
 /**
  * How the route answering a request reads its body (its declaration's `body`; `none`: it reads
  * none, a DELETE that declares no body), or undefined when no route answers it.
@@ -145,6 +168,17 @@ export function jsonBody(limitBytes: number, shape: JsonShapeLimits, readingOf: 
     // its own short list, and an application/merge-patch+json body would silently become {}.
     detectJSON: (ctx) => Boolean(ctx.is(JSON_TYPES)),
     onerror: (err, ctx) => {
+      const read: unknown = err instanceof SyntaxError ? (err as SyntaxError & { body?: unknown }).body : undefined;
+      if (typeof read === 'string' && read.startsWith(BOM)) {
+        // A byte order mark is ignored: the body is what follows it, refused as it would be alone.
+        try {
+          ctx.request.body = parseAfterBom(read);
+          ctx.request.rawBody = read.slice(BOM.length);
+          return;
+        } catch (again) {
+          throw parseFailure(again, ctx);
+        }
+      }
       throw parseFailure(err, ctx);
     },
   };

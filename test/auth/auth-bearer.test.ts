@@ -1,11 +1,12 @@
 // Bearer verification: only an unexpired HS256 access token signed with the
 // service's secret, of a known role, passes. Everything else is the same 401 with
 // WWW-Authenticate: Bearer, and a refused write leaves nothing behind.
-import { generateKeyPairSync } from 'node:crypto';
+import { createHmac, generateKeyPairSync } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { newTenant, type Session } from '../helpers/accounts.js';
+import { CLOCK_SKEW_SECONDS } from '../../auth/tokens.js';
 import { createTestApp, TEST_ENV, type TestApp } from '../helpers/app.js';
 import { assertUnauthorized } from '../helpers/error-envelope.js';
 
@@ -79,6 +80,58 @@ test('a token without exp is a 401, however well signed, and stays refused when 
   await assertRefused(lasting);
   await assertRefused(bearer(sign({ ...claims(), iat: now() })));
   assert.is((await t.http.get('/api/auth/authenticated').set(lasting)).text, 'false');
+});
+
+/** A token of the owner valid from `iat` for `lifetime` seconds, as the service would sign it but for those two. */
+const lasting = (iat: number, lifetime: number) => bearer(sign({ ...claims(), iat, exp: iat + lifetime }));
+const passes = async (headers: Record<string, string>) => {
+  const before = await tagCount();
+  assert.is((await t.http.get('/api/tags').set(headers)).status, 200);
+  const created = await t.http.post('/api/tags').set(headers).send({ name: `passed ${before}`, color: 'red' });
+  assert.is(created.status, 201, JSON.stringify(created.body));
+  assert.ok(await t.db('tag').where({ id: created.body.id, tenantId: owner.tenantId }).first());
+};
+
+test('a token valid for longer than JWT_EXPIRES_IN is a 401, however well signed; exactly that long passes', async () => {
+  const lifetime = t.config.jwt.expiresIn;
+  assert.is(lifetime, 86_400, 'the default');
+  // exp 10^12: the year 33658.
+  const farFuture = bearer(sign({ ...claims(), iat: now(), exp: 1e12 }));
+  await assertRefused(farFuture);
+  await assertRefused(farFuture);
+  assert.is((await t.http.get('/api/auth/authenticated').set(farFuture)).text, 'false');
+  await assertRefused(lasting(now(), lifetime + 1));
+  await assertRefused(lasting(now() - 60, lifetime + 1));
+  await passes(lasting(now(), lifetime));
+  await passes(lasting(now() - 60, lifetime));
+});
+
+test('a token without iat is a 401, even with an exp within the lifetime', async () => {
+  const noIat = sign(claims(), { noTimestamp: true, expiresIn: 60 });
+  const decoded = jwt.decode(noIat) as jwt.JwtPayload;
+  assert.is(decoded.iat, undefined);
+  assert.type(decoded.exp, 'number');
+  await assertRefused(bearer(noIat));
+  // jsonwebtoken signs no iat but a number: the same signature, computed by hand.
+  const unsigned = `${base64url({ alg: 'HS256', typ: 'JWT' })}.${base64url({ ...claims(), iat: String(now()), exp: now() + 60 })}`;
+  await assertRefused(bearer(`${unsigned}.${createHmac('sha256', TEST_ENV.JWT_SECRET).update(unsigned).digest('base64url')}`));
+});
+
+test('a token issued in the future is a 401; within the clock skew it passes', async () => {
+  await assertRefused(lasting(now() + 3600, 60));
+  await assertRefused(lasting(now() + 3600, -3000));
+  await assertRefused(lasting(now() + CLOCK_SKEW_SECONDS + 2, 60));
+  await passes(lasting(now() + CLOCK_SKEW_SECONDS - 1, 60));
+});
+
+test('a token refused for an iat in the future is not kept refused: it passes once the clock reaches it', async () => {
+  // floor(now) + skew + 2 is at least a second ahead of the skew whatever the fraction of the second.
+  const iat = now() + CLOCK_SKEW_SECONDS + 2;
+  const early = lasting(iat, 60);
+  await assertRefused(early);
+  await assertRefused(early);
+  await new Promise((resolve) => setTimeout(resolve, (iat - CLOCK_SKEW_SECONDS) * 1000 - Date.now() + 50));
+  await passes(early);
 });
 
 test('alg "none" is a 401', async () => {

@@ -7,6 +7,7 @@ import jwt from 'jsonwebtoken';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { revokeUserSessions } from '../../auth/session/revoke.js';
+import { CLOCK_SKEW_SECONDS } from '../../auth/tokens.js';
 import { newTenant, PASSWORD, userWithRole, type Session } from '../helpers/accounts.js';
 import { createTestApp, TEST_ENV, type TestApp } from '../helpers/app.js';
 import { assertError, assertUnauthorized } from '../helpers/error-envelope.js';
@@ -54,6 +55,16 @@ function signRefresh(payload: object, options: Record<string, unknown> = {}) {
   return jwt.sign(payload, TEST_ENV.JWT_REFRESH_SECRET, Object.fromEntries(all) as jwt.SignOptions);
 }
 const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+/** An active row of the owner for `token`, in a session of its own, as if the service had issued it: only the JWT can be refused. */
+async function storedActive(token: string): Promise<number> {
+  const [{ id }] = await t.db('refresh_token').insert({
+    tenantId: owner.tenantId, userId: owner.userId, sessionId: randomUUID(), tokenHash: sha256(token), status: 'active', expiresAt: new Date(Date.now() + 3600_000),
+  }).returning('id');
+  await t.db('user_session').insert({ id, tenantId: owner.tenantId, userId: owner.userId });
+  await t.db('refresh_token').where({ id }).update({ sessionId: id });
+  return id;
+}
 
 test.before(async () => {
   t = await createTestApp();
@@ -189,16 +200,74 @@ test('expired: a JWT past its exp, even with an active row; an active row past i
 test('without exp: a refresh token signed with the refresh secret and stored as active is still a 401', async () => {
   const lasting = signRefresh(refreshClaims(), { expiresIn: undefined });
   assert.is(decode(lasting).exp, undefined);
-  const [{ id }] = await t.db('refresh_token').insert({
-    tenantId: owner.tenantId, userId: owner.userId, sessionId: randomUUID(), tokenHash: sha256(lasting), status: 'active', expiresAt: new Date(Date.now() + 3600_000),
-  }).returning('id');
-  await t.db('user_session').insert({ id, tenantId: owner.tenantId, userId: owner.userId });
-  await t.db('refresh_token').where({ id }).update({ sessionId: id });
+  const id = await storedActive(lasting);
   await assertRefusedUnchanged({ refresh_token: lasting });
   // The control: the same row with a token that has an exp is exchanged.
   const expiring = signRefresh(refreshClaims());
   await t.db('refresh_token').where({ id }).update({ tokenHash: sha256(expiring) });
   await refreshed(expiring);
+});
+
+test('valid longer than JWT_REFRESH_EXPIRES_IN, without iat or issued in the future: 401 even stored as active, nothing spent or stored', async () => {
+  const lifetime = t.config.jwt.refreshExpiresIn;
+  assert.is(lifetime, 7 * 86_400, 'the default');
+  const whole = { expiresIn: undefined };
+  const refused = [
+    // exp 10^12: the year 33658.
+    signRefresh({ ...refreshClaims(), iat: now(), exp: 1e12 }, whole),
+    signRefresh({ ...refreshClaims(), iat: now(), exp: now() + lifetime + 1 }, whole),
+    signRefresh({ ...refreshClaims(), iat: now() - 60, exp: now() - 60 + lifetime + 1 }, whole),
+    signRefresh(refreshClaims(), { noTimestamp: true }),
+    signRefresh({ ...refreshClaims(), iat: now() + 3600, exp: now() + 3660 }, whole),
+    signRefresh({ ...refreshClaims(), iat: now() + CLOCK_SKEW_SECONDS + 2, exp: now() + 3600 }, whole),
+  ];
+  assert.is(decode(refused[3]).iat, undefined);
+  const id = await storedActive(refused[0]);
+  const sessions = await t.db('user_session').count({ n: '*' });
+  for (const token of refused) {
+    await t.db('refresh_token').where({ id }).update({ tokenHash: sha256(token) });
+    await assertRefusedUnchanged({ refresh_token: token });
+    assert.is((await t.db('refresh_token').where({ id }).first()).status, 'active', 'not spent, not revoked');
+  }
+  assert.equal(await t.db('user_session').count({ n: '*' }), sessions);
+  // The controls, each on a row of its own: exactly the lifetime, and an iat within the clock skew.
+  const exact = signRefresh(refreshClaims(), { expiresIn: lifetime });
+  await t.db('refresh_token').where({ id }).update({ tokenHash: sha256(exact) });
+  assert.is((await t.db('refresh_token').where({ parentId: id }).first()), undefined);
+  await refreshed(exact);
+  assert.is((await row(exact)).status, 'spent');
+  assert.is((await t.db('refresh_token').where({ parentId: id }).first()).status, 'active', 'its successor stored');
+  const skewed = signRefresh({ ...refreshClaims(), iat: now() + CLOCK_SKEW_SECONDS - 1, exp: now() + 3600 }, whole);
+  await storedActive(skewed);
+  await refreshed(skewed);
+});
+
+test('a lifetime shortened by configuration refuses the tokens issued for longer before it: access and refresh', async () => {
+  // A restart with shorter JWT_EXPIRES_IN / JWT_REFRESH_EXPIRES_IN, the same secrets: tokens the
+  // default lifetimes issued (one day, seven days) are refused; the new lifetimes pass.
+  const short = await createTestApp({ env: { JWT_EXPIRES_IN: '120', JWT_REFRESH_EXPIRES_IN: '600' } });
+  try {
+    const tenant = await newTenant(short);
+    const pair = await signIn(tenant.email, short);
+    const { iat: _iat, exp: _exp, ...access } = decode(pair.token);
+    const bearer = (expiresIn: number) => `Bearer ${jwt.sign(access, TEST_ENV.JWT_SECRET, { algorithm: 'HS256', expiresIn })}`;
+    assertUnauthorized(await short.http.get('/api/tags').set('Authorization', bearer(86_400)));
+    assertUnauthorized(await short.http.get('/api/tags').set('Authorization', bearer(121)));
+    assert.is((await short.http.get('/api/tags').set('Authorization', bearer(120))).status, 200);
+
+    // The sign-in's own row, made to hold a token of the same claims issued for seven days.
+    const { iat: _i, exp: _e, jti, ...claims } = decode(pair.refresh_token);
+    const older = jwt.sign(claims, TEST_ENV.JWT_REFRESH_SECRET, { algorithm: 'HS256', jwtid: jti, expiresIn: 7 * 86_400 });
+    const rows = () => short.db('refresh_token').select('id', 'status', 'tokenHash').orderBy('id');
+    await short.db('refresh_token').where({ tokenHash: sha256(pair.refresh_token) }).update({ tokenHash: sha256(older) });
+    const before = await rows();
+    assertUnauthorized(await refresh({ refresh_token: older }, short));
+    assert.equal(await rows(), before, 'nothing spent or stored');
+    await short.db('refresh_token').where({ tokenHash: sha256(older) }).update({ tokenHash: sha256(pair.refresh_token) });
+    await refreshed(pair.refresh_token, short);
+  } finally {
+    await short.close();
+  }
 });
 
 test('forged, alg none, another algorithm, wrong type, unknown jti: 401, nothing spent or stored', async () => {

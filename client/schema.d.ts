@@ -55,7 +55,7 @@ export interface paths {
         };
         /**
          * Check the access token
-         * @description The claims of the bearer token and when it expires; any token the API would refuse is a 401, among them one whose session has ended (password reset or change, a spent refresh token sent again).
+         * @description The claims of the bearer token and when it expires, with the role its user has now (a role changed since the token was signed takes effect at once); any token the API would refuse is a 401, among them one whose session has ended (sign-out, password reset or change, a spent refresh token sent again), on every instance at once.
          *
          *     Rate limits counting each call, 429 when any is used up: `GET /api/*`: 1000 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
@@ -297,7 +297,7 @@ export interface paths {
         };
         /**
          * Sign out (the GET Ever Gauzy clients send)
-         * @description Ends the session the access token belongs to (the sign-in it was issued with, and every refresh since): its refresh tokens are refused from then on (401), and so are its access tokens, at once on the instance that answered and within SESSION_CHECK_TTL_MS on the others. The caller's other sessions (other devices) stay signed in. Signing out twice with the same token is a 401: the token ended with its session.
+         * @description Ends the session the access token belongs to (the sign-in it was issued with, and every refresh since): its refresh tokens are refused from then on (401), and so are its access tokens, at once on every instance (each is told before this answers). The caller's other sessions (other devices) stay signed in. Signing out twice with the same token is a 401: the token ended with its session.
          *
          *     Rate limits counting each call, 429 when any is used up: `GET /api/*`: 1000 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
@@ -305,7 +305,7 @@ export interface paths {
         put?: never;
         /**
          * Sign out: end the session of the bearer token
-         * @description Ends the session the access token belongs to (the sign-in it was issued with, and every refresh since): its refresh tokens are refused from then on (401), and so are its access tokens, at once on the instance that answered and within SESSION_CHECK_TTL_MS on the others. The caller's other sessions (other devices) stay signed in. Signing out twice with the same token is a 401: the token ended with its session. It takes no body; one sent anyway is read as any JSON body is (400 malformed, 413 too large, 415 not JSON).
+         * @description Ends the session the access token belongs to (the sign-in it was issued with, and every refresh since): its refresh tokens are refused from then on (401), and so are its access tokens, at once on every instance (each is told before this answers). The caller's other sessions (other devices) stay signed in. Signing out twice with the same token is a 401: the token ended with its session. It takes no body; one sent anyway is read as any JSON body is (400 malformed, 413 too large, 415 not JSON).
          *
          *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
@@ -2231,7 +2231,7 @@ export interface paths {
         };
         /**
          * Readiness: whether to send this instance traffic
-         * @description Public and exempt from rate limits. 503 from the moment a graceful shutdown begins (SIGTERM; the process goes on serving for SHUTDOWN_DELAY_MS, then stops taking connections), while migrations run (an instance holds the migration lock), and while the database does not answer within HEALTH_TIMEOUT_MS.
+         * @description Public and exempt from rate limits. 503 from the moment a graceful shutdown begins (SIGTERM; the process goes on serving for SHUTDOWN_DELAY_MS, then stops taking connections), while migrations run (an instance holds the migration lock), while the database does not answer within HEALTH_TIMEOUT_MS, and where several processes serve one database while this one does not hear the others (broadcast: it is listening again; meanwhile it asks the database about every session).
          *
          *     Exempt from every rate limit: no rate-limit headers, never a 429.
          */
@@ -5408,7 +5408,7 @@ export interface paths {
         get: operations["getMe"];
         /**
          * Update the signed-in user's profile
-         * @description Only the fields sent change; null clears firstName, lastName or imageUrl; when either part is sent, name becomes firstName and lastName. Server-owned fields (readOnly: id, hash, isEmailVerified, isActive, roleId, name, createdAt, updatedAt) are ignored. email is accepted only unchanged (otherwise 400: "email cannot be changed here: request the change with POST /api/email-reset/request-change"). role and tenantId need a caller whose role is now ADMIN or SUPER_ADMIN (else 403); tenantId must be the caller's tenant (else 403); only a SUPER_ADMIN may give the SUPER_ADMIN role (else 403), and the tenant's last SUPER_ADMIN may not give it up (409: "The tenant's last SUPER_ADMIN cannot give up that role"). A new role shows in the access tokens issued from then on (at the next refresh or sign-in); the stored role, not the token's, decides who may change roles.
+         * @description Only the fields sent change; null clears firstName, lastName or imageUrl; when either part is sent, name becomes firstName and lastName. Server-owned fields (readOnly: id, hash, isEmailVerified, isActive, roleId, name, createdAt, updatedAt) are ignored. email is accepted only unchanged (otherwise 400: "email cannot be changed here: request the change with POST /api/email-reset/request-change"). role and tenantId need a caller whose role is now ADMIN or SUPER_ADMIN (else 403); tenantId must be the caller's tenant (else 403); only a SUPER_ADMIN may give the SUPER_ADMIN role (else 403), and the tenant's last SUPER_ADMIN may not give it up (409: "The tenant's last SUPER_ADMIN cannot give up that role"). A new role takes effect at once: the user's access tokens act with it from the next request on, on every instance (a token's role claim says what the role was when it was issued); the stored role, not the token's, decides who may change roles.
          *
          *     Rate limits counting each call, 429 when any is used up: `PUT /api/*`: 100 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
@@ -32638,7 +32638,7 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         status: "ok";
-                        /** @description server, database and migrations, by name */
+                        /** @description server, database, migrations and (where processes keep answers another may change) broadcast, by name */
                         info: {
                             [key: string]: {
                                 /** @enum {string} */
@@ -32646,7 +32646,7 @@ export interface operations {
                                 message?: string;
                             };
                         };
-                        /** @description server, database and migrations, by name */
+                        /** @description server, database, migrations and (where processes keep answers another may change) broadcast, by name */
                         error: {
                             [key: string]: {
                                 /** @enum {string} */
@@ -32654,7 +32654,7 @@ export interface operations {
                                 message?: string;
                             };
                         };
-                        /** @description server, database and migrations, by name */
+                        /** @description server, database, migrations and (where processes keep answers another may change) broadcast, by name */
                         details: {
                             [key: string]: {
                                 /** @enum {string} */
@@ -32694,7 +32694,7 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         status: "error";
-                        /** @description server, database and migrations, by name */
+                        /** @description server, database, migrations and (where processes keep answers another may change) broadcast, by name */
                         info: {
                             [key: string]: {
                                 /** @enum {string} */
@@ -32702,7 +32702,7 @@ export interface operations {
                                 message?: string;
                             };
                         };
-                        /** @description server, database and migrations, by name */
+                        /** @description server, database, migrations and (where processes keep answers another may change) broadcast, by name */
                         error: {
                             [key: string]: {
                                 /** @enum {string} */
@@ -32710,7 +32710,7 @@ export interface operations {
                                 message?: string;
                             };
                         };
-                        /** @description server, database and migrations, by name */
+                        /** @description server, database, migrations and (where processes keep answers another may change) broadcast, by name */
                         details: {
                             [key: string]: {
                                 /** @enum {string} */

@@ -174,6 +174,6 @@ export function optionalCaller(ctx: Context): Caller | undefined {
 
 /** Bearer access tokens of live sessions: how this application's callers authenticate (engine/authenticator.ts). */
 export function tokenAuthenticator(engine: Engine): Authenticator {
-  const liveSession = sessionCheck(engine.db, engine.config.sessionCheckTtlMs, engine.broadcast);
+  const liveSession = sessionCheck(engine.db, engine.config.sessionCheckTtlMs, engine.broadcast, engine.config.databaseTimeoutMs);
   return { identify: bearerToken(tokenKeys(engine.config), engine.roles, liveSession), holder: tokenHolder, authenticate };
 }

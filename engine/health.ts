@@ -158,8 +158,8 @@ export function healthRoutes(db: Knex, timeoutMs: number, state: ServingState, b
         description:
           'Public and exempt from rate limits. 503 from the moment a graceful shutdown begins (SIGTERM; the process goes on serving ' +
           'for SHUTDOWN_DELAY_MS, then stops taking connections), while migrations run (an instance holds the migration lock), ' +
-          'while the database does not answer within HEALTH_TIMEOUT_MS, and where several processes serve one database while this ' +
-          'one does not hear the others (broadcast: it is listening again; meanwhile it asks the database about every session).',
+          'and while the database does not answer within HEALTH_TIMEOUT_MS. On PostgreSQL, broadcast says whether this process hears the ' +
+          'others (up either way; with a message while it does not, when it asks the database about every session).',
         responses: {
           '200': jsonResponse('Ready: serving, the database answers, no migration is running', readinessSchema('ok')),
           '503': jsonResponse('Not ready: the failed checks are under error', readinessSchema('error')),

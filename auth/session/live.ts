@@ -17,11 +17,18 @@ const TOPIC = 'sessions';
 const MAX_ENTRIES = 10_000;
 
 /**
- * How long an announced change keeps its sessions from being kept: longer than the transaction
- * that makes the change can take (it is announced before it begins). After it, answers read since
- * the change committed are kept again.
+ * How long an announced change keeps its sessions from being kept: longer than what follows the
+ * announcement in the transaction that makes the change can take (at most three statements, each
+ * bounded by DATABASE_TIMEOUT_MS). After it, answers read since the change committed are kept
+ * again. A process that starts listening keeps no live answer for as long: a change announced
+ * while it was deaf may not have committed yet.
  */
-export const UNKEPT_FOR_MS = 60_000;
+export const unkeptForMs = (databaseTimeoutMs: number) => 3 * databaseTimeoutMs;
+
+/** At most this many ids in one announcement heard (anyone may NOTIFY: what is heard is checked). */
+const MAX_IDS = 100;
+const ids = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((id): id is string => typeof id === 'string' && id.length <= 64).slice(0, MAX_IDS) : [];
 
 /** Sessions ended, or the users whose sessions are ended or whose role changes. */
 export interface SessionChange {
@@ -51,12 +58,17 @@ class LiveSessions {
   private readonly unkeptUsers = new Map<string, number>();
   /** Bumped by every change heard: a lookup that was under way meanwhile may have read the old state. */
   private changes = 0;
+  /** No live answer is kept before this time (see unkeptForMs). */
+  private keepLiveFrom = 0;
 
-  constructor(private readonly db: Knex, private readonly ttlMs: number, private readonly broadcast: Broadcast) {
+  constructor(private readonly db: Knex, private readonly ttlMs: number, private readonly broadcast: Broadcast, private readonly unkeptMs: number) {
     if (ttlMs <= 0) return;
-    broadcast.subscribe(TOPIC, (message) => this.heard(message as SessionChange));
+    broadcast.subscribe(TOPIC, (message) => this.heard(message));
     // Deaf, or hearing again after being deaf: what was kept may have missed a change.
-    broadcast.onListening(() => this.forgetAll());
+    broadcast.onListening((listening) => {
+      this.forgetAll();
+      if (listening) this.keepLiveFrom = Date.now() + unkeptMs;
+    });
   }
 
   check: SessionCheck = async (sessionId, userId) => {
@@ -75,7 +87,7 @@ class LiveSessions {
     const state: SessionState = row && row.revokedAt === null && row.isActive ? { live: true, role: row.role } : NOT_LIVE;
     // An ended session stays ended: that answer is always safe to keep. A live one is kept only if
     // no change was heard while reading it and none announced for it is recent.
-    if (keeping && this.broadcast.listening && (!state.live || (seen === this.changes && !this.unkept(sessionId, userId)))) {
+    if (keeping && this.broadcast.listening && (!state.live || (seen === this.changes && Date.now() >= this.keepLiveFrom && !this.unkept(sessionId, userId)))) {
       this.keep(sessionId, userId, state);
     }
     return state;
@@ -93,11 +105,12 @@ class LiveSessions {
     this.kept.set(sessionId, { ...state, userId, at: Date.now() });
   }
 
-  private heard(change: SessionChange) {
+  private heard(message: unknown) {
     this.changes += 1;
-    const until = Date.now() + UNKEPT_FOR_MS;
-    const sessions = new Set(change.sessions ?? []);
-    const users = new Set(change.users ?? []);
+    const change = (typeof message === 'object' && message !== null ? message : {}) as Record<string, unknown>;
+    const until = Date.now() + this.unkeptMs;
+    const sessions = new Set(ids(change.sessions));
+    const users = new Set(ids(change.users));
     for (const id of sessions) this.unkeptSessions.set(id, until);
     for (const id of users) this.unkeptUsers.set(id, until);
     for (const [id, known] of this.kept) if (sessions.has(id) || users.has(known.userId)) this.kept.delete(id);
@@ -123,11 +136,11 @@ class LiveSessions {
 const liveSessionsOf = new WeakMap<Broadcast, Map<number, LiveSessions>>();
 
 /** A session is live while its row exists, is not revoked, and its user is active; ttlMs 0 asks the database every time. */
-export function sessionCheck(db: Knex, ttlMs: number, broadcast: Broadcast): SessionCheck {
+export function sessionCheck(db: Knex, ttlMs: number, broadcast: Broadcast, databaseTimeoutMs: number): SessionCheck {
   let byTtl = liveSessionsOf.get(broadcast);
   if (!byTtl) liveSessionsOf.set(broadcast, (byTtl = new Map()));
   let sessions = byTtl.get(ttlMs);
-  if (!sessions) byTtl.set(ttlMs, (sessions = new LiveSessions(db, ttlMs, broadcast)));
+  if (!sessions) byTtl.set(ttlMs, (sessions = new LiveSessions(db, ttlMs, broadcast, unkeptForMs(databaseTimeoutMs))));
   return sessions.check;
 }
 

@@ -7,6 +7,14 @@ import { announceChange, SESSION_TABLE } from './live.js';
 import { TABLE } from './store.js';
 import { transactionOnceMoreIfUndone } from '../../engine/db/undone.js';
 
+/** Whether any session these arguments would end is live. */
+async function anyLive(db: Knex, userId: string, only?: string, keep?: string): Promise<boolean> {
+  const live = db(SESSION_TABLE).first('id').where({ userId }).whereNull('revokedAt');
+  if (only) live.where({ id: only });
+  if (keep) live.whereNot({ id: keep });
+  return (await live) !== undefined;
+}
+
 /**
  * Marks the sessions revoked, then their live refresh tokens. The mark is what counts: an exchange
  * running at this moment may still insert a successor token (this UPDATE cannot see a row being
@@ -14,8 +22,9 @@ import { transactionOnceMoreIfUndone } from '../../engine/db/undone.js';
  * Returns how many refresh tokens were revoked.
  */
 async function endSessions(broadcast: Broadcast, db: Knex, userId: string, only?: string, keep?: string): Promise<number> {
-  // Every process stops trusting what it knows of these sessions before they end.
-  await announceChange(broadcast, only ? { sessions: [only] } : { users: [userId] });
+  // Every process stops trusting what it knows of these sessions before they end; sessions ended
+  // already (a spent refresh token shown again and again) need no telling.
+  if (await anyLive(db, userId, only, keep)) await announceChange(broadcast, only ? { sessions: [only] } : { users: [userId] });
   const { tokens } = await transactionOnceMoreIfUndone(db, async (trx) => {
     const sessions = trx(SESSION_TABLE).where({ userId }).whereNull('revokedAt');
     const live = trx(TABLE).where({ userId, status: 'active' });

@@ -36,16 +36,17 @@ export interface Broadcast {
    */
   publish(topic: string, message: object): Promise<Delivery>;
   /**
-   * For readiness: up while listening (or alone), down with why otherwise; nothing where the
-   * processes cannot listen at all (behind a transaction pooler) or nothing has asked to yet.
+   * For readiness: up, with why not while it does not hear the others (the process is still ready:
+   * it keeps nothing then); nothing where it cannot listen at all (behind a transaction pooler), or
+   * before it was started.
    */
-  check(): { status: 'up' } | { status: 'down'; message: string } | undefined;
-  /** Resolves once listening (or after timeoutMs: start-up does not wait on it longer). */
+  check(): { status: 'up'; message?: string } | undefined;
+  /** Starts listening, and resolves once it does (or after timeoutMs: start-up does not wait on it longer). */
   ready(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
-/** The longest a sender waits for the others' confirmations: a process slower than this is logged. */
+/** The longest a message holds its sender up (counting, sending, confirmations): a process slower than this is logged. */
 export const BROADCAST_WAIT_MS = 1000;
 /** How often the listening connection is asked whether it still answers (a silent network drop ends no socket). */
 const PING_EVERY_MS = 5000;
@@ -130,10 +131,28 @@ export function broadcastKeys(scope: string): { channel: string; lockClass: numb
   return { channel: `broadcast_${keyOf(`channel ${scope}`).toString(36)}`, lockClass: LOCK_CLASS, lockKey: keyOf(`listeners ${scope}`) };
 }
 
+/** An envelope as a NOTIFY payload carries it; anything else on the channel (anyone may NOTIFY) is ignored. */
+function envelopeOf(payload: string | undefined, channel: string): Envelope | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(payload ?? '');
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { id, topic, from, reply } = value as Partial<Envelope>;
+  if (typeof id !== 'string' || typeof topic !== 'string' || typeof from !== 'number' || typeof reply !== 'string') return undefined;
+  if (!reply.startsWith(`${channel}_`) || reply.length > 63 || id.length > 64) return undefined;
+  return value as Envelope;
+}
+
+/** This database, in pg_locks (advisory locks are per database; pg_locks shows the whole server's). */
+const THIS_DATABASE = '(select oid from pg_database where datname = current_database())';
+
 /**
  * The database's broadcast over PostgreSQL. `scope` tells deployments sharing a database apart
- * (their schema): each has its own channel and lock. Listening starts at the first subscribe or
- * publish, so a process that never needs it holds no extra connection.
+ * (their schema): each has its own channel and lock. Listening starts at ready() or the first
+ * publish, so an app that is never started holds no extra connection.
  */
 export function postgresBroadcast(db: Knex, scope: string, log: Log): Broadcast {
   const subscribers = new Subscribers();
@@ -141,15 +160,17 @@ export function postgresBroadcast(db: Knex, scope: string, log: Log): Broadcast 
   // A transaction pooler hands each transaction any server connection: LISTEN would be lost.
   const pooled = usesTransactionPooler(db);
   let client: pg.Client | undefined;
+  /** The backend of the listening connection; kept after it is lost, to end it if it lingers. */
   let pid = 0;
   let listening = false;
   let wasLost = false;
   let started = false;
   let closed = false;
   let failures = 0;
-  let downReason = pooled ? 'A transaction pooler stands before the database: processes cannot listen to each other' : 'Not listening yet';
+  let downReason = 'Not listening yet';
   let pinger: NodeJS.Timeout | undefined;
   let retry: NodeJS.Timeout | undefined;
+  /** Messages sent and not yet confirmed by every process counted: id → one confirmation. */
   const waiting = new Map<string, (pid: number) => void>();
 
   const setListening = (value: boolean, reason?: string) => {
@@ -171,7 +192,7 @@ export function postgresBroadcast(db: Knex, scope: string, log: Log): Broadcast 
     setListening(false, reason);
     // Ending the connection releases its advisory lock: senders stop waiting for this process.
     lost?.end().catch(() => {});
-    if (!closed) {
+    if (!closed && !retry) {
       retry = setTimeout(connect, RETRY_MS[Math.min(failures, RETRY_MS.length - 1)]);
       retry.unref();
       failures += 1;
@@ -179,44 +200,59 @@ export function postgresBroadcast(db: Knex, scope: string, log: Log): Broadcast 
   };
 
   const onNotification = (note: pg.Notification) => {
-    if (note.channel === channel) {
-      let envelope: Envelope;
-      try {
-        envelope = JSON.parse(note.payload ?? '');
-      } catch {
-        return;
+    try {
+      if (note.channel === channel) {
+        const envelope = envelopeOf(note.payload, channel);
+        if (!envelope || envelope.from === pid) return;
+        subscribers.deliver(envelope.topic, envelope.message, log);
+        client?.query('select pg_notify($1, $2)', [envelope.reply, `${envelope.id} ${pid}`]).catch(() => {});
+      } else {
+        const [id, from] = (note.payload ?? '').split(' ');
+        waiting.get(id)?.(Number(from));
       }
-      if (envelope.from === pid) return;
-      subscribers.deliver(envelope.topic, envelope.message, log);
-      client?.query('select pg_notify($1, $2)', [envelope.reply, `${envelope.id} ${pid}`]).catch(() => {});
-    } else {
-      const [id, from] = (note.payload ?? '').split(' ');
-      waiting.get(id)?.(Number(from));
+    } catch (err) {
+      // Whatever arrives, the process goes on (a throw here would be an uncaught exception).
+      log('warn', 'broadcast: a message could not be handled', { error: String((err as Error)?.message ?? err) });
     }
   };
 
-  async function connect() {
-    retry = undefined;
-    if (closed) return;
-    let next: pg.Client | undefined;
+  /** Opens the listening connection: listening first, then the lock, so whoever counts this process has it hearing. */
+  async function listen(): Promise<pg.Client> {
+    const opening = db.client.acquireRawConnection() as Promise<pg.Client>;
+    const current = await within(opening, CONNECT_WAIT_MS, 'the listening connection').catch((err) => {
+      opening.then((late) => late.end().catch(() => {}), () => {});
+      throw err;
+    });
     try {
-      const opening = db.client.acquireRawConnection() as Promise<pg.Client>;
-      // A database that takes the connection and never answers must not leave this waiting for good.
-      next = await within(opening, CONNECT_WAIT_MS, 'the listening connection').catch((err) => {
-        opening.then((late) => late.end().catch(() => {}), () => {});
-        throw err;
-      });
-      const current = next;
       current.on('error', () => client === current && dropClient('The listening connection failed'));
       current.on('end', () => client === current && dropClient('The listening connection ended'));
       current.on('notification', onNotification);
       // Never what keeps a process from exiting (a test that forgets to close its app, say).
       (current as unknown as { connection?: { stream?: { unref?(): void } } }).connection?.stream?.unref?.();
-      pid = (current as unknown as { processID: number }).processID;
-      // Listening before taking the lock: whoever counts this process has it hearing already.
-      await current.query(`listen ${channel}`);
-      await current.query(`listen ${channel}_${pid}`);
-      await current.query('select pg_advisory_lock_shared($1, $2)', [LOCK_CLASS, lockKey]);
+      const previous = pid;
+      const next = (current as unknown as { processID: number }).processID;
+      await within((async () => {
+        await current.query(`listen ${channel}`);
+        await current.query(`listen ${channel}_${next}`);
+        // try: whoever holds the lock exclusively (an operator pausing the channel) is waited out by retrying, never hung on.
+        const { rows } = await current.query('select pg_try_advisory_lock_shared($1, $2) as taken', [LOCK_CLASS, lockKey]);
+        if (!rows[0].taken) throw new Error('the listeners\' lock is held exclusively');
+        // A connection lost silently may linger on the server, holding the lock that makes senders wait for it.
+        if (previous && previous !== next) await current.query('select pg_terminate_backend($1)', [previous]).catch(() => {});
+      })(), CONNECT_WAIT_MS, 'listening');
+      pid = next;
+      return current;
+    } catch (err) {
+      current.end().catch(() => {});
+      throw err;
+    }
+  }
+
+  async function connect() {
+    retry = undefined;
+    if (closed) return;
+    try {
+      const current = await listen();
       if (closed) {
         await current.end().catch(() => {});
         return;
@@ -227,20 +263,23 @@ export function postgresBroadcast(db: Knex, scope: string, log: Log): Broadcast 
       pinger.unref();
       setListening(true);
     } catch (err) {
-      next?.end().catch(() => {});
       // The reason for the log; readiness says only that it could not (no driver text in an answer).
       log('warn', 'broadcast: could not listen', { error: String((err as Error)?.message ?? err) });
       dropClient('Could not listen to the other processes');
     }
   }
 
+  let pinging = false;
   async function ping() {
     const current = client;
-    if (!current) return;
+    if (!current || pinging) return;
+    pinging = true;
     try {
       await within(current.query('select 1'), PING_EVERY_MS, 'the listening connection');
     } catch {
       if (client === current) dropClient('The listening connection stopped answering');
+    } finally {
+      pinging = false;
     }
   }
 
@@ -250,64 +289,80 @@ export function postgresBroadcast(db: Knex, scope: string, log: Log): Broadcast 
     void connect();
   };
 
-  /** The other processes listening now (this one's lock aside). */
-  async function othersListening(current: pg.Client): Promise<number> {
+  /** The backends of the other processes listening now (this one's aside), in this database. */
+  async function othersListening(current: pg.Client): Promise<number[]> {
     const { rows } = await current.query(
-      `select count(distinct pid)::int as n from pg_locks
-        where locktype = 'advisory' and classid = $1::bigint::oid and objid = $2::bigint::oid and objsubid = 2 and granted and pid <> pg_backend_pid()`,
+      `select distinct pid from pg_locks
+        where locktype = 'advisory' and database = ${THIS_DATABASE} and classid = $1::bigint::oid and objid = $2::bigint::oid
+          and objsubid = 2 and granted and pid <> pg_backend_pid()`,
       [LOCK_CLASS, lockKey],
     );
-    return rows[0].n;
+    return rows.map((r: { pid: number }) => r.pid);
+  }
+
+  /** Sends and waits for the processes counted, all within one BROADCAST_WAIT_MS. */
+  async function sendConfirmed(current: pg.Client, topic: string, envelope: Envelope): Promise<Delivery> {
+    const deadline = Date.now() + BROADCAST_WAIT_MS;
+    const left = () => Math.max(1, deadline - Date.now());
+    const confirmed = new Set<number>();
+    let counted: Set<number> | undefined;
+    let done!: () => void;
+    const all = new Promise<void>((resolve) => (done = resolve));
+    const settled = () => counted !== undefined && [...counted].every((p) => confirmed.has(p));
+    waiting.set(envelope.id, (from) => {
+      confirmed.add(from);
+      if (settled()) done();
+    });
+    try {
+      // Counted first, sent whatever the count did: a count that failed only means not waiting.
+      counted = new Set(await within(othersListening(current), left(), 'counting listeners').catch(() => [] as number[]));
+      await within(current.query('select pg_notify($1, $2)', [channel, JSON.stringify(envelope)]), left(), 'the notification');
+      if (!settled()) await within(all, left(), 'confirmations').catch(() => {});
+    } catch (err) {
+      log('warn', 'broadcast: a message could not be sent', { topic, error: String((err as Error)?.message ?? err) });
+    } finally {
+      waiting.delete(envelope.id);
+    }
+    const expected = counted?.size ?? 0;
+    const confirmedCounted = [...(counted ?? [])].filter((p) => confirmed.has(p)).length;
+    if (confirmedCounted < expected) {
+      log('warn', 'broadcast: not every process confirmed in time', { topic, expected, confirmed: confirmedCounted, waitedMs: BROADCAST_WAIT_MS });
+    }
+    return { expected, confirmed: confirmedCounted };
   }
 
   return {
     get listening() {
       return listening;
     },
-    subscribe(topic, handler) {
-      start();
-      return subscribers.add(topic, handler);
-    },
+    subscribe: (topic, handler) => subscribers.add(topic, handler),
     onListening: (listener) => subscribers.onState(listener),
     async publish(topic, message) {
       start();
+      // This process's subscribers first, at once, whether or not it listens yet.
       subscribers.deliver(topic, message, log);
+      if (pooled) return { expected: 0, confirmed: 0 }; // nobody can listen: nobody to tell
+      const envelope: Envelope = { id: randomUUID(), topic, from: pid, reply: `${channel}_${pid}`, message };
       const current = client;
-      const id = randomUUID();
-      const envelope: Envelope = { id, topic, from: pid, reply: `${channel}_${pid}`, message };
-      if (!current) {
-        // Deaf here, but the others may hear: told through the pool, unconfirmed.
-        await db.raw('select pg_notify(?, ?)', [channel, JSON.stringify({ ...envelope, from: -1 })]).catch(() => {});
-        return { expected: 0, confirmed: 0 };
-      }
-      const confirmedBy = new Set<number>();
-      let expected = 0;
-      let done!: () => void;
-      const all = new Promise<void>((resolve) => (done = resolve));
-      waiting.set(id, (from) => {
-        confirmedBy.add(from);
-        if (confirmedBy.size >= expected) done();
-      });
-      try {
-        expected = await within(othersListening(current), BROADCAST_WAIT_MS, 'counting listeners');
-        await within(current.query('select pg_notify($1, $2)', [channel, JSON.stringify(envelope)]), BROADCAST_WAIT_MS, 'the notification');
-        if (confirmedBy.size < expected) await within(all, BROADCAST_WAIT_MS, 'confirmations').catch(() => {});
-      } catch (err) {
-        log('warn', 'broadcast: a message could not be sent', { topic, error: String((err as Error)?.message ?? err) });
-      } finally {
-        waiting.delete(id);
-      }
-      if (confirmedBy.size < expected) {
-        log('warn', 'broadcast: not every process confirmed in time', { topic, expected, confirmed: confirmedBy.size, waitedMs: BROADCAST_WAIT_MS });
-      }
-      return { expected, confirmed: Math.min(confirmedBy.size, expected) };
+      if (current) return sendConfirmed(current, topic, envelope);
+      // Deaf here, but the others may hear: told through the pool, unconfirmed and not waited for
+      // (the caller may hold a pooled connection in a transaction; a second one could be scarce).
+      db.raw('select pg_notify(?, ?)', [channel, JSON.stringify({ ...envelope, from: -1 })]).catch(() => {});
+      return { expected: 0, confirmed: 0 };
     },
-    check: () => (!started ? undefined : listening ? { status: 'up' } : { status: 'down', message: downReason }),
+    check: () => {
+      if (!started) return undefined;
+      // Ready either way: a process that does not hear the others keeps nothing (it asks the database).
+      return listening ? { status: 'up' } : { status: 'up', message: `${downReason}: every request asks the database` };
+    },
     async ready(timeoutMs) {
+      start();
       if (!started || listening) return;
+      let stop: () => void = () => {};
       await within(new Promise<void>((resolve) => {
-        const stop = subscribers.onState((now) => now && (stop(), resolve()));
+        stop = subscribers.onState((now) => now && resolve());
       }), timeoutMs, 'listening').catch(() => {});
+      stop();
     },
     async close() {
       closed = true;

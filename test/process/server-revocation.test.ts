@@ -15,6 +15,13 @@ import { dropSchema, killServers, startServer, type ServerProcess } from '../hel
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const HOUR = '3600000';
+/**
+ * A process that starts listening keeps no live answer for 3 × DATABASE_TIMEOUT_MS (a change
+ * announced before it listened may still be committing): 3 s here, waited out before a revocation
+ * is tested, else the other process would refuse even without hearing of it.
+ */
+const DATABASE_TIMEOUT_MS = 1000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
@@ -57,9 +64,18 @@ const onPostgres = DATABASE_URL ? test : test.skip;
 const schemas: string[] = [];
 const servers: ServerProcess[] = [];
 async function serve(env: Record<string, string>): Promise<ServerProcess> {
-  const server = await startServer({ DATABASE_URL, SESSION_CHECK_TTL_MS: HOUR, ...env });
+  const server = await startServer({ DATABASE_URL, SESSION_CHECK_TTL_MS: HOUR, DATABASE_TIMEOUT_MS: String(DATABASE_TIMEOUT_MS), ...env });
   servers.push(server);
+  serving.set(server, Date.now());
   return server;
+}
+/** When each server served (it listened to the others before). */
+const serving = new WeakMap<ServerProcess, number>();
+
+/** Past the window after the servers' start in which they keep nothing anyway. */
+async function keeping(...started: ServerProcess[]) {
+  const last = Math.max(...started.map((s) => serving.get(s)!));
+  await sleep(Math.max(0, last + 3 * DATABASE_TIMEOUT_MS + 200 - Date.now()));
 }
 const newSchema = () => {
   const schema = `revoke_test_${randomBytes(4).toString('hex')}`;
@@ -78,6 +94,7 @@ onPostgres('two workers: after a sign-out, ten writes at once with its token are
   try {
     const http = request(server.url);
     const user = await owner(http);
+    await keeping(server);
     // Each request opens a connection of its own: the cluster hands them to both workers in turn
     // (without the broadcast, the worker that did not sign out stores some of the ten: checked).
     await readsAccepted(http, user.token);
@@ -98,6 +115,7 @@ onPostgres('two instances: sign-out, password change and a refresh token shown t
 
     // Sign-out.
     const leaving = await owner(httpA);
+    await keeping(a, b);
     await readsAccepted(httpB, leaving.token, 2);
     assert.is((await httpA.post('/api/auth/logout').set(bearer(leaving.token))).status, 200);
     await assertWritesRefused(httpB, leaving.token, schema);
@@ -124,37 +142,78 @@ onPostgres('two instances: sign-out, password change and a refresh token shown t
   }
 });
 
-onPostgres("the channel cut: B listens again by itself, and a sign-out on A is refused on B at once meanwhile", async () => {
+onPostgres('two instances: a role changed on A is the role its token acts with on B at once', async () => {
   const schema = newSchema();
   const a = await serve({ DATABASE_SCHEMA: schema, WEB_CONCURRENCY: '1' });
   const b = await serve({ DATABASE_SCHEMA: schema, WEB_CONCURRENCY: '1' });
   try {
     const [httpA, httpB] = [request(a.url), request(b.url)];
+    const boss = await owner(httpA);
+    const email = uniqueEmail('admin');
+    const reg = await httpA.post('/api/auth/register').set(bearer(boss.token))
+      .send({ user: { firstName: 'Ada', lastName: 'Min', email, role: 'ADMIN' }, password: PASSWORD, confirmPassword: PASSWORD });
+    assert.is(reg.status, 201, JSON.stringify(reg.body));
+    const admin = (await httpA.post('/api/auth/login').send({ email, password: PASSWORD })).body.token as string;
+    await keeping(a, b);
+    assert.is((await httpB.post('/api/tags').set(bearer(admin)).send({ name: `kept-${randomBytes(4).toString('hex')}`, color: 'red' })).status, 201);
+
+    assert.is((await httpA.put('/api/user/me').set(bearer(admin)).send({ role: 'VIEWER' })).status, 200);
+    const prefix = `demoted-${randomBytes(4).toString('hex')}`;
+    const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => httpB.post('/api/tags').set(bearer(admin)).send({ name: `${prefix}-${i}`, color: 'red' })));
+    for (const res of answers) assert.is(res.status, 403, JSON.stringify(res.body));
+    assert.is(await tagsNamed(schema, prefix), 0);
+    assert.is((await httpB.get('/api/auth/check').set(bearer(admin))).body.role, 'VIEWER');
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+});
+
+/** This database's listening connections (pg_locks shows the whole server's). */
+const LISTENERS = `select pid from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())
+  and classid = $1::bigint::oid and objid = $2::bigint::oid and objsubid = 2`;
+
+onPostgres('the channel cut: B cannot listen, keeps nothing, and refuses a sign-out made on A at once; then listens again', async () => {
+  const schema = newSchema();
+  const a = await serve({ DATABASE_SCHEMA: schema, WEB_CONCURRENCY: '1' });
+  const b = await serve({ DATABASE_SCHEMA: schema, WEB_CONCURRENCY: '1' });
+  const holder = new pg.Client({ connectionString: DATABASE_URL });
+  await holder.connect();
+  try {
+    const [httpA, httpB] = [request(a.url), request(b.url)];
     const user = await owner(httpA);
     await readsAccepted(httpB, user.token, 2);
-    // Every listening connection of the database ended by the server, as a restart or a network fault would.
-    const admin = new pg.Client({ connectionString: DATABASE_URL });
-    await admin.connect();
-    try {
-      const { lockClass, lockKey } = broadcastKeys(schema);
-      const { rows } = await admin.query(
-        `select pg_terminate_backend(pid) from pg_locks where locktype = 'advisory' and classid = $1::bigint::oid and objid = $2::bigint::oid and objsubid = 2`,
-        [lockClass, lockKey],
-      );
-      assert.is(rows.length, 2, 'both listeners found');
-    } finally {
-      await admin.end();
+    // Both listening connections ended by the server (a restart, a network fault), and kept from
+    // listening again by an exclusive hold on their lock.
+    const { lockClass, lockKey } = broadcastKeys(schema);
+    for (let tries = 0; ; tries += 1) {
+      const { rows } = await holder.query(LISTENERS, [lockClass, lockKey]);
+      if (tries === 0) assert.is(rows.length, 2, 'both listeners found');
+      for (const { pid } of rows) await holder.query('select pg_terminate_backend($1)', [pid]);
+      if ((await holder.query('select pg_try_advisory_lock($1, $2) as taken', [lockClass, lockKey])).rows[0].taken) break;
+      assert.ok(tries < 50, 'the listeners kept their lock');
     }
     await b.waitForLog((l) => l.msg === 'broadcast: not listening', 10_000);
-    // Deaf, B keeps nothing and asks the database: a sign-out is refused at once all the same.
+    await a.waitForLog((l) => l.msg === 'broadcast: not listening', 10_000);
+    const deaf = await httpB.get('/api/health/ready');
+    assert.is(deaf.status, 200, 'still ready: it keeps nothing');
+    assert.match(deaf.body.details.broadcast.message, /every request asks the database$/);
+    // Deaf, both keep nothing and ask the database: a sign-out is refused at once all the same.
     assert.is((await httpA.post('/api/auth/logout').set(bearer(user.token))).status, 200);
     await assertWritesRefused(httpB, user.token, schema);
-    // And it listens again within seconds; readiness says so.
+    // Released: B listens again within seconds, and hears A.
+    await holder.query('select pg_advisory_unlock($1, $2)', [lockClass, lockKey]);
     await b.waitForLog((l) => l.msg === 'broadcast: listening again', 10_000);
-    const ready = await httpB.get('/api/health/ready');
-    assert.is(ready.status, 200, JSON.stringify(ready.body));
-    assert.equal(ready.body.details.broadcast, { status: 'up' });
+    await a.waitForLog((l) => l.msg === 'broadcast: listening again', 10_000);
+    // Listening again, B keeps no live answer for a while (a change may have been announced while it was deaf).
+    await sleep(3 * DATABASE_TIMEOUT_MS + 200);
+    assert.equal((await httpB.get('/api/health/ready')).body.details.broadcast, { status: 'up' });
+    const again = await owner(httpA);
+    await readsAccepted(httpB, again.token, 2);
+    assert.is((await httpA.post('/api/auth/logout').set(bearer(again.token))).status, 200);
+    await assertWritesRefused(httpB, again.token, schema);
   } finally {
+    await holder.end();
     await a.stop();
     await b.stop();
   }

@@ -2,11 +2,15 @@
 // (issue 42), each pinned by the request that showed it: the answer the server gives, and the
 // document agreeing with it (an answer fits its declared schema; a value the server refuses is
 // one the document refuses too, and one it takes is one the document takes).
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { newTenant, type Session } from '../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { assertError } from '../helpers/error-envelope.js';
 import { OpenApiChecker, supertestAnswer } from '../helpers/openapi-checker.js';
+import { operationsOf } from '../helpers/openapi.js';
 
 let t: TestApp;
 let doc: Record<string, any>;
@@ -27,6 +31,26 @@ test.after(async () => {
   await t?.close();
 });
 
+/** A node of the document with its $refs followed. */
+function resolve(node: any): any {
+  let current = node;
+  while (current?.$ref) current = String(current.$ref).slice(2).split('/').reduce((at: any, part: string) => at?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+  return current;
+}
+
+/** The schema of one parameter of one operation, as a validator of the text a request carries. */
+function parameterValidator(method: string, path: string, where: string, name: string) {
+  const item = doc.paths[path];
+  const parameter = [...(item.parameters ?? []), ...(item[method].parameters ?? [])].map(resolve).find((p) => p.in === where && p.name === name);
+  assert.ok(parameter, `${method.toUpperCase()} ${path} declares the ${where} parameter ${name}`);
+  const ajv = new Ajv({ strict: false, coerceTypes: true });
+  addFormats.default(ajv);
+  ajv.addSchema({ $id: 'doc', components: doc.components });
+  const rebase = (node: any): any =>
+    Array.isArray(node) ? node.map(rebase) : node && typeof node === 'object' ? Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === '$ref' ? `doc${v}` : rebase(v)])) : node;
+  return ajv.compile(rebase(parameter.schema));
+}
+
 test('1. a relation narrowed by select[] is declared narrowed: id and what was asked, nothing else required', async () => {
   for (const path of [`/api/task/${taskId}`, '/api/task']) {
     const url = `${path}?select[]=creator.createdAt&relations[]=creator.role`;
@@ -45,6 +69,27 @@ test('1. a relation narrowed by select[] is declared narrowed: id and what was a
       for (const ref of refs) assert.ok(ref.endsWith('Selected"'), `${name}.${property} refers to ${ref}, a whole record`);
     }
   }
+});
+
+/** Whether a concrete path fits a templated one, each parameter's value by its declared schema. */
+function fitsTemplate(method: string, concrete: string, template: string): boolean {
+  const names = template.match(/\{[^}]+\}/g)?.map((n) => n.slice(1, -1)) ?? [];
+  const pattern = new RegExp(`^${template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('([^/]+)')}$`);
+  const values = pattern.exec(concrete)?.slice(1);
+  if (!values) return false;
+  return names.every((name, i) => parameterValidator(method, template, 'path', name)(values[i]));
+}
+
+test('2. no documented path is also an instance of a templated one (a report name is not an "unknown report")', async () => {
+  const concrete = operationsOf(doc).filter(({ path }) => !path.includes('{'));
+  const templated = operationsOf(doc).filter(({ path }) => path.includes('{'));
+  const overlaps = concrete.flatMap((c) =>
+    templated.filter((tpl) => tpl.method === c.method && fitsTemplate(tpl.method, c.path, tpl.path)).map((tpl) => `${c.method.toUpperCase()} ${c.path} fits ${tpl.path}`),
+  );
+  assert.equal(overlaps, []);
+  // The server still names the reports for a name that is none.
+  const res = await t.http.get('/api/report/no-such-report').set(admin.auth);
+  assertError(res, 404, 'No such report; reports: time-log-daily, time-log-weekly, amounts-owed, project-budgets');
 });
 
 test.run();

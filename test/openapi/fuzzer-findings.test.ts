@@ -92,4 +92,20 @@ test('2. no documented path is also an instance of a templated one (a report nam
   assertError(res, 404, 'No such report; reports: time-log-daily, time-log-weekly, amounts-owed, project-budgets');
 });
 
+test('3. an empty Idempotency-Key counts as none, and the document says so', async () => {
+  const fits = parameterValidator('post', '/api/task', 'header', 'Idempotency-Key');
+  assert.ok(fits(''), 'the document takes an empty key');
+  assert.not.ok(fits('with space'), 'the document refuses what the server refuses');
+  for (let i = 0; i < 2; i++) {
+    const res = await t.http.post('/api/task').set(admin.auth).set('Idempotency-Key', '').send({ title: 'No key' });
+    assert.is(res.status, 201, JSON.stringify(res.body));
+    assert.is(res.headers['idempotent-replayed'], undefined);
+  }
+  // Not a key: both requests ran.
+  const rows = await t.db('task').where({ tenantId: admin.tenantId, title: 'No key' });
+  assert.is(rows.length, 2);
+  const bad = await t.http.post('/api/task').set(admin.auth).set('Idempotency-Key', 'with space').send({ title: 'Bad key' });
+  assertError(bad, 400, 'Idempotency-Key must be 1 to 255 visible ASCII characters (no spaces)');
+});
+
 test.run();

@@ -89,7 +89,7 @@ function ignoredProperties(resource: CompiledResource): Json {
   return properties;
 }
 
-function bodySchema(resource: CompiledResource, kind: 'create' | 'replace' | 'patch'): Json {
+export function bodySchema(resource: CompiledResource, kind: 'create' | 'replace' | 'patch'): Json {
   const schema = toOpenApiSchema(resource.schemas[kind]);
   const ignored = resource.readOnlyFields.join(', ');
   const what = {

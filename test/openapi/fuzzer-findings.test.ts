@@ -108,4 +108,38 @@ test('3. an empty Idempotency-Key counts as none, and the document says so', asy
   assertError(bad, 400, 'Idempotency-Key must be 1 to 255 visible ASCII characters (no spaces)');
 });
 
+/** Whether a schema requires a property it (or a schema it is made of) marks readOnly. */
+function requiredReadOnly(schema: any, at: string, depth = 0): string[] {
+  const s = resolve(schema);
+  if (!s || typeof s !== 'object' || depth > 8) return [];
+  const found: string[] = [];
+  const properties: Record<string, any> = {};
+  const required = new Set<string>();
+  const gather = (part: any) => {
+    const p = resolve(part);
+    Object.assign(properties, Object.fromEntries(Object.entries<any>(p?.properties ?? {}).filter(([name, v]) => resolve(v)?.readOnly || !properties[name])));
+    for (const name of p?.required ?? []) required.add(name);
+    for (const inner of p?.allOf ?? []) gather(inner);
+  };
+  gather(s);
+  for (const name of required) if (resolve(properties[name])?.readOnly) found.push(`${at}: ${name} is required and readOnly`);
+  if (s.items) found.push(...requiredReadOnly(s.items, `${at}[]`, depth + 1));
+  for (const part of [...(s.oneOf ?? []), ...(s.anyOf ?? [])]) found.push(...requiredReadOnly(part, at, depth + 1));
+  return found;
+}
+
+test('4. every request body can be sent: no property is both required and readOnly (the bulk PATCH items)', async () => {
+  const problems = operationsOf(doc).flatMap(({ path, method, op }) => {
+    const schema = resolve(op.requestBody)?.content?.['application/json']?.schema;
+    return schema ? requiredReadOnly(schema, `${method.toUpperCase()} ${path}`) : [];
+  });
+  assert.equal(problems, []);
+  const body = [{ id: taskId, title: 'Renamed in bulk' }];
+  const res = await t.http.patch('/api/task/bulk').set(admin.auth).send(body);
+  assert.is(res.status, 200, JSON.stringify(res.body));
+  assert.is(res.body.items[0].title, 'Renamed in bulk');
+  assert.equal(checker.checkRequest({ method: 'PATCH', path: '/api/task/bulk', headers: [['Content-Type', 'application/json']], json: body }, res.status), []);
+  assert.is((await t.db('task').where({ id: taskId }).first()).title, 'Renamed in bulk');
+});
+
 test.run();

@@ -142,4 +142,46 @@ test('4. every request body can be sent: no property is both required and readOn
   assert.is((await t.db('task').where({ id: taskId }).first()).title, 'Renamed in bulk');
 });
 
+test('5. what the server refuses as malformed, the document refuses too; what it takes, the document takes', async () => {
+  const ifMatch = parameterValidator('patch', '/api/task/{id}', 'header', 'If-Match');
+  const ifNoneMatch = parameterValidator('get', '/api/task/{id}', 'header', 'If-None-Match');
+  const patched = await t.http.patch(`/api/task/${taskId}`).set(admin.auth).set('If-Match', 'hello').send({ title: 'Never' });
+  assertError(patched, 400, 'If-Match must be * or a list of entity tags ("…" or W/"…")');
+  assert.not.ok(ifMatch('hello'));
+  const read = await t.http.get(`/api/task/${taskId}`).set(admin.auth).set('If-None-Match', 'hello');
+  assertError(read, 400, 'If-None-Match must be * or a list of entity tags ("…" or W/"…")');
+  assert.not.ok(ifNoneMatch('hello'));
+  for (const tags of ['*', '"abc"', 'W/"abc", "def"', '"a",,"b"']) {
+    assert.ok(ifMatch(tags) && ifNoneMatch(tags), `the document takes ${tags}`);
+  }
+  assert.not.ok(ifMatch(''), 'an empty If-Match is a 400 too');
+  assert.is((await t.db('task').where({ id: taskId }).first()).title, 'Renamed in bulk');
+
+  const where = parameterValidator('get', '/api/task', 'query', 'where');
+  // where= is how some clients write an empty where object: no condition, as relations= names none.
+  const unfiltered = await t.http.get('/api/task?where=').set(admin.auth);
+  assert.is(unfiltered.status, 200, JSON.stringify(unfiltered.body));
+  assert.ok(unfiltered.body.items.some((item: any) => item.id === taskId));
+  assert.ok(where('') && where({}), 'the document takes where= and an empty where');
+  assertError(await t.http.get('/api/task?where=x').set(admin.auth), 400, 'where must be an object of field to value, e.g. where[isActive]=true');
+  assert.not.ok(where('x'));
+  assertError(await t.http.get('/api/task?where[id][in]=').set(admin.auth), 400, 'where.id.in should not be empty');
+  assert.not.ok(where({ id: { in: '' } }), 'an empty in list is refused');
+  assert.ok(where({ id: { in: taskId } }) && where({ id: { in: [taskId] } }));
+
+  for (const [name, fits] of [
+    ['Tenant-Id', parameterValidator('get', '/api/task', 'header', 'Tenant-Id')],
+    ['Organization-Id', parameterValidator('post', '/api/task', 'header', 'Organization-Id')],
+  ] as const) {
+    assert.not.ok(fits('acme'), `${name}: the document refuses what is no id`);
+    assert.ok(fits('') && fits(admin.tenantId), `${name}: an id, or empty (none)`);
+  }
+  assertError(await t.http.get('/api/task').set(admin.auth).set('Tenant-Id', 'acme'), 403, 'Forbidden resource');
+  assert.is((await t.http.get('/api/task').set(admin.auth).set('Tenant-Id', '')).status, 200);
+  assertError(await t.http.post('/api/task').set(admin.auth).set('Organization-Id', 'acme').send({ title: 'Never' }), 400);
+  const tenantQuery = parameterValidator('get', '/api/task', 'query', 'tenantId');
+  assert.not.ok(tenantQuery('acme') || tenantQuery(''));
+  assert.ok(tenantQuery(admin.tenantId));
+});
+
 test.run();

@@ -184,4 +184,19 @@ test('5. what the server refuses as malformed, the document refuses too; what it
   assert.ok(tenantQuery(admin.tenantId));
 });
 
+test('6. the document shows the product\'s limits, whatever RATE_LIMIT_SCALE a deployment runs with', async () => {
+  const scaled = await createTestApp({ env: { RATE_LIMIT_SCALE: '1000', RATE_LIMIT_WINDOW_SCALE: '0.5' } });
+  try {
+    const scaledDoc = scaled.openapi as Record<string, any>;
+    const description = scaledDoc.paths['/api/task'].get.description as string;
+    assert.match(description, /`GET \/api\/\*`: 1000 per 60 s/);
+    assert.not.match(description, /1000000/);
+    assert.equal(scaledDoc, doc, 'the same document as with no scaling');
+    // The deployment still enforces its own numbers.
+    assert.ok(scaled.rateLimiting.table.tiers.every((tier, i) => tier.requests === t.rateLimiting.table.tiers[i].requests * 1000));
+  } finally {
+    await scaled.close();
+  }
+});
+
 test.run();

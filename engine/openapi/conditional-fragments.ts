@@ -7,8 +7,12 @@
  * else is a 400, so the document refuses it too. (The cap of 64 tags is in the description.)
  */
 const ETAG = '(?:W/)?"[\\x21\\x23-\\x7e\\x80-\\xff]*"';
-export const ENTITY_TAGS_PATTERN = `^(?:[ \\t]*\\*[ \\t]*|(?:[ \\t]*,)*[ \\t]*${ETAG}[ \\t]*(?:,[ \\t]*(?:${ETAG})?[ \\t]*)*)$`;
-const entityTagsSchema = { type: 'string', pattern: ENTITY_TAGS_PATTERN, example: '"5d41402abc4b2a76b9719d911017c592"' };
+const TAGS = `[ \\t]*\\*[ \\t]*|(?:[ \\t]*,)*[ \\t]*${ETAG}[ \\t]*(?:,[ \\t]*(?:${ETAG})?[ \\t]*)*`;
+const EXAMPLE = '"5d41402abc4b2a76b9719d911017c592"';
+/** If-Match: an empty one is a 400. */
+const entityTagsSchema = { type: 'string', pattern: `^(?:${TAGS})$`, example: EXAMPLE };
+/** If-None-Match: an empty one counts as none (a read answers as without it). */
+const heldTagsSchema = { type: 'string', pattern: `^(?:${TAGS})?$`, example: EXAMPLE };
 
 /** If-None-Match on a read: the tags the client holds; 304 when one is current. */
 export function ifNoneMatchParameter(): object {
@@ -16,8 +20,8 @@ export function ifNoneMatchParameter(): object {
     name: 'If-None-Match',
     in: 'header',
     required: false,
-    description: 'ETags of copies the client holds (or *), at most 64: when one is the current answer\'s, 304 with no body (weak comparison)',
-    schema: entityTagsSchema,
+    description: 'ETags of copies the client holds (or *), at most 64: when one is the current answer\'s, 304 with no body (weak comparison); an empty one counts as none',
+    schema: heldTagsSchema,
   };
 }
 

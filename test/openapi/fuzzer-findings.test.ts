@@ -155,6 +155,10 @@ test('5. what the server refuses as malformed, the document refuses too; what it
     assert.ok(ifMatch(tags) && ifNoneMatch(tags), `the document takes ${tags}`);
   }
   assert.not.ok(ifMatch(''), 'an empty If-Match is a 400 too');
+  assertError(await t.http.patch(`/api/task/${taskId}`).set(admin.auth).set('If-Match', '').send({ title: 'Never' }), 400);
+  // An empty If-None-Match counts as none: the read answers, and the document takes it.
+  assert.is((await t.http.get(`/api/task/${taskId}`).set(admin.auth).set('If-None-Match', '')).status, 200);
+  assert.ok(ifNoneMatch(''));
   assert.is((await t.db('task').where({ id: taskId }).first()).title, 'Renamed in bulk');
 
   const where = parameterValidator('get', '/api/task', 'query', 'where');

@@ -3826,28 +3826,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/report/{slug}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Any other report name
-         * @description There is no such report: a 404 naming the reports (time-log-daily, time-log-weekly, amounts-owed, project-budgets), each of which has a path of its own above.
-         *
-         *     Rate limits counting each call, 429 when any is used up: `GET /api/*`: 1000 per 60 s; the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
-         */
-        get: operations["unknownReport"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/report/amounts-owed": {
         parameters: {
             query?: never;
@@ -6012,7 +5990,7 @@ export interface components {
             note?: string | null;
             isArchived?: boolean;
             /** @description Present only when requested with relations[]=candidate */
-            candidate?: components["schemas"]["Candidate"];
+            candidate?: components["schemas"]["CandidateSelected"];
         };
         /** @description Where candidates come from (a job board, a referral, ...). */
         CandidateSource: {
@@ -7205,13 +7183,13 @@ export interface components {
             /** Format: uuid */
             sourceId?: string | null;
             /** @description Present only when requested with relations[]=user */
-            user?: components["schemas"]["User"];
+            user?: components["schemas"]["UserSelected"];
             /** @description Present only when requested with relations[]=source; null when sourceId is empty */
-            source?: components["schemas"]["CandidateSource"] | (never | null);
+            source?: components["schemas"]["CandidateSourceSelected"] | (never | null);
             /** @description Present only when requested with relations[]=interview */
-            interview?: components["schemas"]["CandidateInterview"][];
+            interview?: components["schemas"]["CandidateInterviewSelected"][];
             /** @description Present only when requested with relations[]=skills */
-            skills?: components["schemas"]["Skill"][];
+            skills?: components["schemas"]["SkillSelected"][];
         };
         /** @description A remark on a task, employee, project, daily plan, invoice or time-off request. */
         Comment: {
@@ -7732,11 +7710,11 @@ export interface components {
              */
             employeeId?: string | null;
             /** @description Present only when requested with relations[]=employee; null when employeeId is empty */
-            employee?: components["schemas"]["Employee"] | (never | null);
+            employee?: components["schemas"]["EmployeeSelected"] | (never | null);
             /** @description Present only when requested with relations[]=parent; null when parentId is empty */
-            parent?: components["schemas"]["Comment"] | (never | null);
+            parent?: components["schemas"]["CommentSelected"] | (never | null);
             /** @description Present only when requested with relations[]=replies */
-            replies?: components["schemas"]["Comment"][];
+            replies?: components["schemas"]["CommentSelected"][];
         };
         /** @description A postal address with contact details; an organization's own address is its contact. */
         Contact: {
@@ -8630,9 +8608,9 @@ export interface components {
             /** Format: uuid */
             organizationTeamId?: string | null;
             /** @description Present only when requested with relations[]=employee */
-            employee?: components["schemas"]["Employee"];
+            employee?: components["schemas"]["EmployeeSelected"];
             /** @description Present only when requested with relations[]=tasks */
-            tasks?: components["schemas"]["Task"][];
+            tasks?: components["schemas"]["TaskSelected"][];
         };
         /** @description A person working for an organization; a user has at most one per organization. */
         Employee: {
@@ -9284,13 +9262,13 @@ export interface components {
             payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY" | null;
             isActive?: boolean;
             /** @description Present only when requested with relations[]=user */
-            user?: components["schemas"]["User"];
+            user?: components["schemas"]["UserSelected"];
             /** @description Present only when requested with relations[]=organization */
-            organization?: components["schemas"]["Organization"];
+            organization?: components["schemas"]["OrganizationSelected"];
             /** @description Present only when requested with relations[]=tags */
-            tags?: components["schemas"]["Tag"][];
+            tags?: components["schemas"]["TagSelected"][];
             /** @description Present only when requested with relations[]=skills */
-            skills?: components["schemas"]["Skill"][];
+            skills?: components["schemas"]["SkillSelected"][];
         };
         /** @description An employee following a record (a task, a project, ...) to hear of its changes. */
         EntitySubscription: {
@@ -9671,7 +9649,7 @@ export interface components {
             /** Format: uuid */
             employeeId?: string;
             /** @description Present only when requested with relations[]=employee */
-            employee?: components["schemas"]["Employee"];
+            employee?: components["schemas"]["EmployeeSelected"];
         };
         /** @description An uploaded image (a time-off document, an avatar); its url is set by the upload. */
         ImageAsset: {
@@ -10562,13 +10540,13 @@ export interface components {
             /** Format: uuid */
             projectId?: string | null;
             /** @description Present only when requested with relations[]=invoice */
-            invoice?: components["schemas"]["Invoice"];
+            invoice?: components["schemas"]["InvoiceSelected"];
             /** @description Present only when requested with relations[]=task; null when taskId is empty */
-            task?: components["schemas"]["Task"] | (never | null);
+            task?: components["schemas"]["TaskSelected"] | (never | null);
             /** @description Present only when requested with relations[]=employee; null when employeeId is empty */
-            employee?: components["schemas"]["Employee"] | (never | null);
+            employee?: components["schemas"]["EmployeeSelected"] | (never | null);
             /** @description Present only when requested with relations[]=project; null when projectId is empty */
-            project?: components["schemas"]["OrganizationProject"] | (never | null);
+            project?: components["schemas"]["OrganizationProjectSelected"] | (never | null);
         };
         /** @description An invoice (or an estimate) from an organization to one of its contacts, with its items. */
         Invoice: {
@@ -11687,13 +11665,13 @@ export interface components {
             /** Format: uuid */
             toContactId?: string | null;
             /** @description Present only when requested with relations[]=toContact; null when toContactId is empty */
-            toContact?: components["schemas"]["OrganizationContact"] | (never | null);
+            toContact?: components["schemas"]["OrganizationContactSelected"] | (never | null);
             /** @description Present only when requested with relations[]=fromOrganization */
-            fromOrganization?: components["schemas"]["Organization"];
+            fromOrganization?: components["schemas"]["OrganizationSelected"];
             /** @description Present only when requested with relations[]=invoiceItems */
-            invoiceItems?: components["schemas"]["InvoiceItem"][];
+            invoiceItems?: components["schemas"]["InvoiceItemSelected"][];
             /** @description Present only when requested with relations[]=tags */
-            tags?: components["schemas"]["Tag"][];
+            tags?: components["schemas"]["TagSelected"][];
         };
         /** @description A client, customer or lead of an organization. */
         OrganizationContact: {
@@ -12097,9 +12075,9 @@ export interface components {
             /** @enum {string|null} */
             budgetType?: "hours" | "cost" | null;
             /** @description Present only when requested with relations[]=tags */
-            tags?: components["schemas"]["Tag"][];
+            tags?: components["schemas"]["TagSelected"][];
             /** @description Present only when requested with relations[]=projects */
-            projects?: components["schemas"]["OrganizationProject"][];
+            projects?: components["schemas"]["OrganizationProjectSelected"][];
         };
         /** @description A body of work of an organization, possibly for a client contact. */
         OrganizationProject: {
@@ -12918,15 +12896,15 @@ export interface components {
             /** Format: uuid */
             organizationContactId?: string | null;
             /** @description Present only when requested with relations[]=members */
-            members?: components["schemas"]["Employee"][];
+            members?: components["schemas"]["EmployeeSelected"][];
             /** @description Present only when requested with relations[]=teams */
-            teams?: components["schemas"]["OrganizationTeam"][];
+            teams?: components["schemas"]["OrganizationTeamSelected"][];
             /** @description Present only when requested with relations[]=tasks */
-            tasks?: components["schemas"]["Task"][];
+            tasks?: components["schemas"]["TaskSelected"][];
             /** @description Present only when requested with relations[]=tags */
-            tags?: components["schemas"]["Tag"][];
+            tags?: components["schemas"]["TagSelected"][];
             /** @description Present only when requested with relations[]=organizationContact; null when organizationContactId is empty */
-            organizationContact?: components["schemas"]["OrganizationContact"] | (never | null);
+            organizationContact?: components["schemas"]["OrganizationContactSelected"] | (never | null);
         };
         /** @description A time-boxed iteration of a project. */
         OrganizationSprint: {
@@ -13549,9 +13527,9 @@ export interface components {
             /** @description Day of the week the sprint starts on, 1 (Monday) to 7 */
             dayStart?: number | null;
             /** @description Present only when requested with relations[]=project */
-            project?: components["schemas"]["OrganizationProject"];
+            project?: components["schemas"]["OrganizationProjectSelected"];
             /** @description Present only when requested with relations[]=tasks */
-            tasks?: components["schemas"]["Task"][];
+            tasks?: components["schemas"]["TaskSelected"][];
         };
         /** @description A group of employees working together. */
         OrganizationTeam: {
@@ -13869,9 +13847,9 @@ export interface components {
             emoji?: string | null;
             public?: boolean;
             /** @description Present only when requested with relations[]=members */
-            members?: components["schemas"]["Employee"][];
+            members?: components["schemas"]["EmployeeSelected"][];
             /** @description Present only when requested with relations[]=tags */
-            tags?: components["schemas"]["Tag"][];
+            tags?: components["schemas"]["TagSelected"][];
         };
         /** @description A company or team inside a tenant; most records belong to one. */
         Organization: {
@@ -14278,13 +14256,13 @@ export interface components {
              */
             contactId?: string | null;
             /** @description Present only when requested with relations[]=tags */
-            tags?: components["schemas"]["Tag"][];
+            tags?: components["schemas"]["TagSelected"][];
             /** @description Present only when requested with relations[]=skills */
-            skills?: components["schemas"]["Skill"][];
+            skills?: components["schemas"]["SkillSelected"][];
             /** @description Present only when requested with relations[]=employees */
-            employees?: components["schemas"]["Employee"][];
+            employees?: components["schemas"]["EmployeeSelected"][];
             /** @description Present only when requested with relations[]=contact; null when contactId is empty */
-            contact?: components["schemas"]["Contact"] | (never | null);
+            contact?: components["schemas"]["ContactSelected"] | (never | null);
         };
         Role: {
             /** Format: uuid */
@@ -14852,9 +14830,9 @@ export interface components {
              */
             readonly creatorId?: string | null;
             /** @description Present only when requested with relations[]=task */
-            task?: components["schemas"]["Task"];
+            task?: components["schemas"]["TaskSelected"];
             /** @description Present only when requested with relations[]=creator; null when creatorId is empty */
-            creator?: components["schemas"]["User"] | (never | null);
+            creator?: components["schemas"]["UserSelected"] | (never | null);
         };
         /** @description Something an employee (or candidate) can do. */
         Skill: {
@@ -16673,15 +16651,15 @@ export interface components {
              */
             readonly creatorId?: string | null;
             /** @description Present only when requested with relations[]=project; null when projectId is empty */
-            project?: components["schemas"]["OrganizationProject"] | (never | null);
+            project?: components["schemas"]["OrganizationProjectSelected"] | (never | null);
             /** @description Present only when requested with relations[]=creator; null when creatorId is empty */
-            creator?: components["schemas"]["User"] | (never | null);
+            creator?: components["schemas"]["UserSelected"] | (never | null);
             /** @description Present only when requested with relations[]=members */
-            members?: components["schemas"]["Employee"][];
+            members?: components["schemas"]["EmployeeSelected"][];
             /** @description Present only when requested with relations[]=teams */
-            teams?: components["schemas"]["OrganizationTeam"][];
+            teams?: components["schemas"]["OrganizationTeamSelected"][];
             /** @description Present only when requested with relations[]=tags */
-            tags?: components["schemas"]["Tag"][];
+            tags?: components["schemas"]["TagSelected"][];
         };
         /** @description A period of tracked or manually entered work of one employee. */
         TimeLog: {
@@ -17655,15 +17633,15 @@ export interface components {
             /** Format: uuid */
             organizationTeamId?: string | null;
             /** @description Present only when requested with relations[]=employee */
-            employee?: components["schemas"]["Employee"];
+            employee?: components["schemas"]["EmployeeSelected"];
             /** @description Present only when requested with relations[]=project; null when projectId is empty */
-            project?: components["schemas"]["OrganizationProject"] | (never | null);
+            project?: components["schemas"]["OrganizationProjectSelected"] | (never | null);
             /** @description Present only when requested with relations[]=task; null when taskId is empty */
-            task?: components["schemas"]["Task"] | (never | null);
+            task?: components["schemas"]["TaskSelected"] | (never | null);
             /** @description Present only when requested with relations[]=timeSlots */
-            timeSlots?: components["schemas"]["TimeSlot"][];
+            timeSlots?: components["schemas"]["TimeSlotSelected"][];
             /** @description Present only when requested with relations[]=tags */
-            tags?: components["schemas"]["Tag"][];
+            tags?: components["schemas"]["TagSelected"][];
         };
         /** @description A request for days off, for one or more employees. */
         TimeOffRequest: {
@@ -18448,9 +18426,9 @@ export interface components {
              */
             employeeId?: string | null;
             /** @description Present only when requested with relations[]=employees */
-            employees?: components["schemas"]["Employee"][];
+            employees?: components["schemas"]["EmployeeSelected"][];
             /** @description Present only when requested with relations[]=document; null when documentId is empty */
-            document?: components["schemas"]["ImageAsset"] | (never | null);
+            document?: components["schemas"]["ImageAssetSelected"] | (never | null);
         };
         /** @description Up to ten minutes of an employee's tracked activity, with keyboard and mouse counts. */
         TimeSlot: {
@@ -18980,9 +18958,9 @@ export interface components {
             /** @description Activity percentage */
             overall?: number | null;
             /** @description Present only when requested with relations[]=employee */
-            employee?: components["schemas"]["Employee"];
+            employee?: components["schemas"]["EmployeeSelected"];
             /** @description Present only when requested with relations[]=timeLogs */
-            timeLogs?: components["schemas"]["TimeLog"][];
+            timeLogs?: components["schemas"]["TimeLogSelected"][];
         };
         /** @description An employee's time over a period, submitted for approval. */
         Timesheet: {
@@ -19805,11 +19783,11 @@ export interface components {
             /** Format: uuid */
             approvedById?: string | null;
             /** @description Present only when requested with relations[]=employee */
-            employee?: components["schemas"]["Employee"];
+            employee?: components["schemas"]["EmployeeSelected"];
             /** @description Present only when requested with relations[]=approvedBy; null when approvedById is empty */
-            approvedBy?: components["schemas"]["User"] | (never | null);
+            approvedBy?: components["schemas"]["UserSelected"] | (never | null);
             /** @description Present only when requested with relations[]=timeLogs */
-            timeLogs?: components["schemas"]["TimeLog"][];
+            timeLogs?: components["schemas"]["TimeLogSelected"][];
         };
         User: {
             /** Format: uuid */
@@ -20113,7 +20091,7 @@ export interface components {
             /** Format: uri */
             imageUrl?: string | null;
             /** @description Present only when requested with relations[]=role; null when roleId is empty */
-            role?: components["schemas"]["Role"] | (never | null);
+            role?: components["schemas"]["RoleSelected"] | (never | null);
         };
         /** @description A kind of appointment an employee offers, with its length (duration × durationUnit). */
         EventType: {
@@ -20531,9 +20509,9 @@ export interface components {
              */
             employeeId?: string | null;
             /** @description Present only when requested with relations[]=employee; null when employeeId is empty */
-            employee?: components["schemas"]["Employee"] | (never | null);
+            employee?: components["schemas"]["EmployeeSelected"] | (never | null);
             /** @description Present only when requested with relations[]=tags */
-            tags?: components["schemas"]["Tag"][];
+            tags?: components["schemas"]["TagSelected"][];
         };
         EmployeeStatistics: {
             /** Format: uuid */
@@ -22182,7 +22160,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, deletedAt, deletedById, status, userId, sourceId, candidateLevel, appliedDate, hiredDate, rating. On related records: where[relation][field]=value (or [operator]=value) for user, source, interview, skills (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["CandidateWhere"];
+                where?: components["schemas"]["CandidateWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("user" | "user.role" | "source" | "interview" | "interview.candidate" | "interview.candidate.user" | "interview.candidate.source" | "interview.candidate.skills" | "skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -22203,7 +22181,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -22268,7 +22246,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -22344,7 +22322,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, candidateId, isArchived, title, startTime, endTime. On related records: where[relation][field]=value (or [operator]=value) for candidate (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["CandidateInterviewWhere"];
+                where?: components["schemas"]["CandidateInterviewWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("candidate" | "candidate.user" | "candidate.user.role" | "candidate.source" | "candidate.skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -22365,7 +22343,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -22430,7 +22408,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -22486,7 +22464,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -22547,7 +22525,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -22601,7 +22579,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -22644,7 +22622,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -22700,7 +22678,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -22984,13 +22962,40 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["CandidateInterviewPatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The candidate-interview to change
                      */
                     id: string;
-                })[];
+                    /** Format: uuid */
+                    organizationId?: string;
+                    /** Format: uuid */
+                    candidateId?: string;
+                    title?: string;
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    startTime?: string | null;
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    endTime?: string | null;
+                    location?: string | null;
+                    note?: string | null;
+                    isArchived?: boolean;
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                }[];
             };
         };
         responses: {
@@ -23193,7 +23198,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, candidateId, isArchived, title, startTime, endTime. On related records: where[relation][field]=value (or [operator]=value) for candidate (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["CandidateInterviewWhere"];
+                where?: components["schemas"]["CandidateInterviewWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("candidate" | "candidate.user" | "candidate.user.role" | "candidate.source" | "candidate.skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -23281,7 +23286,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, candidateId, isArchived, title, startTime, endTime. On related records: where[relation][field]=value (or [operator]=value) for candidate (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["CandidateInterviewWhere"];
+                where?: components["schemas"]["CandidateInterviewWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("candidate" | "candidate.user" | "candidate.user.role" | "candidate.source" | "candidate.skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -23302,7 +23307,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -23438,7 +23443,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: components["schemas"]["CandidateSourceWhere"];
+                where?: components["schemas"]["CandidateSourceWhere"] | string;
                 /** @description candidate-source has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -23455,7 +23460,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -23520,7 +23525,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -23576,7 +23581,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -23637,7 +23642,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -23691,7 +23696,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -23734,7 +23739,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -23790,7 +23795,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -24074,13 +24079,28 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["CandidateSourcePatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The candidate-source to change
                      */
                     id: string;
-                })[];
+                    /**
+                     * Format: uuid
+                     * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
+                     */
+                    organizationId?: string | null;
+                    name?: string;
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                }[];
             };
         };
         responses: {
@@ -24279,7 +24299,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: components["schemas"]["CandidateSourceWhere"];
+                where?: components["schemas"]["CandidateSourceWhere"] | string;
                 /** @description candidate-source has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -24359,7 +24379,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: components["schemas"]["CandidateSourceWhere"];
+                where?: components["schemas"]["CandidateSourceWhere"] | string;
                 /** @description candidate-source has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -24376,7 +24396,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -24498,7 +24518,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -24559,7 +24579,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -24613,7 +24633,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -24656,7 +24676,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -24710,7 +24730,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -24760,7 +24780,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -24805,7 +24825,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -25089,13 +25109,64 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["CandidatePatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The candidate to change
                      */
                     id: string;
-                })[];
+                    /** Format: uuid */
+                    organizationId?: string;
+                    /** Format: uuid */
+                    userId?: string;
+                    /** @enum {string} */
+                    status?: "APPLIED" | "REJECTED" | "HIRED";
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    appliedDate?: string | null;
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    hiredDate?: string | null;
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    rejectDate?: string | null;
+                    candidateLevel?: string | null;
+                    /** Format: uri */
+                    cvUrl?: string | null;
+                    rating?: number | null;
+                    /** Format: uuid */
+                    sourceId?: string | null;
+                    /** @description skill records to link, by id */
+                    skills?: {
+                        /** Format: uuid */
+                        id: string;
+                    }[];
+                    /** @description ids of skill records to link */
+                    skillIds?: string[];
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's createdById is the server's to set) */
+                    readonly createdById?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedById is the server's to set) */
+                    readonly updatedById?: unknown;
+                    /** @description Ignored, whatever its value (the record's deletedAt is the server's to set) */
+                    readonly deletedAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's deletedById is the server's to set) */
+                    readonly deletedById?: unknown;
+                }[];
             };
         };
         responses: {
@@ -25300,7 +25371,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, deletedAt, deletedById, status, userId, sourceId, candidateLevel, appliedDate, hiredDate, rating. On related records: where[relation][field]=value (or [operator]=value) for user, source, interview, skills (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["CandidateWhere"];
+                where?: components["schemas"]["CandidateWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("user" | "user.role" | "source" | "interview" | "interview.candidate" | "interview.candidate.user" | "interview.candidate.source" | "interview.candidate.skills" | "skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -25390,7 +25461,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, deletedAt, deletedById, status, userId, sourceId, candidateLevel, appliedDate, hiredDate, rating. On related records: where[relation][field]=value (or [operator]=value) for user, source, interview, skills (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["CandidateWhere"];
+                where?: components["schemas"]["CandidateWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("user" | "user.role" | "source" | "interview" | "interview.candidate" | "interview.candidate.user" | "interview.candidate.source" | "interview.candidate.skills" | "skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -25411,7 +25482,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -25549,7 +25620,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, entity, entityId, actorType, resolved, parentId, employeeId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for employee, parent, replies (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["CommentWhere"];
+                where?: components["schemas"]["CommentWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "parent" | "parent.employee" | "parent.employee.user" | "parent.employee.organization" | "parent.employee.tags" | "parent.employee.skills" | "parent.parent" | "parent.parent.employee" | "parent.parent.parent" | "replies" | "replies.employee" | "replies.employee.user" | "replies.employee.organization" | "replies.employee.tags" | "replies.employee.skills" | "replies.parent" | "replies.parent.employee" | "replies.parent.parent")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -25566,7 +25637,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -25631,7 +25702,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -25687,7 +25758,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -25748,7 +25819,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -25802,7 +25873,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -25845,7 +25916,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -25901,7 +25972,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -26185,13 +26256,53 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["CommentPatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The comment to change
                      */
                     id: string;
-                })[];
+                    /**
+                     * Format: uuid
+                     * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
+                     */
+                    organizationId?: string | null;
+                    /** @enum {string} */
+                    entity?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
+                    /**
+                     * Format: uuid
+                     * @description Id of the commented record. The id of a record of the caller's tenant, of the resource that entity names (Task: task, Employee: employee, OrganizationProject: organization-project, DailyPlan: daily-plan, Invoice: invoice, TimeOffRequest: time-off-request); any other id is a 400
+                     */
+                    entityId?: string;
+                    comment?: string;
+                    /** @enum {string} */
+                    actorType?: "System" | "User";
+                    resolved?: boolean;
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    resolvedAt?: string | null;
+                    /**
+                     * Format: uuid
+                     * @description The comment this one replies to
+                     */
+                    parentId?: string | null;
+                    /**
+                     * Format: uuid
+                     * @description Defaults on create to the caller's own employee record
+                     */
+                    employeeId?: string | null;
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                }[];
             };
         };
         responses: {
@@ -26392,7 +26503,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, entity, entityId, actorType, resolved, parentId, employeeId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for employee, parent, replies (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["CommentWhere"];
+                where?: components["schemas"]["CommentWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "parent" | "parent.employee" | "parent.employee.user" | "parent.employee.organization" | "parent.employee.tags" | "parent.employee.skills" | "parent.parent" | "parent.parent.employee" | "parent.parent.parent" | "replies" | "replies.employee" | "replies.employee.user" | "replies.employee.organization" | "replies.employee.tags" | "replies.employee.skills" | "replies.parent" | "replies.parent.employee" | "replies.parent.parent")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -26474,7 +26585,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, entity, entityId, actorType, resolved, parentId, employeeId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for employee, parent, replies (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["CommentWhere"];
+                where?: components["schemas"]["CommentWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "parent" | "parent.employee" | "parent.employee.user" | "parent.employee.organization" | "parent.employee.tags" | "parent.employee.skills" | "parent.parent" | "parent.parent.employee" | "parent.parent.parent" | "replies" | "replies.employee" | "replies.employee.user" | "replies.employee.organization" | "replies.employee.tags" | "replies.employee.skills" | "replies.parent" | "replies.parent.employee" | "replies.parent.parent")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -26491,7 +26602,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -26631,7 +26742,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, name, country, city, postcode.
                  * @example {}
                  */
-                where?: components["schemas"]["ContactWhere"];
+                where?: components["schemas"]["ContactWhere"] | string;
                 /** @description contact has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -26648,7 +26759,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -26711,7 +26822,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -26767,7 +26878,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -26828,7 +26939,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -26882,7 +26993,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -26925,7 +27036,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -26979,7 +27090,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -27263,13 +27374,38 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["ContactPatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The contact to change
                      */
                     id: string;
-                })[];
+                    name?: string | null;
+                    firstName?: string | null;
+                    lastName?: string | null;
+                    /** @description Country, e.g. its ISO 3166 code DE */
+                    country?: string | null;
+                    city?: string | null;
+                    address?: string | null;
+                    address2?: string | null;
+                    postcode?: string | null;
+                    regionCode?: string | null;
+                    latitude?: number | null;
+                    longitude?: number | null;
+                    fax?: string | null;
+                    fiscalInformation?: string | null;
+                    /** Format: uri */
+                    website?: string | null;
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                }[];
             };
         };
         responses: {
@@ -27472,7 +27608,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, name, country, city, postcode.
                  * @example {}
                  */
-                where?: components["schemas"]["ContactWhere"];
+                where?: components["schemas"]["ContactWhere"] | string;
                 /** @description contact has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -27556,7 +27692,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, name, country, city, postcode.
                  * @example {}
                  */
-                where?: components["schemas"]["ContactWhere"];
+                where?: components["schemas"]["ContactWhere"] | string;
                 /** @description contact has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -27573,7 +27709,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -27713,7 +27849,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, status, organizationTeamId, date, workTimePlanned. On related records: where[relation][field]=value (or [operator]=value) for employee, tasks (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["DailyPlanWhere"];
+                where?: components["schemas"]["DailyPlanWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -27732,7 +27868,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -27797,7 +27933,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -27853,7 +27989,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -27914,7 +28050,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -27968,7 +28104,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -28011,7 +28147,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -28067,7 +28203,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -28351,13 +28487,44 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["DailyPlanPatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The daily-plan to change
                      */
                     id: string;
-                })[];
+                    /** Format: uuid */
+                    organizationId?: string;
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    date?: string;
+                    /** @description Hours */
+                    workTimePlanned?: number;
+                    /** @enum {string} */
+                    status?: "open" | "in-progress" | "completed";
+                    /** Format: uuid */
+                    employeeId?: string;
+                    /** Format: uuid */
+                    organizationTeamId?: string | null;
+                    /** @description task records to link, by id */
+                    tasks?: {
+                        /** Format: uuid */
+                        id: string;
+                    }[];
+                    /** @description ids of task records to link */
+                    taskIds?: string[];
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                }[];
             };
         };
         responses: {
@@ -28560,7 +28727,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, status, organizationTeamId, date, workTimePlanned. On related records: where[relation][field]=value (or [operator]=value) for employee, tasks (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["DailyPlanWhere"];
+                where?: components["schemas"]["DailyPlanWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -28646,7 +28813,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, status, organizationTeamId, date, workTimePlanned. On related records: where[relation][field]=value (or [operator]=value) for employee, tasks (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["DailyPlanWhere"];
+                where?: components["schemas"]["DailyPlanWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -28665,7 +28832,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -29106,7 +29273,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, isActive, userId, firstName, lastName, payPeriod, billRateValue, startedWorkOn. On related records: where[relation][field]=value (or [operator]=value) for user, organization, tags, skills (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["EmployeeWhere"];
+                where?: components["schemas"]["EmployeeWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("user" | "user.role" | "organization" | "organization.tags" | "organization.skills" | "organization.contact" | "tags" | "skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -29129,7 +29296,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -29194,7 +29361,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -29250,7 +29417,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -29311,7 +29478,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -29365,7 +29532,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -29408,7 +29575,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -29506,7 +29673,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -29790,13 +29957,57 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["EmployeePatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The employee to change
                      */
                     id: string;
-                })[];
+                    /** Format: uuid */
+                    organizationId?: string;
+                    firstName?: string;
+                    lastName?: string;
+                    /** Format: uuid */
+                    userId?: string;
+                    /**
+                     * @description Accepts 2026-01-05; returned as a full timestamp. ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    startedWorkOn?: string | null;
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    endWork?: string | null;
+                    billRateValue?: number | null;
+                    billRateCurrency?: string | null;
+                    /** @enum {string|null} */
+                    payPeriod?: "NONE" | "BI_WEEKLY" | "WEEKLY" | "TWICE_PER_MONTH" | "MONTHLY" | null;
+                    isActive?: boolean;
+                    /** @description tag records to link, by id */
+                    tags?: {
+                        /** Format: uuid */
+                        id: string;
+                    }[];
+                    /** @description ids of tag records to link */
+                    tagIds?: string[];
+                    /** @description skill records to link, by id */
+                    skills?: {
+                        /** Format: uuid */
+                        id: string;
+                    }[];
+                    /** @description ids of skill records to link */
+                    skillIds?: string[];
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                }[];
             };
         };
         responses: {
@@ -30001,7 +30212,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, isActive, userId, firstName, lastName, payPeriod, billRateValue, startedWorkOn. On related records: where[relation][field]=value (or [operator]=value) for user, organization, tags, skills (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["EmployeeWhere"];
+                where?: components["schemas"]["EmployeeWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("user" | "user.role" | "organization" | "organization.tags" | "organization.skills" | "organization.contact" | "tags" | "skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -30093,7 +30304,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, isActive, userId, firstName, lastName, payPeriod, billRateValue, startedWorkOn. On related records: where[relation][field]=value (or [operator]=value) for user, organization, tags, skills (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["EmployeeWhere"];
+                where?: components["schemas"]["EmployeeWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("user" | "user.role" | "organization" | "organization.tags" | "organization.skills" | "organization.contact" | "tags" | "skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -30116,7 +30327,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -30254,7 +30465,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, entity, entityId, type, employeeId. On related records: where[relation][field]=value (or [operator]=value) for employee (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["EntitySubscriptionWhere"];
+                where?: components["schemas"]["EntitySubscriptionWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -30269,7 +30480,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -30334,7 +30545,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -30390,7 +30601,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -30451,7 +30662,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -30505,7 +30716,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -30548,7 +30759,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -30604,7 +30815,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -30888,13 +31099,35 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["EntitySubscriptionPatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The entity-subscription to change
                      */
                     id: string;
-                })[];
+                    /** Format: uuid */
+                    organizationId?: string;
+                    /** @enum {string} */
+                    entity?: "Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest";
+                    /**
+                     * Format: uuid
+                     * @description Id of the followed record. The id of a record of the caller's tenant, of the resource that entity names (Task: task, Employee: employee, OrganizationProject: organization-project, DailyPlan: daily-plan, Invoice: invoice, TimeOffRequest: time-off-request); any other id is a 400
+                     */
+                    entityId?: string;
+                    /** @enum {string} */
+                    type?: "manual" | "mention" | "assignment" | "comment" | "created-entity";
+                    /** Format: uuid */
+                    employeeId?: string;
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                }[];
             };
         };
         responses: {
@@ -31095,7 +31328,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, entity, entityId, type, employeeId. On related records: where[relation][field]=value (or [operator]=value) for employee (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["EntitySubscriptionWhere"];
+                where?: components["schemas"]["EntitySubscriptionWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -31175,7 +31408,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, entity, entityId, type, employeeId. On related records: where[relation][field]=value (or [operator]=value) for employee (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["EntitySubscriptionWhere"];
+                where?: components["schemas"]["EntitySubscriptionWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -31190,7 +31423,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -31332,7 +31565,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, title, durationUnit, isActive, employeeId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for employee, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["EventTypeWhere"];
+                where?: components["schemas"]["EventTypeWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -31351,7 +31584,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -31416,7 +31649,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -31472,7 +31705,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -31533,7 +31766,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -31587,7 +31820,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -31630,7 +31863,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -31686,7 +31919,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -31970,13 +32203,46 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["EventTypePatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The event-type to change
                      */
                     id: string;
-                })[];
+                    /**
+                     * Format: uuid
+                     * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
+                     */
+                    organizationId?: string | null;
+                    title?: string;
+                    description?: string | null;
+                    /** @enum {string} */
+                    durationUnit?: "Minute(s)" | "Hour(s)" | "Day(s)";
+                    /** @description Count of durationUnit */
+                    duration?: number;
+                    isActive?: boolean;
+                    /**
+                     * Format: uuid
+                     * @description Defaults on create to the caller's own employee record, when it has one; kept by a replace that leaves it out
+                     */
+                    employeeId?: string | null;
+                    /** @description tag records to link, by id */
+                    tags?: {
+                        /** Format: uuid */
+                        id: string;
+                    }[];
+                    /** @description ids of tag records to link */
+                    tagIds?: string[];
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                }[];
             };
         };
         responses: {
@@ -32181,7 +32447,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, title, durationUnit, isActive, employeeId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for employee, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["EventTypeWhere"];
+                where?: components["schemas"]["EventTypeWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -32269,7 +32535,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, title, durationUnit, isActive, employeeId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for employee, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["EventTypeWhere"];
+                where?: components["schemas"]["EventTypeWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -32288,7 +32554,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -32752,7 +33018,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, mimeType, isFeatured, storageProvider. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: components["schemas"]["ImageAssetWhere"];
+                where?: components["schemas"]["ImageAssetWhere"] | string;
                 /** @description image-asset has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -32769,7 +33035,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -32834,7 +33100,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -32890,7 +33156,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -32951,7 +33217,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -33005,7 +33271,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -33048,7 +33314,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -33313,7 +33579,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -33597,13 +33863,38 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["ImageAssetPatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The image-asset to change
                      */
                     id: string;
-                })[];
+                    /**
+                     * Format: uuid
+                     * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
+                     */
+                    organizationId?: string | null;
+                    name?: string | null;
+                    width?: number | null;
+                    height?: number | null;
+                    /** @description Bytes */
+                    size?: number | null;
+                    mimeType?: string | null;
+                    isFeatured?: boolean;
+                    /** @enum {string} */
+                    storageProvider?: "LOCAL";
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's url is the server's to set) */
+                    readonly url?: unknown;
+                }[];
             };
         };
         responses: {
@@ -33804,7 +34095,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, mimeType, isFeatured, storageProvider. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: components["schemas"]["ImageAssetWhere"];
+                where?: components["schemas"]["ImageAssetWhere"] | string;
                 /** @description image-asset has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -33886,7 +34177,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, mimeType, isFeatured, storageProvider. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: components["schemas"]["ImageAssetWhere"];
+                where?: components["schemas"]["ImageAssetWhere"] | string;
                 /** @description image-asset has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -33903,7 +34194,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -34276,7 +34567,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, deletedAt, deletedById, invoiceNumber, status, isEstimate, estimateStatus, currency, toContactId, fromOrganizationId, invoiceDate, dueDate, totalValue. On related records: where[relation][field]=value (or [operator]=value) for toContact, fromOrganization, invoiceItems, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["InvoiceWhere"];
+                where?: components["schemas"]["InvoiceWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("toContact" | "toContact.tags" | "fromOrganization" | "fromOrganization.tags" | "fromOrganization.skills" | "fromOrganization.contact" | "invoiceItems" | "invoiceItems.invoice" | "invoiceItems.invoice.toContact" | "invoiceItems.invoice.fromOrganization" | "invoiceItems.task" | "invoiceItems.task.project" | "invoiceItems.task.creator" | "invoiceItems.task.members" | "invoiceItems.task.teams" | "invoiceItems.task.tags" | "invoiceItems.employee" | "invoiceItems.employee.user" | "invoiceItems.employee.organization" | "invoiceItems.employee.tags" | "invoiceItems.employee.skills" | "invoiceItems.project" | "invoiceItems.project.members" | "invoiceItems.project.teams" | "invoiceItems.project.tags" | "invoiceItems.project.organizationContact")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -34301,7 +34592,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -34366,7 +34657,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -34442,7 +34733,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, invoiceId, taskId, employeeId, projectId, quantity, price, totalValue. On related records: where[relation][field]=value (or [operator]=value) for invoice, task, employee, project (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["InvoiceItemWhere"];
+                where?: components["schemas"]["InvoiceItemWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("invoice" | "invoice.toContact" | "invoice.toContact.tags" | "invoice.fromOrganization" | "invoice.fromOrganization.tags" | "invoice.fromOrganization.skills" | "invoice.fromOrganization.contact" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -34459,7 +34750,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -34524,7 +34815,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -34580,7 +34871,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -34641,7 +34932,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -34695,7 +34986,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -34738,7 +35029,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -34794,7 +35085,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -35078,13 +35369,36 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["InvoiceItemPatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The invoice-item to change
                      */
                     id: string;
-                })[];
+                    /** Format: uuid */
+                    organizationId?: string;
+                    /** Format: uuid */
+                    invoiceId?: string;
+                    description?: string | null;
+                    quantity?: number;
+                    price?: number;
+                    totalValue?: number | null;
+                    /** Format: uuid */
+                    taskId?: string | null;
+                    /** Format: uuid */
+                    employeeId?: string | null;
+                    /** Format: uuid */
+                    projectId?: string | null;
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                }[];
             };
         };
         responses: {
@@ -35287,7 +35601,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, invoiceId, taskId, employeeId, projectId, quantity, price, totalValue. On related records: where[relation][field]=value (or [operator]=value) for invoice, task, employee, project (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["InvoiceItemWhere"];
+                where?: components["schemas"]["InvoiceItemWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("invoice" | "invoice.toContact" | "invoice.toContact.tags" | "invoice.fromOrganization" | "invoice.fromOrganization.tags" | "invoice.fromOrganization.skills" | "invoice.fromOrganization.contact" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -35371,7 +35685,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, invoiceId, taskId, employeeId, projectId, quantity, price, totalValue. On related records: where[relation][field]=value (or [operator]=value) for invoice, task, employee, project (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["InvoiceItemWhere"];
+                where?: components["schemas"]["InvoiceItemWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("invoice" | "invoice.toContact" | "invoice.toContact.tags" | "invoice.fromOrganization" | "invoice.fromOrganization.tags" | "invoice.fromOrganization.skills" | "invoice.fromOrganization.contact" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -35388,7 +35702,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -35510,7 +35824,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -35571,7 +35885,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -35625,7 +35939,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -35668,7 +35982,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -35722,7 +36036,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -35905,7 +36219,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -35950,7 +36264,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -36234,13 +36548,83 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["InvoicePatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The invoice to change
                      */
                     id: string;
-                })[];
+                    /** Format: uuid */
+                    organizationId?: string;
+                    invoiceNumber?: number;
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    invoiceDate?: string;
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    dueDate?: string;
+                    currency?: string | null;
+                    discountValue?: number;
+                    /** @enum {string|null} */
+                    discountType?: "PERCENT" | "FLAT" | null;
+                    tax?: number | null;
+                    /** @enum {string|null} */
+                    taxType?: "PERCENT" | "FLAT" | null;
+                    totalValue?: number | null;
+                    /** @enum {string} */
+                    status?: "DRAFT" | "SENT" | "VIEWED" | "FULLY_PAID" | "PARTIALLY_PAID" | "OVERPAID" | "VOID";
+                    isEstimate?: boolean;
+                    terms?: string | null;
+                    /** Format: uuid */
+                    fromOrganizationId?: string;
+                    /** Format: uuid */
+                    toContactId?: string | null;
+                    /** @description invoice-item records written with this one, in the same transaction (without invoiceId, filled in by the server); a list sent replaces the existing ones, none sent leaves them as they are */
+                    invoiceItems?: {
+                        description?: string | null;
+                        quantity: number;
+                        price: number;
+                        totalValue?: number | null;
+                        /** Format: uuid */
+                        taskId?: string | null;
+                        /** Format: uuid */
+                        employeeId?: string | null;
+                        /** Format: uuid */
+                        projectId?: string | null;
+                    }[];
+                    /** @description tag records to link, by id */
+                    tags?: {
+                        /** Format: uuid */
+                        id: string;
+                    }[];
+                    /** @description ids of tag records to link */
+                    tagIds?: string[];
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's createdById is the server's to set) */
+                    readonly createdById?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedById is the server's to set) */
+                    readonly updatedById?: unknown;
+                    /** @description Ignored, whatever its value (the record's deletedAt is the server's to set) */
+                    readonly deletedAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's deletedById is the server's to set) */
+                    readonly deletedById?: unknown;
+                    /** @description Ignored, whatever its value (the record's estimateStatus is the server's to set) */
+                    readonly estimateStatus?: unknown;
+                    /** @description Ignored, whatever its value (the record's estimateDecidedAt is the server's to set) */
+                    readonly estimateDecidedAt?: unknown;
+                }[];
             };
         };
         responses: {
@@ -36447,7 +36831,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, deletedAt, deletedById, invoiceNumber, status, isEstimate, estimateStatus, currency, toContactId, fromOrganizationId, invoiceDate, dueDate, totalValue. On related records: where[relation][field]=value (or [operator]=value) for toContact, fromOrganization, invoiceItems, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["InvoiceWhere"];
+                where?: components["schemas"]["InvoiceWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("toContact" | "toContact.tags" | "fromOrganization" | "fromOrganization.tags" | "fromOrganization.skills" | "fromOrganization.contact" | "invoiceItems" | "invoiceItems.invoice" | "invoiceItems.invoice.toContact" | "invoiceItems.invoice.fromOrganization" | "invoiceItems.task" | "invoiceItems.task.project" | "invoiceItems.task.creator" | "invoiceItems.task.members" | "invoiceItems.task.teams" | "invoiceItems.task.tags" | "invoiceItems.employee" | "invoiceItems.employee.user" | "invoiceItems.employee.organization" | "invoiceItems.employee.tags" | "invoiceItems.employee.skills" | "invoiceItems.project" | "invoiceItems.project.members" | "invoiceItems.project.teams" | "invoiceItems.project.tags" | "invoiceItems.project.organizationContact")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -36543,7 +36927,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, deletedAt, deletedById, invoiceNumber, status, isEstimate, estimateStatus, currency, toContactId, fromOrganizationId, invoiceDate, dueDate, totalValue. On related records: where[relation][field]=value (or [operator]=value) for toContact, fromOrganization, invoiceItems, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["InvoiceWhere"];
+                where?: components["schemas"]["InvoiceWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("toContact" | "toContact.tags" | "fromOrganization" | "fromOrganization.tags" | "fromOrganization.skills" | "fromOrganization.contact" | "invoiceItems" | "invoiceItems.invoice" | "invoiceItems.invoice.toContact" | "invoiceItems.invoice.fromOrganization" | "invoiceItems.task" | "invoiceItems.task.project" | "invoiceItems.task.creator" | "invoiceItems.task.members" | "invoiceItems.task.teams" | "invoiceItems.task.tags" | "invoiceItems.employee" | "invoiceItems.employee.user" | "invoiceItems.employee.organization" | "invoiceItems.employee.tags" | "invoiceItems.employee.skills" | "invoiceItems.project" | "invoiceItems.project.members" | "invoiceItems.project.teams" | "invoiceItems.project.tags" | "invoiceItems.project.organizationContact")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -36568,7 +36952,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -36706,7 +37090,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, name, currency, isDefault, isActive. On related records: where[relation][field]=value (or [operator]=value) for tags, skills, employees, contact (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["OrganizationWhere"];
+                where?: components["schemas"]["OrganizationWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("tags" | "skills" | "employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "contact")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -36725,7 +37109,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -36788,7 +37172,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -36864,7 +37248,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, contactType, budgetType, primaryEmail. On related records: where[relation][field]=value (or [operator]=value) for tags, projects (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["OrganizationContactWhere"];
+                where?: components["schemas"]["OrganizationContactWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("tags" | "projects" | "projects.members" | "projects.members.user" | "projects.members.organization" | "projects.members.tags" | "projects.members.skills" | "projects.teams" | "projects.teams.members" | "projects.teams.tags" | "projects.tags" | "projects.organizationContact" | "projects.organizationContact.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -36883,7 +37267,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -36948,7 +37332,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -37004,7 +37388,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -37065,7 +37449,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -37119,7 +37503,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -37162,7 +37546,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -37218,7 +37602,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -37502,13 +37886,40 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["OrganizationContactPatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The organization-contact to change
                      */
                     id: string;
-                })[];
+                    /** Format: uuid */
+                    organizationId?: string;
+                    name?: string;
+                    /** Format: email */
+                    primaryEmail?: string | null;
+                    primaryPhone?: string | null;
+                    /** @enum {string|null} */
+                    contactType?: "CLIENT" | "CUSTOMER" | "LEAD" | null;
+                    budget?: number | null;
+                    /** @enum {string|null} */
+                    budgetType?: "hours" | "cost" | null;
+                    /** @description tag records to link, by id */
+                    tags?: {
+                        /** Format: uuid */
+                        id: string;
+                    }[];
+                    /** @description ids of tag records to link */
+                    tagIds?: string[];
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                }[];
             };
         };
         responses: {
@@ -37711,7 +38122,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, contactType, budgetType, primaryEmail. On related records: where[relation][field]=value (or [operator]=value) for tags, projects (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["OrganizationContactWhere"];
+                where?: components["schemas"]["OrganizationContactWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("tags" | "projects" | "projects.members" | "projects.members.user" | "projects.members.organization" | "projects.members.tags" | "projects.members.skills" | "projects.teams" | "projects.teams.members" | "projects.teams.tags" | "projects.tags" | "projects.organizationContact" | "projects.organizationContact.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -37797,7 +38208,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, contactType, budgetType, primaryEmail. On related records: where[relation][field]=value (or [operator]=value) for tags, projects (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["OrganizationContactWhere"];
+                where?: components["schemas"]["OrganizationContactWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("tags" | "projects" | "projects.members" | "projects.members.user" | "projects.members.organization" | "projects.members.tags" | "projects.members.skills" | "projects.teams" | "projects.teams.members" | "projects.teams.tags" | "projects.tags" | "projects.organizationContact" | "projects.organizationContact.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -37816,7 +38227,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -37958,7 +38369,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, billing, owner, public, billable, organizationContactId, startDate, endDate, budget. On related records: where[relation][field]=value (or [operator]=value) for members, teams, tasks, tags, organizationContact (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["OrganizationProjectWhere"];
+                where?: components["schemas"]["OrganizationProjectWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -37981,7 +38392,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -38046,7 +38457,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -38102,7 +38513,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -38163,7 +38574,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -38217,7 +38628,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -38260,7 +38671,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -38316,7 +38727,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -38600,13 +39011,64 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["OrganizationProjectPatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The organization-project to change
                      */
                     id: string;
-                })[];
+                    /** Format: uuid */
+                    organizationId?: string;
+                    name?: string;
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    startDate?: string | null;
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    endDate?: string | null;
+                    /** @enum {string|null} */
+                    billing?: "RATE" | "FLAT_FEE" | "MILESTONES" | null;
+                    /** @description ISO 4217 code such as EUR */
+                    currency?: string | null;
+                    public?: boolean | null;
+                    billable?: boolean | null;
+                    /** @enum {string|null} */
+                    owner?: "CLIENT" | "INTERNAL" | null;
+                    budget?: number | null;
+                    /** @enum {string|null} */
+                    budgetType?: "hours" | "cost" | null;
+                    color?: string | null;
+                    description?: string | null;
+                    /** Format: uuid */
+                    organizationContactId?: string | null;
+                    /** @description employee records to link, by id */
+                    members?: {
+                        /** Format: uuid */
+                        id: string;
+                    }[];
+                    /** @description ids of employee records to link */
+                    memberIds?: string[];
+                    /** @description tag records to link, by id */
+                    tags?: {
+                        /** Format: uuid */
+                        id: string;
+                    }[];
+                    /** @description ids of tag records to link */
+                    tagIds?: string[];
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                }[];
             };
         };
         responses: {
@@ -38811,7 +39273,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, billing, owner, public, billable, organizationContactId, startDate, endDate, budget. On related records: where[relation][field]=value (or [operator]=value) for members, teams, tasks, tags, organizationContact (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["OrganizationProjectWhere"];
+                where?: components["schemas"]["OrganizationProjectWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -38903,7 +39365,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, billing, owner, public, billable, organizationContactId, startDate, endDate, budget. On related records: where[relation][field]=value (or [operator]=value) for members, teams, tasks, tags, organizationContact (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["OrganizationProjectWhere"];
+                where?: components["schemas"]["OrganizationProjectWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags" | "tags" | "organizationContact" | "organizationContact.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -38926,7 +39388,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -39066,7 +39528,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, projectId, status, startDate, endDate. On related records: where[relation][field]=value (or [operator]=value) for project, tasks (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["OrganizationSprintWhere"];
+                where?: components["schemas"]["OrganizationSprintWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -39087,7 +39549,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -39152,7 +39614,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -39208,7 +39670,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -39269,7 +39731,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -39323,7 +39785,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -39366,7 +39828,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -39422,7 +39884,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -39706,13 +40168,44 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["OrganizationSprintPatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The organization-sprint to change
                      */
                     id: string;
-                })[];
+                    /** Format: uuid */
+                    organizationId?: string;
+                    name?: string;
+                    /** Format: uuid */
+                    projectId?: string;
+                    /** @description Days */
+                    length?: number;
+                    goal?: string | null;
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    startDate?: string | null;
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    endDate?: string | null;
+                    /** @enum {string|null} */
+                    status?: "draft" | "upcoming" | "active" | "completed" | null;
+                    /** @description Day of the week the sprint starts on, 1 (Monday) to 7 */
+                    dayStart?: number | null;
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                }[];
             };
         };
         responses: {
@@ -39915,7 +40408,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, projectId, status, startDate, endDate. On related records: where[relation][field]=value (or [operator]=value) for project, tasks (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["OrganizationSprintWhere"];
+                where?: components["schemas"]["OrganizationSprintWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -40003,7 +40496,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, projectId, status, startDate, endDate. On related records: where[relation][field]=value (or [operator]=value) for project, tasks (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["OrganizationSprintWhere"];
+                where?: components["schemas"]["OrganizationSprintWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "tasks" | "tasks.project" | "tasks.project.members" | "tasks.project.teams" | "tasks.project.tags" | "tasks.project.organizationContact" | "tasks.creator" | "tasks.creator.role" | "tasks.members" | "tasks.members.user" | "tasks.members.organization" | "tasks.members.tags" | "tasks.members.skills" | "tasks.teams" | "tasks.teams.members" | "tasks.teams.tags" | "tasks.tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -40024,7 +40517,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -40160,7 +40653,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, public. On related records: where[relation][field]=value (or [operator]=value) for members, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["OrganizationTeamWhere"];
+                where?: components["schemas"]["OrganizationTeamWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -40179,7 +40672,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -40244,7 +40737,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -40300,7 +40793,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -40361,7 +40854,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -40415,7 +40908,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -40458,7 +40951,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -40514,7 +41007,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -40798,13 +41291,42 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["OrganizationTeamPatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The organization-team to change
                      */
                     id: string;
-                })[];
+                    /** Format: uuid */
+                    organizationId?: string;
+                    name?: string;
+                    color?: string | null;
+                    emoji?: string | null;
+                    public?: boolean;
+                    /** @description employee records to link, by id */
+                    members?: {
+                        /** Format: uuid */
+                        id: string;
+                    }[];
+                    /** @description ids of employee records to link */
+                    memberIds?: string[];
+                    /** @description tag records to link, by id */
+                    tags?: {
+                        /** Format: uuid */
+                        id: string;
+                    }[];
+                    /** @description ids of tag records to link */
+                    tagIds?: string[];
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                }[];
             };
         };
         responses: {
@@ -41003,7 +41525,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, public. On related records: where[relation][field]=value (or [operator]=value) for members, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["OrganizationTeamWhere"];
+                where?: components["schemas"]["OrganizationTeamWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -41085,7 +41607,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, public. On related records: where[relation][field]=value (or [operator]=value) for members, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["OrganizationTeamWhere"];
+                where?: components["schemas"]["OrganizationTeamWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -41104,7 +41626,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -41224,7 +41746,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -41285,7 +41807,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -41339,7 +41861,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -41382,7 +41904,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -41436,7 +41958,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -41720,13 +42242,54 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["OrganizationPatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The organization to change
                      */
                     id: string;
-                })[];
+                    name?: string;
+                    /** @description ISO 4217 code such as EUR */
+                    currency?: string;
+                    isDefault?: boolean;
+                    timeZone?: string | null;
+                    /** @enum {string|null} */
+                    startWeekOn?: "MONDAY" | "TUESDAY" | "WEDNESDAY" | "THURSDAY" | "FRIDAY" | "SATURDAY" | "SUNDAY" | null;
+                    /** @enum {string|null} */
+                    bonusType?: "PROFIT_BASED_BONUS" | "REVENUE_BASED_BONUS" | null;
+                    bonusPercentage?: number | null;
+                    /** Format: uri */
+                    website?: string | null;
+                    isActive?: boolean;
+                    /**
+                     * Format: uuid
+                     * @description The organization's own address (a contact record)
+                     */
+                    contactId?: string | null;
+                    /** @description tag records to link, by id */
+                    tags?: {
+                        /** Format: uuid */
+                        id: string;
+                    }[];
+                    /** @description ids of tag records to link */
+                    tagIds?: string[];
+                    /** @description skill records to link, by id */
+                    skills?: {
+                        /** Format: uuid */
+                        id: string;
+                    }[];
+                    /** @description ids of skill records to link */
+                    skillIds?: string[];
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                }[];
             };
         };
         responses: {
@@ -41927,7 +42490,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, name, currency, isDefault, isActive. On related records: where[relation][field]=value (or [operator]=value) for tags, skills, employees, contact (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["OrganizationWhere"];
+                where?: components["schemas"]["OrganizationWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("tags" | "skills" | "employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "contact")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -42011,7 +42574,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, name, currency, isDefault, isActive. On related records: where[relation][field]=value (or [operator]=value) for tags, skills, employees, contact (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["OrganizationWhere"];
+                where?: components["schemas"]["OrganizationWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("tags" | "skills" | "employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "contact")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -42030,7 +42593,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -42309,33 +42872,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    unknownReport: {
-        parameters: {
-            query?: {
-                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
-                tenantId?: components["parameters"]["TenantIdQuery"];
-            };
-            header?: {
-                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
-                "Tenant-Id"?: components["parameters"]["TenantId"];
-            };
-            path: {
-                /** @description A name that is not a report */
-                slug: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -42858,7 +43394,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, taskId, status, creatorId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for task, creator (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["ScreeningTaskWhere"];
+                where?: components["schemas"]["ScreeningTaskWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -42873,7 +43409,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -42938,7 +43474,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -42994,7 +43530,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -43055,7 +43591,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -43109,7 +43645,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -43152,7 +43688,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -43208,7 +43744,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -43492,13 +44028,38 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["ScreeningTaskPatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The screening-task to change
                      */
                     id: string;
-                })[];
+                    /**
+                     * Format: uuid
+                     * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
+                     */
+                    organizationId?: string | null;
+                    /** Format: uuid */
+                    taskId?: string;
+                    /** @enum {string} */
+                    status?: "accepted" | "declined" | "duplicated" | "snoozed" | "pending";
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    onHoldUntil?: string | null;
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's creatorId is the server's to set) */
+                    readonly creatorId?: unknown;
+                }[];
             };
         };
         responses: {
@@ -43699,7 +44260,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, taskId, status, creatorId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for task, creator (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["ScreeningTaskWhere"];
+                where?: components["schemas"]["ScreeningTaskWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -43779,7 +44340,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, taskId, status, creatorId. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for task, creator (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["ScreeningTaskWhere"];
+                where?: components["schemas"]["ScreeningTaskWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "creator" | "creator.role")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -43794,7 +44355,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -43930,7 +44491,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: components["schemas"]["SkillWhere"];
+                where?: components["schemas"]["SkillWhere"] | string;
                 /** @description skill has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -43947,7 +44508,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -44012,7 +44573,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -44068,7 +44629,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -44129,7 +44690,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -44183,7 +44744,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -44226,7 +44787,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -44282,7 +44843,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -44566,13 +45127,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["SkillPatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The skill to change
                      */
                     id: string;
-                })[];
+                    /**
+                     * Format: uuid
+                     * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
+                     */
+                    organizationId?: string | null;
+                    name?: string;
+                    description?: string | null;
+                    color?: string | null;
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                }[];
             };
         };
         responses: {
@@ -44771,7 +45349,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: components["schemas"]["SkillWhere"];
+                where?: components["schemas"]["SkillWhere"] | string;
                 /** @description skill has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -44851,7 +45429,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: components["schemas"]["SkillWhere"];
+                where?: components["schemas"]["SkillWhere"] | string;
                 /** @description skill has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -44868,7 +45446,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -45004,7 +45582,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, color, isSystem. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: components["schemas"]["TagWhere"];
+                where?: components["schemas"]["TagWhere"] | string;
                 /** @description tag has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -45021,7 +45599,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -45086,7 +45664,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -45142,7 +45720,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -45203,7 +45781,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -45257,7 +45835,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -45300,7 +45878,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -45356,7 +45934,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -45640,13 +46218,32 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["TagPatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The tag to change
                      */
                     id: string;
-                })[];
+                    /**
+                     * Format: uuid
+                     * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
+                     */
+                    organizationId?: string | null;
+                    name?: string;
+                    color?: string;
+                    textColor?: string | null;
+                    description?: string | null;
+                    isSystem?: boolean;
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                }[];
             };
         };
         responses: {
@@ -45845,7 +46442,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, color, isSystem. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: components["schemas"]["TagWhere"];
+                where?: components["schemas"]["TagWhere"] | string;
                 /** @description tag has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -46324,7 +46921,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, name, color, isSystem. where[organizationId]=null lists the records of no organization (records of the whole tenant).
                  * @example {}
                  */
-                where?: components["schemas"]["TagWhere"];
+                where?: components["schemas"]["TagWhere"] | string;
                 /** @description tag has no relations: any name is a 400 (an empty value, relations=, names none). */
                 "relations[]"?: string[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -46341,7 +46938,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -46489,7 +47086,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, deletedAt, deletedById, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number, dueDate, startDate, estimate. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for project, creator, members, teams, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["TaskWhere"];
+                where?: components["schemas"]["TaskWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -46514,7 +47111,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -46579,7 +47176,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -46637,7 +47234,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -46698,7 +47295,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -46752,7 +47349,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -46795,7 +47392,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -46849,7 +47446,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -46899,7 +47496,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -46944,7 +47541,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else none: a record of the whole tenant). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -47228,13 +47825,88 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["TaskPatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The task to change
                      */
                     id: string;
-                })[];
+                    /**
+                     * Format: uuid
+                     * @description The organization the record belongs to; null: none, a record of the whole tenant. Left out on create: the organization header's, the caller's own organization (its organizationId claim), or the tenant's only one; else null
+                     */
+                    organizationId?: string | null;
+                    title?: string;
+                    description?: string | null;
+                    /** @enum {string} */
+                    status?: "open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed";
+                    /** @enum {string|null} */
+                    priority?: "urgent" | "high" | "medium" | "low" | null;
+                    /** @enum {string|null} */
+                    size?: "x-large" | "large" | "medium" | "small" | "tiny" | null;
+                    /** @description Seconds */
+                    estimate?: number | null;
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    dueDate?: string | null;
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    startDate?: string | null;
+                    number?: number | null;
+                    prefix?: string | null;
+                    isDraft?: boolean;
+                    public?: boolean;
+                    /** Format: uuid */
+                    projectId?: string | null;
+                    /** Format: uuid */
+                    parentId?: string | null;
+                    /** Format: uuid */
+                    organizationSprintId?: string | null;
+                    /** @description employee records to link, by id */
+                    members?: {
+                        /** Format: uuid */
+                        id: string;
+                    }[];
+                    /** @description ids of employee records to link */
+                    memberIds?: string[];
+                    /** @description organization-team records to link, by id */
+                    teams?: {
+                        /** Format: uuid */
+                        id: string;
+                    }[];
+                    /** @description ids of organization-team records to link */
+                    teamIds?: string[];
+                    /** @description tag records to link, by id */
+                    tags?: {
+                        /** Format: uuid */
+                        id: string;
+                    }[];
+                    /** @description ids of tag records to link */
+                    tagIds?: string[];
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's createdById is the server's to set) */
+                    readonly createdById?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedById is the server's to set) */
+                    readonly updatedById?: unknown;
+                    /** @description Ignored, whatever its value (the record's deletedAt is the server's to set) */
+                    readonly deletedAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's deletedById is the server's to set) */
+                    readonly deletedById?: unknown;
+                    /** @description Ignored, whatever its value (the record's creatorId is the server's to set) */
+                    readonly creatorId?: unknown;
+                }[];
             };
         };
         responses: {
@@ -47445,7 +48117,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, deletedAt, deletedById, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number, dueDate, startDate, estimate. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for project, creator, members, teams, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["TaskWhere"];
+                where?: components["schemas"]["TaskWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -47545,7 +48217,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, deletedAt, deletedById, status, priority, size, projectId, parentId, organizationSprintId, creatorId, isDraft, public, prefix, number, dueDate, startDate, estimate. where[organizationId]=null lists the records of no organization (records of the whole tenant). On related records: where[relation][field]=value (or [operator]=value) for project, creator, members, teams, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["TaskWhere"];
+                where?: components["schemas"]["TaskWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "creator" | "creator.role" | "members" | "members.user" | "members.user.role" | "members.organization" | "members.organization.tags" | "members.organization.skills" | "members.organization.contact" | "members.tags" | "members.skills" | "teams" | "teams.members" | "teams.members.user" | "teams.members.organization" | "teams.members.tags" | "teams.members.skills" | "teams.tags" | "tags")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -47570,7 +48242,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -47765,7 +48437,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, project, task, timeSlots, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["TimeLogWhere"];
+                where?: components["schemas"]["TimeLogWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -47788,7 +48460,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -47853,7 +48525,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -47909,7 +48581,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -47970,7 +48642,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -48024,7 +48696,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -48067,7 +48739,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -48123,7 +48795,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -48407,13 +49079,65 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["TimeLogPatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The time-log to change
                      */
                     id: string;
-                })[];
+                    /** Format: uuid */
+                    organizationId?: string;
+                    /** Format: uuid */
+                    employeeId?: string;
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    startedAt?: string;
+                    /**
+                     * @description Not earlier than startedAt; empty while the timer runs. ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    stoppedAt?: string | null;
+                    /** @enum {string} */
+                    logType?: "TRACKED" | "MANUAL" | "IDLE" | "RESUMED";
+                    /** @enum {string} */
+                    source?: "WEB_TIMER" | "DESKTOP" | "MOBILE" | "BROWSER_EXTENSION";
+                    description?: string | null;
+                    /** @description Why time was entered by hand */
+                    reason?: string | null;
+                    isBillable?: boolean;
+                    /** Format: uuid */
+                    projectId?: string | null;
+                    /** Format: uuid */
+                    taskId?: string | null;
+                    /** Format: uuid */
+                    timesheetId?: string | null;
+                    /** Format: uuid */
+                    organizationTeamId?: string | null;
+                    /** @description tag records to link, by id */
+                    tags?: {
+                        /** Format: uuid */
+                        id: string;
+                    }[];
+                    /** @description ids of tag records to link */
+                    tagIds?: string[];
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's createdById is the server's to set) */
+                    readonly createdById?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedById is the server's to set) */
+                    readonly updatedById?: unknown;
+                    /** @description Ignored, whatever its value (the record's duration is the server's to set) */
+                    readonly duration?: unknown;
+                }[];
             };
         };
         responses: {
@@ -48616,7 +49340,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, project, task, timeSlots, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["TimeLogWhere"];
+                where?: components["schemas"]["TimeLogWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -48706,7 +49430,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, employeeId, projectId, taskId, timesheetId, organizationTeamId, logType, source, isBillable, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, project, task, timeSlots, tags (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["TimeLogWhere"];
+                where?: components["schemas"]["TimeLogWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "project" | "project.members" | "project.members.user" | "project.members.organization" | "project.members.tags" | "project.members.skills" | "project.teams" | "project.teams.members" | "project.teams.tags" | "project.tags" | "project.organizationContact" | "project.organizationContact.tags" | "task" | "task.project" | "task.project.members" | "task.project.teams" | "task.project.tags" | "task.project.organizationContact" | "task.creator" | "task.creator.role" | "task.members" | "task.members.user" | "task.members.organization" | "task.members.tags" | "task.members.skills" | "task.teams" | "task.teams.members" | "task.teams.tags" | "task.tags" | "timeSlots" | "timeSlots.employee" | "timeSlots.employee.user" | "timeSlots.employee.organization" | "timeSlots.employee.tags" | "timeSlots.employee.skills" | "timeSlots.timeLogs" | "timeSlots.timeLogs.employee" | "timeSlots.timeLogs.project" | "timeSlots.timeLogs.task" | "timeSlots.timeLogs.timeSlots")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -48729,7 +49453,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -48871,7 +49595,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, isHoliday, employeeId, start, end, requestDate. On related records: where[relation][field]=value (or [operator]=value) for employees, document (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["TimeOffRequestWhere"];
+                where?: components["schemas"]["TimeOffRequestWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "document")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -48892,7 +49616,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -48957,7 +49681,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -49013,7 +49737,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -49074,7 +49798,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -49128,7 +49852,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -49171,7 +49895,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -49227,7 +49951,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -49511,13 +50235,59 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["TimeOffRequestPatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The time-off-request to change
                      */
                     id: string;
-                })[];
+                    /** Format: uuid */
+                    organizationId?: string;
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    start?: string;
+                    /**
+                     * @description Not earlier than start. ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    end?: string;
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    requestDate?: string;
+                    /** @enum {string} */
+                    status?: "REQUESTED" | "APPROVED" | "DENIED";
+                    description?: string | null;
+                    isHoliday?: boolean;
+                    /** Format: uri */
+                    documentUrl?: string | null;
+                    /** Format: uuid */
+                    documentId?: string | null;
+                    /**
+                     * Format: uuid
+                     * @description The employee who asked; defaults to the caller's own
+                     */
+                    employeeId?: string | null;
+                    /** @description employee records to link, by id */
+                    employees?: {
+                        /** Format: uuid */
+                        id: string;
+                    }[];
+                    /** @description ids of employee records to link */
+                    employeeIds?: string[];
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                }[];
             };
         };
         responses: {
@@ -49722,7 +50492,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, isHoliday, employeeId, start, end, requestDate. On related records: where[relation][field]=value (or [operator]=value) for employees, document (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["TimeOffRequestWhere"];
+                where?: components["schemas"]["TimeOffRequestWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "document")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -49812,7 +50582,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, status, isHoliday, employeeId, start, end, requestDate. On related records: where[relation][field]=value (or [operator]=value) for employees, document (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["TimeOffRequestWhere"];
+                where?: components["schemas"]["TimeOffRequestWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employees" | "employees.user" | "employees.user.role" | "employees.organization" | "employees.organization.tags" | "employees.organization.skills" | "employees.organization.contact" | "employees.tags" | "employees.skills" | "document")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -49833,7 +50603,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -49973,7 +50743,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, startedAt, duration, overall. On related records: where[relation][field]=value (or [operator]=value) for employee, timeLogs (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["TimeSlotWhere"];
+                where?: components["schemas"]["TimeSlotWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -49992,7 +50762,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -50057,7 +50827,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -50113,7 +50883,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -50174,7 +50944,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -50228,7 +50998,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -50271,7 +51041,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -50327,7 +51097,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -50611,13 +51381,46 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["TimeSlotPatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The time-slot to change
                      */
                     id: string;
-                })[];
+                    /** Format: uuid */
+                    organizationId?: string;
+                    /** Format: uuid */
+                    employeeId?: string;
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    startedAt?: string;
+                    /** @description Seconds */
+                    duration?: number | null;
+                    /** @description Key presses */
+                    keyboard?: number | null;
+                    /** @description Mouse events */
+                    mouse?: number | null;
+                    /** @description Activity percentage */
+                    overall?: number | null;
+                    /** @description time-log records to link, by id */
+                    timeLogs?: {
+                        /** Format: uuid */
+                        id: string;
+                    }[];
+                    /** @description ids of time-log records to link */
+                    timeLogIds?: string[];
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                }[];
             };
         };
         responses: {
@@ -50820,7 +51623,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, startedAt, duration, overall. On related records: where[relation][field]=value (or [operator]=value) for employee, timeLogs (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["TimeSlotWhere"];
+                where?: components["schemas"]["TimeSlotWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -50906,7 +51709,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, employeeId, startedAt, duration, overall. On related records: where[relation][field]=value (or [operator]=value) for employee, timeLogs (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["TimeSlotWhere"];
+                where?: components["schemas"]["TimeSlotWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -50925,7 +51728,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -51067,7 +51870,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, employeeId, status, isBilled, approvedById, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, approvedBy, timeLogs (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["TimesheetWhere"];
+                where?: components["schemas"]["TimesheetWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "approvedBy" | "approvedBy.role" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -51086,7 +51889,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -51151,7 +51954,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -51207,7 +52010,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -51268,7 +52071,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -51322,7 +52125,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -51365,7 +52168,7 @@ export interface operations {
                 tenantId?: components["parameters"]["TenantIdQuery"];
             };
             header?: {
-                /** @description ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
+                /** @description ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. Without it the write is unconditional. */
                 "If-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -51421,7 +52224,7 @@ export interface operations {
             header?: {
                 /** @description Organization of the new record when the body has no organizationId (else the caller's, or the tenant's only one; else a 400). Any value but a UUID is a 400; an empty one counts as none. */
                 "Organization-Id"?: string;
-                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. Kept per caller; see docs/api-conventions.md. */
                 "Idempotency-Key"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
@@ -51705,13 +52508,60 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": (components["schemas"]["TimesheetPatch"] & {
+                "application/json": {
                     /**
                      * Format: uuid
                      * @description The timesheet to change
                      */
                     id: string;
-                })[];
+                    /** Format: uuid */
+                    organizationId?: string;
+                    /** Format: uuid */
+                    employeeId?: string;
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    startedAt?: string;
+                    /**
+                     * @description Not earlier than startedAt. ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    stoppedAt?: string;
+                    /** @description Seconds */
+                    duration?: number | null;
+                    keyboard?: number | null;
+                    mouse?: number | null;
+                    overall?: number | null;
+                    /** @enum {string} */
+                    status?: "DRAFT" | "PENDING" | "IN REVIEW" | "DENIED" | "APPROVED";
+                    isBilled?: boolean;
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    approvedAt?: string | null;
+                    /**
+                     * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                     * @example 2026-01-05
+                     */
+                    submittedAt?: string | null;
+                    /** Format: uuid */
+                    approvedById?: string | null;
+                    /**
+                     * Format: uuid
+                     * @description Ignored when it is the caller's tenant; any other value is a 403.
+                     */
+                    readonly tenantId?: string;
+                    /** @description Ignored, whatever its value (the record's createdAt is the server's to set) */
+                    readonly createdAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedAt is the server's to set) */
+                    readonly updatedAt?: unknown;
+                    /** @description Ignored, whatever its value (the record's createdById is the server's to set) */
+                    readonly createdById?: unknown;
+                    /** @description Ignored, whatever its value (the record's updatedById is the server's to set) */
+                    readonly updatedById?: unknown;
+                }[];
             };
         };
         responses: {
@@ -51916,7 +52766,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, employeeId, status, isBilled, approvedById, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, approvedBy, timeLogs (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["TimesheetWhere"];
+                where?: components["schemas"]["TimesheetWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "approvedBy" | "approvedBy.role" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -52004,7 +52854,7 @@ export interface operations {
                  * @description where[field]=value, exact match with the value coerced to the field's type; where[field][operator]=value for the operators each field allows (eq, ne, in, nin, lt, lte, gt, gte, between, ilike, isNull: see the schema), several on one field all holding; where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: id, organizationId, createdById, updatedById, employeeId, status, isBilled, approvedById, startedAt, stoppedAt, duration. On related records: where[relation][field]=value (or [operator]=value) for employee, approvedBy, timeLogs (their id and filterable fields).
                  * @example {}
                  */
-                where?: components["schemas"]["TimesheetWhere"];
+                where?: components["schemas"]["TimesheetWhere"] | string;
                 /** @description Related records to load (dot notation for nested ones, at most 3 levels). Also accepted as relations[0]=… or comma-separated, relations=a,b (relations= names none). Any other value is a 400. */
                 "relations[]"?: ("employee" | "employee.user" | "employee.user.role" | "employee.organization" | "employee.organization.tags" | "employee.organization.skills" | "employee.organization.contact" | "employee.tags" | "employee.skills" | "approvedBy" | "approvedBy.role" | "timeLogs" | "timeLogs.employee" | "timeLogs.employee.user" | "timeLogs.employee.organization" | "timeLogs.employee.tags" | "timeLogs.employee.skills" | "timeLogs.project" | "timeLogs.project.members" | "timeLogs.project.teams" | "timeLogs.project.tags" | "timeLogs.project.organizationContact" | "timeLogs.task" | "timeLogs.task.project" | "timeLogs.task.creator" | "timeLogs.task.members" | "timeLogs.task.teams" | "timeLogs.task.tags" | "timeLogs.timeSlots" | "timeLogs.timeSlots.employee" | "timeLogs.timeSlots.timeLogs")[];
                 /** @description Only these fields are answered, and id (select[]=firstName&select[]=lastName); path.field narrows a related record (select[]=user.email), and loads it as relations[] would. Also accepted as select[0]=… or select=a,b; at most 50. A field that is not there, or hidden, is a 400. */
@@ -52023,7 +52873,7 @@ export interface operations {
             header?: {
                 /** @description count=none: the same as the count=none parameter */
                 Prefer?: string;
-                /** @description ETags of copies the client holds (or *): when one is the current answer's, 304 with no body (weak comparison) */
+                /** @description ETags of copies the client holds (or *), at most 64: when one is the current answer's, 304 with no body (weak comparison); an empty one counts as none */
                 "If-None-Match"?: string;
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];

@@ -150,7 +150,7 @@ export function createApp(options: AppOptions): App {
     log: options.log ?? logEvent,
     onRefused: metrics?.rateLimitRefused,
   });
-  const openapi = buildOpenApiDocument(engine, table.routes, modules, rateLimiting.table, options.documentInfo);
+  const openapi = buildOpenApiDocument(engine, table.routes, modules, rateLimiting.productTable, options.documentInfo);
   const pages = referencePages(options.docsDir);
   checkLinkedPages(Object.values(options.documentInfo?.pages ?? {}), pages, options.docsDir);
   table.add(...docsRoutes(openapi), ...referenceRoutes(pages));

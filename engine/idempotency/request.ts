@@ -10,7 +10,10 @@ export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
-/** The key a request sends, or undefined; a key of the wrong form is a 400. */
+/**
+ * The key a request sends, or undefined; a key of the wrong form is a 400. An empty header is
+ * no key (the OpenAPI document's pattern allows it: engine/openapi/idempotency-fragments.ts).
+ */
 export function idempotencyKeyOf(value: string): string | undefined {
   if (value === '') return undefined;
   if (!KEY_PATTERN.test(value)) throw badRequest(`${IDEMPOTENCY_KEY_HEADER} must be 1 to 255 visible ASCII characters (no spaces)`);

@@ -5,7 +5,7 @@ import { BULK_PATH } from '../resource/route-names.js';
 import type { OpenApiPaths } from '../module.js';
 import type { CompiledResource } from '../resource/compiled.js';
 import { MAX_ITEM_ERRORS } from '../resource/bulk-body.js';
-import { ERROR_SCHEMA } from './components.js';
+import { bodySchema, ERROR_SCHEMA } from './components.js';
 import { errorResponses, jsonBody, jsonResponse, organizationHeaderParameters, pascalCase, ref, schemaName } from './fragments.js';
 import { permissionNote } from './resource-paths.js';
 
@@ -38,6 +38,22 @@ const forbiddenItems = itemsError(403, "The caller's role lacks the permission, 
 const missingItems = itemsError(404, "Ids not in the caller's tenant (or not the caller's own, under the owner rule), or none at all: errors names each; nothing was written", 'The requested record was not found', [{ index: 3, message: 'The requested record was not found' }]);
 const conflictItem = itemsError(409, 'An item breaks a unique rule (errors names it), or a request with the same Idempotency-Key is still running; nothing was written', 'A record with the same name already exists', [{ index: 4, message: 'A record with the same name already exists' }]);
 
+/**
+ * One item of a bulk PATCH: the record's id and the fields to change. Built from the patch body
+ * rather than referring to it: there id is readOnly (ignored), and a property both required and
+ * readOnly is one no client may send (OpenAPI 3.0), so no item could be written.
+ */
+function patchItemSchema(resource: CompiledResource): object {
+  const patch = bodySchema(resource, 'patch');
+  const { id: _ignored, ...properties } = patch.properties;
+  return {
+    ...patch,
+    required: ['id'],
+    properties: { id: { type: 'string', format: 'uuid', description: `The ${resource.name} to change` }, ...properties },
+    description: `The id of a ${resource.name} and only the fields to change, as PATCH /api/${resource.paths[0]}/{id} takes them; the other read-only properties may be sent and are ignored.`,
+  };
+}
+
 const itemsAnswer = (description: string, record: object, max: number) =>
   jsonResponse(description, { type: 'object', required: ['items'], additionalProperties: false, properties: { items: { type: 'array', minItems: 1, maxItems: max, items: record } } });
 
@@ -46,7 +62,6 @@ export function bulkPaths(resource: CompiledResource, maxItems: number): OpenApi
   const n = resource.name;
   const [path] = resource.paths;
   const record = ref(schemaName(resource, 'record'));
-  const patchItem = { allOf: [ref(schemaName(resource, 'patch')), { type: 'object', required: ['id'], properties: { id: { type: 'string', format: 'uuid', description: `The ${n} to change` } } }] };
   const refused = resource.requireIfMatch ? errorResponses(428) : {};
   const conditional = resource.requireIfMatch
     ? ' This resource takes changes only with If-Match, which a bulk request cannot carry per record: 428, change records one by one.'
@@ -67,7 +82,7 @@ export function bulkPaths(resource: CompiledResource, maxItems: number): OpenApi
       responses: { '201': itemsAnswer(`The created ${n} records, in the order sent`, record, maxItems), '400': badItems, '403': forbiddenItems, '409': conflictItem, ...errorResponses(401, 413, 415, 500, 503) },
     }),
     patch: op('Update', 'update', `Change some fields of many ${n} records at once`, `Each item is {id, …fields}, checked as PATCH /api/${path}/{id} would; each id once. ${common}${conditional}`, {
-      requestBody: jsonBody({ type: 'array', minItems: 1, maxItems: maxItems, items: patchItem }),
+      requestBody: jsonBody({ type: 'array', minItems: 1, maxItems: maxItems, items: patchItemSchema(resource) }),
       responses: { '200': itemsAnswer(`The changed ${n} records, in the order sent`, record, maxItems), '400': badItems, '403': forbiddenItems, '404': missingItems, '409': conflictItem, ...errorResponses(401, 413, 415, 500, 503), ...refused },
     }),
     delete: op('Delete', 'delete', `Delete many ${n} records at once`, `The body names the records: {ids: [...]}, each once.${resource.softDelete ? ' Each is marked deleted (softDelete): PUT /{id}/recover brings it back.' : ''} ${common}${conditional}`, {

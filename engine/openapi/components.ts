@@ -44,13 +44,17 @@ export { findInputName };
 
 type Json = Record<string, any>;
 
-/** A record as returned: its fields, plus each relation, present only when asked for. */
-function recordSchema(resource: CompiledResource): Json {
+/**
+ * A record as returned: its fields, plus each relation, present only when asked for. A related
+ * record is whole (`record`), or, in a record narrowed by select[], narrowed alike (`selected`):
+ * select[]=creator.createdAt answers creator as {id, createdAt}, and its own relations too.
+ */
+function recordSchema(resource: CompiledResource, related: 'record' | 'selected' = 'record'): Json {
   const schema = toOpenApiSchema(resource.schemas.record);
   const properties: Json = { ...(schema.properties as Json) };
   const required = new Set<string>((schema.required as string[] | undefined) ?? []);
   for (const relation of resource.relations.values()) {
-    const target = ref(schemaName(relation.target, 'record'));
+    const target = ref(related === 'record' ? schemaName(relation.target, 'record') : selectionSchemaNames(relation.target).selected);
     const note = `Present only when requested with relations[]=${relation.name}`;
     if (relation.kind === 'belongsTo') {
       // A belongsTo is null when its id field is empty. OpenAPI 3.0 ignores nullable without a
@@ -85,7 +89,7 @@ function ignoredProperties(resource: CompiledResource): Json {
   return properties;
 }
 
-function bodySchema(resource: CompiledResource, kind: 'create' | 'replace' | 'patch'): Json {
+export function bodySchema(resource: CompiledResource, kind: 'create' | 'replace' | 'patch'): Json {
   const schema = toOpenApiSchema(resource.schemas[kind]);
   const ignored = resource.readOnlyFields.join(', ');
   const what = {
@@ -100,9 +104,13 @@ function bodySchema(resource: CompiledResource, kind: 'create' | 'replace' | 'pa
   };
 }
 
-/** A record narrowed by select[]: id, and only the fields (and relations) asked for. */
+/**
+ * A record narrowed by select[]: id, and only the fields (and relations) asked for. Its relations
+ * are narrowed records too: a whole one (loaded by relations[] alone) fits them as well, since
+ * they require only id.
+ */
 function selectedSchema(resource: CompiledResource): Json {
-  const record = recordSchema(resource);
+  const record = recordSchema(resource, 'selected');
   return { ...record, required: ['id'], description: `${resource.name} narrowed by select[]: id and the fields named (a related record narrowed alike)` };
 }
 

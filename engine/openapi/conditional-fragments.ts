@@ -1,14 +1,27 @@
 // The conditional-request parts of the generated operations (engine/http/conditional.ts): the
 // If-None-Match and If-Match parameters, the ETag header and the 304 answer.
 
+/**
+ * What engine/http/conditional.ts reads: `*`, or a list of entity tags (`"…"` or `W/"…"`, a quoted
+ * run of visible characters but the quote), at least one, empty list elements allowed. Anything
+ * else is a 400, so the document refuses it too. (The cap of 64 tags is in the description.)
+ */
+const ETAG = '(?:W/)?"[\\x21\\x23-\\x7e\\x80-\\xff]*"';
+const TAGS = `[ \\t]*\\*[ \\t]*|(?:[ \\t]*,)*[ \\t]*${ETAG}[ \\t]*(?:,[ \\t]*(?:${ETAG})?[ \\t]*)*`;
+const EXAMPLE = '"5d41402abc4b2a76b9719d911017c592"';
+/** If-Match: an empty one is a 400. */
+const entityTagsSchema = { type: 'string', pattern: `^(?:${TAGS})$`, example: EXAMPLE };
+/** If-None-Match: an empty one counts as none (a read answers as without it). */
+const heldTagsSchema = { type: 'string', pattern: `^(?:${TAGS})?$`, example: EXAMPLE };
+
 /** If-None-Match on a read: the tags the client holds; 304 when one is current. */
 export function ifNoneMatchParameter(): object {
   return {
     name: 'If-None-Match',
     in: 'header',
     required: false,
-    description: 'ETags of copies the client holds (or *): when one is the current answer\'s, 304 with no body (weak comparison)',
-    schema: { type: 'string', example: '"5d41402abc4b2a76b9719d911017c592"' },
+    description: 'ETags of copies the client holds (or *), at most 64: when one is the current answer\'s, 304 with no body (weak comparison); an empty one counts as none',
+    schema: heldTagsSchema,
   };
 }
 
@@ -19,9 +32,9 @@ export function ifMatchParameter(required: boolean): object {
     in: 'header',
     required,
     description:
-      'ETags of the record (or *): the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. ' +
+      'ETags of the record (or *), at most 64: the write happens only while the record is at one of them, checked by the write itself, else 412 and nothing changes. ' +
       (required ? 'This resource takes no change without it (428).' : 'Without it the write is unconditional.'),
-    schema: { type: 'string', example: '"5d41402abc4b2a76b9719d911017c592"' },
+    schema: entityTagsSchema,
   };
 }
 

@@ -48,7 +48,8 @@ function filterSchemaOf(resource: CompiledResource, name: string): object {
   const list = (size?: number) => ({
     anyOf: [
       { type: 'array', items: value, ...(size ? { minItems: size, maxItems: size } : { minItems: 1, maxItems: MAX_LIST_VALUES }) },
-      { type: 'string', description: 'comma-separated, as a query string may carry it' },
+      // Not empty: where[f][in]= is a 400 (should not be empty), as an empty array is.
+      { type: 'string', minLength: 1, description: 'comma-separated, as a query string may carry it' },
     ],
   });
   const schemas: Record<FilterOperator, object> = {

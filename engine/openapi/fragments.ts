@@ -92,7 +92,9 @@ export const TENANT_HEADER_COMPONENT = {
   description:
     "Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; " +
     'without one (where the token is optional) the header is not read. An empty one counts as none.',
-  schema: { type: 'string', example: '0b6f3c5e-8a0d-4a3e-9c57-2f1d9e7b4c21' },
+  // Only the token's tenant id passes: what is no tenant id at all can only be refused, so a
+  // client generated from the document must not send it.
+  schema: { ...uuidOrEmpty, example: '0b6f3c5e-8a0d-4a3e-9c57-2f1d9e7b4c21' },
 };
 
 /** components/parameters name of the tenantId query parameter, checked with the header (engine/http/tenant-named.ts). */
@@ -260,7 +262,8 @@ export function listParameters(resource: CompiledResource): object[] {
         `where[or][0][field]=…&where[or][1][field]=… for groups of which one must hold. Filterable: ${filters.join(', ')}.` +
         (resource.organizationOptional ? ' where[organizationId]=null lists the records of no organization (records of the whole tenant).' : '') +
         (nested.length ? ` On related records: where[relation][field]=value (or [operator]=value) for ${nested.join(', ')} (their id and filterable fields).` : ''),
-      schema: whereSchema(resource),
+      // where= (an empty where, as some clients write {}) names no condition, as relations= names none.
+      schema: { anyOf: [whereSchema(resource), { type: 'string', maxLength: 0, description: 'where= names no condition' }] },
       // Without an example Swagger UI pre-fills every filter (a list that matches nothing, or a 403
       // for its made-up tenantId); with this one "Try it out" sends no where at all.
       example: {},

@@ -10,8 +10,11 @@ const keyParameter = {
   required: false,
   description:
     'A key of your choosing (1 to 255 visible ASCII characters), new for each new request: retried with the same key and the same request, ' +
-    'the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. Kept per caller; see docs/api-conventions.md.',
-  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$', example: '4f0c7a2e-create-ada' },
+    'the first success is answered again (Idempotent-Replayed: true) and nothing is written twice. An empty one counts as none. ' +
+    'Kept per caller; see docs/api-conventions.md.',
+  // Empty is allowed: the server reads an empty header as none (as an empty Organization-Id or
+  // Tenant-Id), and a client or proxy may send one blank; refusing it would break such requests.
+  schema: { type: 'string', maxLength: 255, pattern: '^[\\x21-\\x7e]*$', example: '4f0c7a2e-create-ada' },
 };
 
 const replayedHeader = {

@@ -15,6 +15,12 @@ import { memoryStore, redisStore, type LimitStore } from './store.js';
 export interface RateLimiting {
   /** The limits in force (the table of limits.yaml as configured), whether or not they are enforced. */
   table: LimitTable;
+  /**
+   * The product's limits: limits.yaml and the resources' own, before RATE_LIMIT_SCALE and
+   * RATE_LIMIT_WINDOW_SCALE. The OpenAPI document shows these: it describes the product, not one
+   * deployment's tuning.
+   */
+  productTable: LimitTable;
   enabled: boolean;
   middleware: Middleware;
   store?: LimitStore;
@@ -32,11 +38,12 @@ export interface RateLimitingOptions {
 
 export function createRateLimiting({ config, limitsFile, registry, roles, identify, log, onRefused }: RateLimitingOptions): RateLimiting {
   const { enabled, scale, windowScale, prefix } = config.rateLimits;
-  const table = scaleLimitTable(loadLimitTable(limitsFile, registry, roles), { scale, windowScale });
-  if (!enabled) return { table, enabled, middleware: (_ctx, next) => next() };
+  const productTable = loadLimitTable(limitsFile, registry, roles);
+  const table = scaleLimitTable(productTable, { scale, windowScale });
+  if (!enabled) return { table, productTable, enabled, middleware: (_ctx, next) => next() };
   const store = chooseStore(config, log);
   const middleware = rateLimits({ table, store, prefix, identify, onRefused, clientAddress: clientAddress(config.trustedProxies) });
-  return { table, enabled, middleware, store };
+  return { table, productTable, enabled, middleware, store };
 }
 
 /**

@@ -27,6 +27,16 @@ const PREFERS_NO_COUNT = /(?:^|[,;]\s*)count\s*=\s*"?none"?\s*(?:$|[,;])/i;
 
 const prefersNoCount = (ctx: Context) => PREFERS_NO_COUNT.test(ctx.get('Prefer'));
 
+/**
+ * A list's parameters from the query string. where= is no condition (a form serialiser writes an
+ * empty where object so), as relations= names no relation; a search body's where: {} is the same.
+ */
+function queryInput(ctx: Context): Record<string, unknown> {
+  const input = parseQueryString(ctx.querystring);
+  if (input.where === '') delete input.where;
+  return input;
+}
+
 function listQueryOf(ctx: Context, resource: CompiledResource, input: Record<string, unknown>, caller: Caller): ListQuery {
   const query = parseListQuery(resource, input, caller.tenantId);
   checkWithDeleted(resource, caller, query.withDeleted);
@@ -87,11 +97,11 @@ function crudHandlers(service: ResourceService): Record<CrudOperation, Middlewar
     async list(ctx) {
       const caller = callerOf(ctx);
       const held = heldTags(ctx);
-      answerList(ctx, await service.list(caller, listQueryOf(ctx, resource, parseQueryString(ctx.querystring), caller)), { held });
+      answerList(ctx, await service.list(caller, listQueryOf(ctx, resource, queryInput(ctx), caller)), { held });
     },
     async count(ctx) {
       const caller = callerOf(ctx);
-      const query = parseListQuery(resource, parseQueryString(ctx.querystring), caller.tenantId);
+      const query = parseListQuery(resource, queryInput(ctx), caller.tenantId);
       checkWithDeleted(resource, caller, query.withDeleted);
       const { total, exact } = await service.count(caller, query);
       ctx.set(TOTAL_EXACT_HEADER, String(exact));

@@ -131,7 +131,10 @@ test('every route of the router is documented with its method (an alias in its p
     for (const method of layer.methods) if (method !== 'HEAD') routes.add(`${method} ${path}`);
   }
   const documented = new Set(servedOperationsOf(doc).map(({ path, method }) => `${method.toUpperCase()} ${path}`));
-  assert.equal([...routes].filter((r) => !documented.has(r)), [], 'routes missing from the document');
+  // Left out on purpose: the unknown-report catch-all answers only a 404, and its template would
+  // match every report's own path (resources/report/routes.ts says why).
+  const undocumented = new Set(['GET /api/report/{slug}']);
+  assert.equal([...routes].filter((r) => !documented.has(r) && !undocumented.has(r)), [], 'routes missing from the document');
   assert.equal([...documented].filter((r) => !routes.has(r)), [], 'documented operations the server does not have');
   for (const required of ['GET /api/employee', 'POST /api/employee/search', 'DELETE /api/employee/{id}', 'GET /api/tag/{id}', ...PUBLIC]) {
     assert.ok(documented.has(required), required);
@@ -204,7 +207,8 @@ test('list parameters: defaults and max take described, search/dates/tags only w
   assert.equal(names('/api/skill'), ['take', 'skip', 'order', 'where', 'relations[]', 'select[]', 'cursor', 'count', 'Prefer', 'search', 'If-None-Match', 'Tenant-Id', 'tenantId']);
   const where = employee.find((p: any) => p.name === 'where');
   assert.is(where.style, 'deepObject');
-  assert.equal(where.schema, { $ref: '#/components/schemas/EmployeeWhere' });
+  // where= alone (an empty where, as some clients write {}) is no condition.
+  assert.equal(where.schema, { anyOf: [{ $ref: '#/components/schemas/EmployeeWhere' }, { type: 'string', maxLength: 0, description: 'where= names no condition' }] });
   const schemas = doc.components.schemas;
   const whereSchema = schemas.EmployeeWhere;
   assert.ok(whereSchema.properties.isActive && whereSchema.properties.user.allOf[0].$ref === '#/components/schemas/UserFieldFilters');

@@ -284,7 +284,7 @@ export function postgresBroadcast(db: Knex, scope: string, log: Log): Broadcast 
   }
 
   const start = () => {
-    if (started || pooled || closed) return;
+    if (started || closed || pooled) return;
     started = true;
     void connect();
   };
@@ -341,23 +341,27 @@ export function postgresBroadcast(db: Knex, scope: string, log: Log): Broadcast 
       start();
       // This process's subscribers first, at once, whether or not it listens yet.
       subscribers.deliver(topic, message, log);
-      if (pooled) return { expected: 0, confirmed: 0 }; // nobody can listen: nobody to tell
       const envelope: Envelope = { id: randomUUID(), topic, from: pid, reply: `${channel}_${pid}`, message };
       const current = client;
       if (current) return sendConfirmed(current, topic, envelope);
-      // Deaf here, but the others may hear: told through the pool, unconfirmed and not waited for
-      // (the caller may hold a pooled connection in a transaction; a second one could be scarce).
+      // Deaf here (or behind a pooler), but others may hear (a process reaching the database
+      // directly): told through the pool, unconfirmed and not waited for (the caller may hold a
+      // pooled connection in a transaction; a second one could be scarce).
       db.raw('select pg_notify(?, ?)', [channel, JSON.stringify({ ...envelope, from: -1 })]).catch(() => {});
       return { expected: 0, confirmed: 0 };
     },
     check: () => {
-      if (!started) return undefined;
+      if (!started || pooled) return undefined;
       // Ready either way: a process that does not hear the others keeps nothing (it asks the database).
       return listening ? { status: 'up' } : { status: 'up', message: `${downReason}: every request asks the database` };
     },
     async ready(timeoutMs) {
+      if (pooled && !started) {
+        started = true; // said once
+        log('info', 'broadcast: behind a transaction pooler the processes cannot listen to each other: each request asks the database what others could change');
+      }
       start();
-      if (!started || listening) return;
+      if (pooled || listening) return;
       let stop: () => void = () => {};
       await within(new Promise<void>((resolve) => {
         stop = subscribers.onState((now) => now && resolve());

@@ -1,7 +1,7 @@
 // Two instances of the service, each its own process (not one cluster), on one PostgreSQL schema
 // and one Redis, as behind a load balancer: they start at once on an empty schema and migrate it
 // once; a rate limit counts a caller once across both; a refresh token spent on one is refused on
-// the other; a session ended on one is refused on the other within SESSION_CHECK_TTL_MS.
+// the other; a session ended on one is refused on the other at once.
 // With TEST_POOLER_URL (the same database through a transaction-mode pooler such as PgBouncer),
 // instance B connects through it and must find out by itself that it is there (DATABASE_POOLER=auto).
 // The embedded database is one process on one folder, and without Redis each instance counts its
@@ -18,10 +18,10 @@ import { MIGRATIONS_DIR } from '../../app/paths.js';
 import { PASSWORD, uniqueEmail } from '../helpers/accounts.js';
 import { assertError, assertUnauthorized } from '../helpers/error-envelope.js';
 import { dropSchema, killServers, startServer, type ServerProcess } from '../helpers/server-process.js';
-import { waitFor } from '../helpers/wait.js';
 
 const { DATABASE_URL, REDIS_URL, TEST_POOLER_URL } = process.env;
-const SESSION_CHECK_TTL_MS = 1000;
+/** An hour: a session B checked would be trusted that long, unless B is told it ended. */
+const SESSION_CHECK_TTL_MS = 3_600_000;
 const hex = randomBytes(4).toString('hex');
 const schema = `two_instances_${hex}`;
 
@@ -124,36 +124,16 @@ it('a refresh token spent on one instance is refused on the other', async () => 
   assertUnauthorized(await httpB.post('/api/auth/refresh-token').send({ refresh_token: pair.refresh_token }));
 });
 
-it(`a session ended on one instance is refused on the other within SESSION_CHECK_TTL_MS (${SESSION_CHECK_TTL_MS} ms)`, async () => {
+// B is told before A answers (engine/db/broadcast.ts); behind a transaction pooler (the PgBouncer
+// lane) B cannot listen and keeps nothing. Either way B refuses at once.
+it('a session ended on one instance is refused on the other at once', async () => {
   const [httpA, httpB] = http();
   const pair = await signedIn(httpB, '203.0.113.30');
-  // B checks the session now and may trust that answer for SESSION_CHECK_TTL_MS from here.
   assert.is((await httpB.get('/api/user/me').set(bearer(pair.token))).status, 200);
-  const checked = Date.now();
   assert.is((await httpA.post('/api/auth/logout').set(bearer(pair.token))).status, 200);
+  assertUnauthorized(await httpB.get('/api/user/me').set(bearer(pair.token)));
   assertUnauthorized(await httpA.get('/api/user/me').set(bearer(pair.token)));
   assertUnauthorized(await httpB.post('/api/auth/refresh-token').send({ refresh_token: pair.refresh_token }));
-  // Every request B still accepts must have been sent before its kept answer expired: it was made
-  // at the latest when `checked` was taken, and a request arrives after it is sent. So the bound
-  // needs no slack for a slow machine: each request is judged by the moment it was sent.
-  let lastAcceptedSentAt = 0;
-  await waitFor(
-    async () => {
-      const sentAt = Date.now();
-      const res = await httpB.get('/api/user/me').set(bearer(pair.token));
-      if (res.status === 401) {
-        assertUnauthorized(res);
-        return true;
-      }
-      assert.is(res.status, 200, JSON.stringify(res.body));
-      lastAcceptedSentAt = sentAt;
-      return false;
-    },
-    'B refuses the ended session',
-    30_000,
-    50,
-  );
-  if (lastAcceptedSentAt) assert.ok(lastAcceptedSentAt - checked < SESSION_CHECK_TTL_MS, `B accepted a request sent ${lastAcceptedSentAt - checked} ms after its check`);
 });
 
 test.run();

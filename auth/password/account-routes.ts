@@ -131,12 +131,12 @@ export function accountRoutes(engine: Engine): Route[] {
           Object.assign(changes, { firstName, lastName, name: fullName(firstName, lastName) });
         }
         if (body.imageUrl !== undefined) changes.imageUrl = body.imageUrl;
-        // Every process stops trusting the role it knows of this user's sessions before it changes.
-        if (body.role !== undefined && body.role !== user.role) await announceChange(engine.broadcast, { users: [user.id] });
         await transactionOnceMoreIfUndone(db, async (trx) => {
           if (body.role !== undefined && body.role !== user.role) {
             if (user.role === 'SUPER_ADMIN') await checkNotLastSuperAdmin(models, caller, trx, user);
             changes.roleId = await roleId(models, caller, trx, body.role);
+            // Every process stops trusting the role it knows of this user's sessions before it changes.
+            await announceChange(engine.broadcast, { users: [user.id] }, trx);
           }
           await models.user.scoped(caller, trx).where({ id: user.id }).patch({ ...changes, updatedAt: trx.fn.now() });
         });

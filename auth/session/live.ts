@@ -20,8 +20,8 @@ const MAX_ENTRIES = 10_000;
  * How long an announced change keeps its sessions from being kept: longer than what follows the
  * announcement in the transaction that makes the change can take (at most three statements, each
  * bounded by DATABASE_TIMEOUT_MS). After it, answers read since the change committed are kept
- * again. A process that starts listening keeps no live answer for as long: a change announced
- * while it was deaf may not have committed yet.
+ * again. A process that starts listening while such a transaction is open keeps no live answer
+ * for as long: its change may have been announced before this process could hear it.
  */
 export const unkeptForMs = (databaseTimeoutMs: number) => 3 * databaseTimeoutMs;
 
@@ -65,9 +65,10 @@ class LiveSessions {
     if (ttlMs <= 0) return;
     broadcast.subscribe(TOPIC, (message) => this.heard(message));
     // Deaf, or hearing again after being deaf: what was kept may have missed a change.
-    broadcast.onListening((listening) => {
+    broadcast.onListening((listening, pending) => {
       this.forgetAll();
-      if (listening) this.keepLiveFrom = Date.now() + unkeptMs;
+      // A change told before this process listened may not have committed: its sessions are unknown.
+      this.keepLiveFrom = listening && pending ? Date.now() + unkeptMs : 0;
     });
   }
 
@@ -145,10 +146,11 @@ export function sessionCheck(db: Knex, ttlMs: number, broadcast: Broadcast, data
 }
 
 /**
- * Tells every process serving the database that these sessions end or these users change, before
- * the change is written: each drops what it kept of them and asks the database again meanwhile.
- * Resolves once every process has confirmed (or BROADCAST_WAIT_MS passed: logged by the broadcast).
+ * Tells every process serving the database that these sessions end or these users change, inside
+ * the transaction that changes them and before it writes: each drops what it kept of them and
+ * asks the database again meanwhile. Resolves once every process has confirmed (or
+ * BROADCAST_WAIT_MS passed: logged by the broadcast).
  */
-export async function announceChange(broadcast: Broadcast, change: SessionChange): Promise<void> {
-  await broadcast.publish(TOPIC, change);
+export async function announceChange(broadcast: Broadcast, change: SessionChange, trx: Knex.Transaction): Promise<void> {
+  await broadcast.publish(TOPIC, change, trx);
 }

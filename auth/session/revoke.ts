@@ -22,10 +22,10 @@ async function anyLive(db: Knex, userId: string, only?: string, keep?: string): 
  * Returns how many refresh tokens were revoked.
  */
 async function endSessions(broadcast: Broadcast, db: Knex, userId: string, only?: string, keep?: string): Promise<number> {
-  // Every process stops trusting what it knows of these sessions before they end; sessions ended
-  // already (a spent refresh token shown again and again) need no telling.
-  if (await anyLive(db, userId, only, keep)) await announceChange(broadcast, only ? { sessions: [only] } : { users: [userId] });
   const { tokens } = await transactionOnceMoreIfUndone(db, async (trx) => {
+    // Every process stops trusting what it knows of these sessions before they end; sessions ended
+    // already (a spent refresh token shown again and again) need no telling.
+    if (await anyLive(trx, userId, only, keep)) await announceChange(broadcast, only ? { sessions: [only] } : { users: [userId] }, trx);
     const sessions = trx(SESSION_TABLE).where({ userId }).whereNull('revokedAt');
     const live = trx(TABLE).where({ userId, status: 'active' });
     if (only) {

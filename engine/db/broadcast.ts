@@ -28,13 +28,18 @@ export interface Broadcast {
   readonly listening: boolean;
   /** Handles `topic`'s messages, this process's own included. Returns the unsubscribe. */
   subscribe(topic: string, handler: BroadcastHandler): () => void;
-  /** Told when `listening` changes (a subscriber drops what it kept while deaf). */
-  onListening(listener: (listening: boolean) => void): () => void;
+  /**
+   * Told when `listening` changes (a subscriber drops what it kept while deaf). On listening,
+   * `pending` says whether a transaction that published is still open: its message may have been
+   * sent before this process listened, and its change is not visible yet.
+   */
+  onListening(listener: (listening: boolean, pending: boolean) => void): () => void;
   /**
    * Hands `message` to this process's subscribers at once, then to every other process's, and
    * resolves once each has confirmed handling it or the wait (BROADCAST_WAIT_MS) has passed.
+   * Given the transaction that makes the change told of, marks it as publishing until it ends.
    */
-  publish(topic: string, message: object): Promise<Delivery>;
+  publish(topic: string, message: object, trx?: Knex.Transaction): Promise<Delivery>;
   /**
    * For readiness: up, with why not while it does not hear the others (the process is still ready:
    * it keeps nothing then); nothing where it cannot listen at all (behind a transaction pooler), or
@@ -60,7 +65,7 @@ type Log = LogEvent;
 /** Subscribers of this process, by topic: what both kinds of broadcast deliver to. */
 class Subscribers {
   private readonly byTopic = new Map<string, Set<BroadcastHandler>>();
-  private readonly stateListeners = new Set<(listening: boolean) => void>();
+  private readonly stateListeners = new Set<(listening: boolean, pending: boolean) => void>();
 
   add(topic: string, handler: BroadcastHandler): () => void {
     let set = this.byTopic.get(topic);
@@ -79,13 +84,13 @@ class Subscribers {
     }
   }
 
-  onState(listener: (listening: boolean) => void): () => void {
+  onState(listener: (listening: boolean, pending: boolean) => void): () => void {
     this.stateListeners.add(listener);
     return () => this.stateListeners.delete(listener);
   }
 
-  stateChanged(listening: boolean) {
-    for (const listener of this.stateListeners) listener(listening);
+  stateChanged(listening: boolean, pending = false) {
+    for (const listener of this.stateListeners) listener(listening, pending);
   }
 }
 
@@ -127,8 +132,13 @@ const LOCK_CLASS = keyOf('engine broadcast');
  * The channel of a scope's messages, and the advisory lock (LOCK_CLASS, lockKey) its listening
  * connections hold (operators and tests find them in pg_locks by it).
  */
-export function broadcastKeys(scope: string): { channel: string; lockClass: number; lockKey: number } {
-  return { channel: `broadcast_${keyOf(`channel ${scope}`).toString(36)}`, lockClass: LOCK_CLASS, lockKey: keyOf(`listeners ${scope}`) };
+export function broadcastKeys(scope: string): { channel: string; lockClass: number; lockKey: number; publishingKey: number } {
+  return {
+    channel: `broadcast_${keyOf(`channel ${scope}`).toString(36)}`,
+    lockClass: LOCK_CLASS,
+    lockKey: keyOf(`listeners ${scope}`),
+    publishingKey: keyOf(`publishing ${scope}`),
+  };
 }
 
 /** An envelope as a NOTIFY payload carries it; anything else on the channel (anyone may NOTIFY) is ignored. */
@@ -156,7 +166,7 @@ const THIS_DATABASE = '(select oid from pg_database where datname = current_data
  */
 export function postgresBroadcast(db: Knex, scope: string, log: Log): Broadcast {
   const subscribers = new Subscribers();
-  const { channel, lockKey } = broadcastKeys(scope);
+  const { channel, lockKey, publishingKey } = broadcastKeys(scope);
   // A transaction pooler hands each transaction any server connection: LISTEN would be lost.
   const pooled = usesTransactionPooler(db);
   let client: pg.Client | undefined;
@@ -173,11 +183,11 @@ export function postgresBroadcast(db: Knex, scope: string, log: Log): Broadcast 
   /** Messages sent and not yet confirmed by every process counted: id → one confirmation. */
   const waiting = new Map<string, (pid: number) => void>();
 
-  const setListening = (value: boolean, reason?: string) => {
+  const setListening = (value: boolean, reason?: string, pending = false) => {
     if (reason) downReason = reason;
     if (listening === value) return;
     listening = value;
-    subscribers.stateChanged(value);
+    subscribers.stateChanged(value, pending);
     // The first time is what a start does: worth a line only once it had been lost.
     if (!value) log('warn', 'broadcast: not listening', { reason: downReason });
     else if (wasLost) log('info', 'broadcast: listening again');
@@ -216,8 +226,18 @@ export function postgresBroadcast(db: Knex, scope: string, log: Log): Broadcast 
     }
   };
 
+  /** Whether a transaction that published is open now (pg_locks: each holds the publishing lock). */
+  async function publishing(current: pg.Client): Promise<boolean> {
+    const { rows } = await current.query(
+      `select 1 from pg_locks where locktype = 'advisory' and database = ${THIS_DATABASE}
+        and classid = $1::bigint::oid and objid = $2::bigint::oid and objsubid = 2 limit 1`,
+      [LOCK_CLASS, publishingKey],
+    );
+    return rows.length > 0;
+  }
+
   /** Opens the listening connection: listening first, then the lock, so whoever counts this process has it hearing. */
-  async function listen(): Promise<pg.Client> {
+  async function listen(): Promise<{ current: pg.Client; pending: boolean }> {
     const opening = db.client.acquireRawConnection() as Promise<pg.Client>;
     const current = await within(opening, CONNECT_WAIT_MS, 'the listening connection').catch((err) => {
       opening.then((late) => late.end().catch(() => {}), () => {});
@@ -241,7 +261,8 @@ export function postgresBroadcast(db: Knex, scope: string, log: Log): Broadcast 
         if (previous && previous !== next) await current.query('select pg_terminate_backend($1)', [previous]).catch(() => {});
       })(), CONNECT_WAIT_MS, 'listening');
       pid = next;
-      return current;
+      // Asked once listening: a publisher that sent before has held its lock since before sending.
+      return { current, pending: await within(publishing(current), CONNECT_WAIT_MS, 'listening') };
     } catch (err) {
       current.end().catch(() => {});
       throw err;
@@ -252,7 +273,7 @@ export function postgresBroadcast(db: Knex, scope: string, log: Log): Broadcast 
     retry = undefined;
     if (closed) return;
     try {
-      const current = await listen();
+      const { current, pending } = await listen();
       if (closed) {
         await current.end().catch(() => {});
         return;
@@ -261,7 +282,7 @@ export function postgresBroadcast(db: Knex, scope: string, log: Log): Broadcast 
       failures = 0;
       pinger = setInterval(ping, PING_EVERY_MS);
       pinger.unref();
-      setListening(true);
+      setListening(true, undefined, pending);
     } catch (err) {
       // The reason for the log; readiness says only that it could not (no driver text in an answer).
       log('warn', 'broadcast: could not listen', { error: String((err as Error)?.message ?? err) });
@@ -337,8 +358,10 @@ export function postgresBroadcast(db: Knex, scope: string, log: Log): Broadcast 
     },
     subscribe: (topic, handler) => subscribers.add(topic, handler),
     onListening: (listener) => subscribers.onState(listener),
-    async publish(topic, message) {
+    async publish(topic, message, trx) {
       start();
+      // Held until the transaction ends: a process that starts listening meanwhile knows a change is on its way.
+      if (trx) await trx.raw('select pg_advisory_xact_lock_shared(?, ?)', [LOCK_CLASS, publishingKey]);
       // This process's subscribers first, at once, whether or not it listens yet.
       subscribers.deliver(topic, message, log);
       const envelope: Envelope = { id: randomUUID(), topic, from: pid, reply: `${channel}_${pid}`, message };

@@ -52,12 +52,17 @@ const INTEGER_TEXT = /^-?\d{1,15}$/;
 
 /**
  * The texts of a filter value the document declares, unanchored (a comma-separated list is made
- * of them): an integer within int4 (no leading zeros, which the server reads but need not be
- * declared), and a decimal of at most 308 integer digits (more is Infinity, which is refused).
+ * of them): an integer of at most 15 digits (INTEGER_TEXT, leading zeros counted) within int4,
+ * and a decimal of at most 308 integer digits after its leading zeros (more may be Infinity,
+ * which is refused).
  */
-const INT4_TEXT =
-  '(?:0|-?(?:[1-9]\\d{0,8}|1\\d{9}|20\\d{8}|21[0-3]\\d{7}|214[0-6]\\d{6}|2147[0-3]\\d{5}|21474[0-7]\\d{4}|214748[0-2]\\d{3}|2147483[0-5]\\d{2}|21474836[0-3]\\d|214748364[0-7])|-2147483648)';
-const DECIMAL_TEXT = '-?\\d{1,308}(?:\\.\\d+)?';
+const INT4_TEXT = (() => {
+  // n significant digits, after at most 15 - n leading zeros.
+  const short = Array.from({ length: 9 }, (_, i) => `0{0,${14 - i}}[1-9]\\d{${i}}`);
+  const ten = '(?:1\\d{9}|20\\d{8}|21[0-3]\\d{7}|214[0-6]\\d{6}|2147[0-3]\\d{5}|21474[0-7]\\d{4}|214748[0-2]\\d{3}|2147483[0-5]\\d{2}|21474836[0-3]\\d|214748364[0-7])';
+  return `(?:-?(?:0{1,15}|${short.join('|')}|0{0,5}${ten})|-0{0,5}2147483648)`;
+})();
+const DECIMAL_TEXT = '-?(?:0+|0*[1-9]\\d{0,307})(?:\\.\\d+)?';
 const UUID_TEXT = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** A boolean filter's texts. */

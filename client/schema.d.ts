@@ -6134,8 +6134,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             name?: string | {
@@ -6168,8 +6168,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             name?: string | {
@@ -6202,8 +6202,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             name?: string | {
@@ -6555,8 +6555,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A createdById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             updatedById?: ((string | unknown | "null") | null) | {
@@ -6564,27 +6564,45 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A updatedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
-            deletedAt?: ((string | unknown | "null") | null) | {
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                eq?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                lt?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                lte?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                gt?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                gte?: (string | unknown | "null") | null;
+            deletedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
                 /** @description from and to, both included */
-                between?: ((string | unknown | "null") | null)[] | string;
+                between?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             deletedById?: ((string | unknown | "null") | null) | {
@@ -6592,8 +6610,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A deletedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             status?: ("APPLIED" | "REJECTED" | "HIRED") | {
@@ -6751,8 +6769,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A createdById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             updatedById?: ((string | unknown | "null") | null) | {
@@ -6760,27 +6778,45 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A updatedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
-            deletedAt?: ((string | unknown | "null") | null) | {
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                eq?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                lt?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                lte?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                gt?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                gte?: (string | unknown | "null") | null;
+            deletedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
                 /** @description from and to, both included */
-                between?: ((string | unknown | "null") | null)[] | string;
+                between?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             deletedById?: ((string | unknown | "null") | null) | {
@@ -6788,8 +6824,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A deletedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             status?: ("APPLIED" | "REJECTED" | "HIRED") | {
@@ -6955,8 +6991,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A createdById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             updatedById?: ((string | unknown | "null") | null) | {
@@ -6964,27 +7000,45 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A updatedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
-            deletedAt?: ((string | unknown | "null") | null) | {
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                eq?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                lt?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                lte?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                gt?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                gte?: (string | unknown | "null") | null;
+            deletedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
                 /** @description from and to, both included */
-                between?: ((string | unknown | "null") | null)[] | string;
+                between?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             deletedById?: ((string | unknown | "null") | null) | {
@@ -6992,8 +7046,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A deletedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             status?: ("APPLIED" | "REJECTED" | "HIRED") | {
@@ -7438,8 +7492,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             entity?: ("Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest") | {
@@ -7517,8 +7571,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             entity?: ("Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest") | {
@@ -7602,8 +7656,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             entity?: ("Task" | "Employee" | "OrganizationProject" | "DailyPlan" | "Invoice" | "TimeOffRequest") | {
@@ -9838,8 +9892,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             name?: string | {
@@ -9897,8 +9951,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             name?: string | {
@@ -9956,8 +10010,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             name?: string | {
@@ -10944,8 +10998,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A createdById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             updatedById?: ((string | unknown | "null") | null) | {
@@ -10953,27 +11007,45 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A updatedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
-            deletedAt?: ((string | unknown | "null") | null) | {
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                eq?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                lt?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                lte?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                gt?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                gte?: (string | unknown | "null") | null;
+            deletedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
                 /** @description from and to, both included */
-                between?: ((string | unknown | "null") | null)[] | string;
+                between?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             deletedById?: ((string | unknown | "null") | null) | {
@@ -10981,8 +11053,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A deletedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             invoiceNumber?: (number | string) | {
@@ -11166,8 +11238,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A createdById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             updatedById?: ((string | unknown | "null") | null) | {
@@ -11175,27 +11247,45 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A updatedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
-            deletedAt?: ((string | unknown | "null") | null) | {
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                eq?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                lt?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                lte?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                gt?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                gte?: (string | unknown | "null") | null;
+            deletedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
                 /** @description from and to, both included */
-                between?: ((string | unknown | "null") | null)[] | string;
+                between?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             deletedById?: ((string | unknown | "null") | null) | {
@@ -11203,8 +11293,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A deletedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             invoiceNumber?: (number | string) | {
@@ -11396,8 +11486,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A createdById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             updatedById?: ((string | unknown | "null") | null) | {
@@ -11405,27 +11495,45 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A updatedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
-            deletedAt?: ((string | unknown | "null") | null) | {
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                eq?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                lt?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                lte?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                gt?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                gte?: (string | unknown | "null") | null;
+            deletedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
                 /** @description from and to, both included */
-                between?: ((string | unknown | "null") | null)[] | string;
+                between?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             deletedById?: ((string | unknown | "null") | null) | {
@@ -11433,8 +11541,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A deletedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             invoiceNumber?: (number | string) | {
@@ -14649,8 +14757,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             taskId?: string | {
@@ -14703,8 +14811,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             taskId?: string | {
@@ -14761,8 +14869,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             taskId?: string | {
@@ -14984,8 +15092,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             name?: string | {
@@ -15018,8 +15126,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             name?: string | {
@@ -15052,8 +15160,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             name?: string | {
@@ -15247,8 +15355,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             name?: string | {
@@ -15295,8 +15403,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             name?: string | {
@@ -15343,8 +15451,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             name?: string | {
@@ -15805,8 +15913,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             createdById?: ((string | unknown | "null") | null) | {
@@ -15814,8 +15922,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A createdById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             updatedById?: ((string | unknown | "null") | null) | {
@@ -15823,27 +15931,45 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A updatedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
-            deletedAt?: ((string | unknown | "null") | null) | {
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                eq?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                lt?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                lte?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                gt?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                gte?: (string | unknown | "null") | null;
+            deletedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
                 /** @description from and to, both included */
-                between?: ((string | unknown | "null") | null)[] | string;
+                between?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             deletedById?: ((string | unknown | "null") | null) | {
@@ -15851,8 +15977,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A deletedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             status?: ("open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed") | {
@@ -16064,8 +16190,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             createdById?: ((string | unknown | "null") | null) | {
@@ -16073,8 +16199,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A createdById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             updatedById?: ((string | unknown | "null") | null) | {
@@ -16082,27 +16208,45 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A updatedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
-            deletedAt?: ((string | unknown | "null") | null) | {
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                eq?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                lt?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                lte?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                gt?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                gte?: (string | unknown | "null") | null;
+            deletedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
                 /** @description from and to, both included */
-                between?: ((string | unknown | "null") | null)[] | string;
+                between?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             deletedById?: ((string | unknown | "null") | null) | {
@@ -16110,8 +16254,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A deletedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             status?: ("open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed") | {
@@ -16333,8 +16477,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             createdById?: ((string | unknown | "null") | null) | {
@@ -16342,8 +16486,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A createdById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             updatedById?: ((string | unknown | "null") | null) | {
@@ -16351,27 +16495,45 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A updatedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
-            deletedAt?: ((string | unknown | "null") | null) | {
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                eq?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                lt?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                lte?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                gt?: (string | unknown | "null") | null;
-                /** @description A deletedAt value, or null (in a query string: the word null) */
-                gte?: (string | unknown | "null") | null;
+            deletedAt?: string | {
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                eq?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                ne?: string;
+                in?: string[] | string;
+                nin?: string[] | string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                lte?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gt?: string;
+                /**
+                 * @description ISO 8601 date (2026-01-05, midnight UTC) or date-time (2026-01-05T09:30:00Z, 2026-01-05T11:30:00+02:00; without a zone, 2026-01-05T09:30:00, it is read as UTC); years 1000 to 9999
+                 * @example 2026-01-05
+                 */
+                gte?: string;
                 /** @description from and to, both included */
-                between?: ((string | unknown | "null") | null)[] | string;
+                between?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             deletedById?: ((string | unknown | "null") | null) | {
@@ -16379,8 +16541,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A deletedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             status?: ("open" | "in-progress" | "ready-for-review" | "in-review" | "blocked" | "done" | "completed") | {
@@ -16982,8 +17144,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A createdById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             updatedById?: ((string | unknown | "null") | null) | {
@@ -16991,8 +17153,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A updatedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             employeeId?: string | {
@@ -17184,8 +17346,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A createdById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             updatedById?: ((string | unknown | "null") | null) | {
@@ -17193,8 +17355,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A updatedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             employeeId?: string | {
@@ -17396,8 +17558,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A createdById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             updatedById?: ((string | unknown | "null") | null) | {
@@ -17405,8 +17567,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A updatedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             employeeId?: string | {
@@ -19258,8 +19420,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A createdById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             updatedById?: ((string | unknown | "null") | null) | {
@@ -19267,8 +19429,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A updatedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             employeeId?: string | {
@@ -19422,8 +19584,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A createdById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             updatedById?: ((string | unknown | "null") | null) | {
@@ -19431,8 +19593,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A updatedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             employeeId?: string | {
@@ -19592,8 +19754,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A createdById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             updatedById?: ((string | unknown | "null") | null) | {
@@ -19601,8 +19763,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description A updatedById value, or null (in a query string: the word null) */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             employeeId?: string | {
@@ -20312,8 +20474,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             title?: string | {
@@ -20371,8 +20533,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             title?: string | {
@@ -20434,8 +20596,8 @@ export interface components {
                 eq?: (string | unknown | "null") | null;
                 /** @description An organization id, or null (in a query string: the word null) for the records of no organization */
                 ne?: (string | unknown | "null") | null;
-                in?: ((string | unknown | "null") | null)[] | string;
-                nin?: ((string | unknown | "null") | null)[] | string;
+                in?: string[] | string;
+                nin?: string[] | string;
                 isNull?: boolean | ("true" | "1" | "false" | "0");
             };
             title?: string | {

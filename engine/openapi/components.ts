@@ -4,6 +4,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { CompiledResource, Registry } from '../resource/compiled.js';
 import { supportedParameters } from '../resource/list-query.js';
+import { selectableNames } from '../resource/selection.js';
 import { withDeletedProperty } from './soft-delete-fragments.js';
 import {
   ERROR_RESPONSES,
@@ -12,6 +13,7 @@ import {
   listExample,
   orderSchema,
   ref,
+  namesTextSchema,
   relationsSchema,
   schemaName,
   searchDescription,
@@ -134,11 +136,11 @@ function findInputSchema(resource: CompiledResource): Json {
     order: orderSchema(resource),
     where: whereSchema(resource),
     // As in the query string, the names may come as one comma-separated string.
-    relations: { anyOf: [relationsSchema(resource), { type: 'string', description: 'The same names, comma-separated' }] },
+    relations: { anyOf: [relationsSchema(resource), namesTextSchema([...resource.relationPaths])] },
     cursor: { ...cursorSchema(), description: 'The nextCursor of the page before (not with skip)' },
     count: { ...countSchema(), description: 'none: no count; total is then a lower bound' },
     select: {
-      anyOf: [{ type: 'array', items: ref(selectionSchemaNames(resource).selectable), maxItems: MAX_NAMES }, { type: 'string', description: 'The same names, comma-separated' }],
+      anyOf: [{ type: 'array', items: ref(selectionSchemaNames(resource).selectable), maxItems: MAX_NAMES }, namesTextSchema(selectableNames(resource))],
       description: 'Only these fields are answered, and id; path.field narrows (and loads) a related record',
     },
   };

@@ -2,7 +2,7 @@
 // (engine/resource/filters.ts), and per resource the FieldFilters, WhereGroup and Where
 // components (engine/openapi/components.ts adds them) that every list and search refers to.
 import type { CompiledResource } from '../resource/compiled.js';
-import { filterSchema } from '../resource/fields.js';
+import { filterItemPattern, filterSchema } from '../resource/fields.js';
 import { MAX_LIST_VALUES, MAX_PATTERN_LENGTH, type FilterOperator } from '../resource/filters.js';
 import { MAX_OR_GROUPS, OR_KEY } from '../resource/where.js';
 import { ref, schemaName } from './fragments.js';
@@ -10,14 +10,17 @@ import { toOpenApiSchema } from './schema-conversion.js';
 
 /**
  * What a filter takes, from the field it filters (the server's own rule: engine/resource/fields.ts
- * filterSchema); a nullable base field (organizationId where records may have none, who changed
- * or deleted a record) may also be null.
+ * filterSchema); a nullable base id (organizationId where records may have none, who changed or
+ * deleted a record) may also be null.
  */
 function filterValueSchema(resource: CompiledResource, name: string): object {
   const field = resource.fields.get(name);
   if (!field) return { type: 'string' };
-  if (!field.nullableBase) return toOpenApiSchema(filterSchema(field.definition));
-  // Who changed a record, and its deletion: their value, the word null, or JSON null.
+  // Null is a value only where the server's filter reads it so: an id (engine/resource/fields.ts
+  // coercer); deletedAt=null is refused there, and isNull says it instead.
+  const filter = resource.filters.get(name);
+  if (!field.nullableBase || !filter?.matchesNull || filter.type !== 'uuid') return toOpenApiSchema(filterSchema(field.definition));
+  // Who created, changed or deleted a record: their id, the word null, or JSON null.
   if (name !== 'organizationId') {
     // The type is said once, outside: inside anyOf it would refuse JSON null, which nullable allows.
     const { type: _type, ...value } = toOpenApiSchema(filterSchema(field.definition)) as Record<string, unknown>;
@@ -39,17 +42,34 @@ const WHERE_TENANT = {
 };
 
 /**
+ * One value of an in, nin or between list: the field's value, never null (the server answers
+ * "use isNull"), as a JSON item and as one item of the comma-separated text.
+ */
+function listItem(resource: CompiledResource, name: string): { schema: object; pattern: string } {
+  const field = resource.fields.get(name);
+  if (!field) return { schema: { type: 'string' }, pattern: '[^,]*' };
+  return { schema: toOpenApiSchema(filterSchema(field.definition)), pattern: filterItemPattern(field.definition) ?? '[^,]*' };
+}
+
+/**
+ * The comma-separated text of a list: `size` items (between), else 1 to MAX_LIST_VALUES, each as
+ * the server reads it (engine/resource/filters.ts splits on every comma).
+ */
+const listPattern = (item: string, size?: number) => `^${item}(?:,${item}){${size ? `${size - 1}` : `0,${MAX_LIST_VALUES - 1}`}}$`;
+
+/**
  * A filter: its value (exact match), or an object of the operators the field allows, each with
  * the value it takes (engine/resource/filters.ts reads them).
  */
 function filterSchemaOf(resource: CompiledResource, name: string): object {
   const value = filterValueSchema(resource, name);
+  const item = listItem(resource, name);
   const operators = resource.filters.get(name)!.operators;
   const list = (size?: number) => ({
     anyOf: [
-      { type: 'array', items: value, ...(size ? { minItems: size, maxItems: size } : { minItems: 1, maxItems: MAX_LIST_VALUES }) },
+      { type: 'array', items: item.schema, ...(size ? { minItems: size, maxItems: size } : { minItems: 1, maxItems: MAX_LIST_VALUES }) },
       // Not empty: where[f][in]= is a 400 (should not be empty), as an empty array is.
-      { type: 'string', minLength: 1, description: 'comma-separated, as a query string may carry it' },
+      { type: 'string', minLength: 1, pattern: listPattern(item.pattern, size), description: 'comma-separated, as a query string may carry it' },
     ],
   });
   const schemas: Record<FilterOperator, object> = {

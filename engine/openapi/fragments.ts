@@ -133,6 +133,20 @@ export function relationsSchema(resource: CompiledResource, maxItems?: number): 
     : { type: 'array', items: { type: 'string' }, maxItems: 0 };
 }
 
+/**
+ * The comma-separated form of relations or select in a search body: names of `names` only, at
+ * most MAX_NAMES of them (so never more distinct ones than the server takes), or '' for none, as
+ * the server reads them (engine/resource/list-query.ts relationNames splits on every comma).
+ */
+export function namesTextSchema(names: readonly string[]): object {
+  const name = `(?:${names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`;
+  return {
+    type: 'string',
+    pattern: names.length ? `^(?:${name}(?:,${name}){0,${MAX_NAMES - 1}})?$` : '^$',
+    description: 'The same names, comma-separated (an empty string names none)',
+  };
+}
+
 /** Component names of what select[] takes, and of a record narrowed by it. */
 export const selectionSchemaNames = (resource: CompiledResource) => {
   const record = schemaName(resource, 'record');

@@ -4,16 +4,41 @@ import type { FieldDefinition, FieldType } from './types.js';
 
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+// The pieces of DATE_STRING_PATTERN. No flags ([Tt ], [Zz] rather than /i) and no lookaheads: an
+// OpenAPI pattern carries no flags, and clients that generate values from it seldom read lookaheads.
+const DAYS_TO_28 = '(?:0[1-9]|1\\d|2[0-8])';
+const MONTH_DAYS = {
+  january: '01-(?:0[1-9]|[12]\\d|3[01])',
+  fromFebruary: `(?:02-${DAYS_TO_28}|(?:0[3578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30))`,
+};
+/** Every day of a common year; with one day fewer at either end of the range of years. */
+const COMMON_YEAR = `(?:${MONTH_DAYS.january}|${MONTH_DAYS.fromFebruary})`;
+const NOT_JANUARY_1 = `(?:01-(?:0[2-9]|[12]\\d|3[01])|${MONTH_DAYS.fromFebruary})`;
+const NOT_DECEMBER_31 = `(?:${MONTH_DAYS.january}|02-${DAYS_TO_28}|(?:0[3578]|10)-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|12-(?:0[1-9]|[12]\\d|30))`;
+/** Years 1001 to 9998, and the leap years among them (by 4, but not by 100 unless by 400). */
+const INNER_YEAR = '(?:100[1-9]|10[1-9]\\d|1[1-9]\\d\\d|[2-8]\\d{3}|9[0-8]\\d\\d|99[0-8]\\d|999[0-8])';
+const LEAP_YEAR = '(?:[1-9]\\d(?:0[48]|[2468][048]|[13579][26])|(?:[2468][048]|[13579][26])00)';
+const TIME = '[Tt ](?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d{1,9})?)?';
+const OFFSET = '(?:[01]\\d|2[0-3])(?::?[0-5]\\d)?';
+const ZERO = '00(?::?00)?';
+
 /**
- * The shape of a date string the API accepts: a date, or a date and time with or without a zone
- * (Z or an offset; none means UTC). isDateString() adds what a pattern cannot say (a real calendar
- * day, years 1000 to 9999). The OpenAPI document's pattern for every date field and parameter is this very text
- * (engine/openapi/schema-conversion.ts), so a change here changes both; hence no flags ([Tt ],
- * [Zz] rather than /i), which an OpenAPI pattern cannot carry.
+ * The date strings the API accepts: a date, or a date and time with or without a zone (Z or an
+ * offset of at most 23:59; none means UTC), on a real calendar day of the years 1000 to 9999.
+ * At the two ends of that range a zone may not move the instant out of it: on 1000-01-01 no
+ * offset ahead of UTC, on 9999-12-31 none behind it. The OpenAPI document's pattern for every
+ * date field and parameter is this very text (engine/openapi/schema-conversion.ts), and the
+ * server tests it first, so a client that follows the document is never refused a date.
  */
 export const DATE_STRING_PATTERN =
-  '^(\\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])(?:[Tt ]([01]\\d|2[0-3]):([0-5]\\d)(?::([0-5]\\d)(?:\\.\\d{1,9})?)?([Zz]|[+-]\\d{2}(?::?\\d{2})?)?)?$';
+  '^(?:' +
+  `(?:${INNER_YEAR}-${COMMON_YEAR}|${LEAP_YEAR}-02-29|1000-${NOT_JANUARY_1}|9999-${NOT_DECEMBER_31})(?:${TIME}(?:[Zz]|[+-]${OFFSET})?)?` +
+  `|1000-01-01(?:${TIME}(?:[Zz]|-${OFFSET}|\\+${ZERO})?)?` +
+  `|9999-12-31(?:${TIME}(?:[Zz]|\\+${OFFSET}|-${ZERO})?)?` +
+  ')$';
 const DATE_PATTERN = new RegExp(DATE_STRING_PATTERN);
+/** The parts of a date string DATE_PATTERN accepts: year, month, day, hour, minute, second, zone. */
+const DATE_PARTS = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;
 
 // Years 1000 to 9999: the PostgreSQL drivers read years below 100 back as 19xx, and a
 // workforce date before 1000 is a typo, not a record.
@@ -24,6 +49,22 @@ export const LATEST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
 const DECIMAL = /^-?\d+(\.\d+)?$/;
 /** An integer filter's text (the int4 range is checked after). */
 const INTEGER_TEXT = /^-?\d{1,15}$/;
+
+/**
+ * The texts of a filter value the document declares, unanchored (a comma-separated list is made
+ * of them): an integer of at most 15 digits (INTEGER_TEXT, leading zeros counted) within int4,
+ * and a decimal of at most 308 integer digits after its leading zeros (more may be Infinity,
+ * which is refused).
+ */
+const INT4_TEXT = (() => {
+  // n significant digits, after at most 15 - n leading zeros.
+  const short = Array.from({ length: 9 }, (_, i) => `0{0,${14 - i}}[1-9]\\d{${i}}`);
+  const ten = '(?:1\\d{9}|20\\d{8}|21[0-3]\\d{7}|214[0-6]\\d{6}|2147[0-3]\\d{5}|21474[0-7]\\d{4}|214748[0-2]\\d{3}|2147483[0-5]\\d{2}|21474836[0-3]\\d|214748364[0-7])';
+  return `(?:-?(?:0{1,15}|${short.join('|')}|0{0,5}${ten})|-0{0,5}2147483648)`;
+})();
+const DECIMAL_TEXT = '-?(?:0+|0*[1-9]\\d{0,307})(?:\\.\\d+)?';
+const UUID_TEXT = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** A boolean filter's texts. */
 const TRUE_TEXTS = ['true', '1'];
 const FALSE_TEXTS = ['false', '0'];
@@ -73,7 +114,7 @@ function readDate(value: string): string | undefined {
 }
 
 function parseDate(value: string): string | undefined {
-  const m = DATE_PATTERN.exec(value);
+  const m = DATE_PATTERN.test(value) ? DATE_PARTS.exec(value) : null;
   if (!m) return undefined;
   const [, y, mo, d, h, mi, s, zone] = m;
   const day = new Date(Date.UTC(+y, +mo - 1, +d));
@@ -211,7 +252,7 @@ function typedCoercer(field: FieldDefinition, label: string): (raw: unknown) => 
  * the field's own: a value no record can have matches nothing).
  */
 export function filterSchema(field: FieldDefinition): Record<string, unknown> {
-  const text = (pattern: RegExp) => ({ type: 'string', pattern: pattern.source, description: 'as the query string carries it' });
+  const text = (pattern: string) => ({ type: 'string', pattern: `^${pattern}$`, description: 'as the query string carries it' });
   switch (field.type) {
     case 'string':
     case 'text':
@@ -219,14 +260,38 @@ export function filterSchema(field: FieldDefinition): Record<string, unknown> {
     case 'uuid':
       return { type: 'string', format: 'uuid' };
     case 'integer':
-      return { anyOf: [{ type: 'integer', minimum: INT4_MIN, maximum: INT4_MAX }, text(INTEGER_TEXT)] };
+      return { anyOf: [{ type: 'integer', minimum: INT4_MIN, maximum: INT4_MAX }, text(INT4_TEXT)] };
     case 'number':
-      return { anyOf: [{ type: 'number' }, text(DECIMAL)] };
+      return { anyOf: [{ type: 'number' }, text(DECIMAL_TEXT)] };
     case 'boolean':
       return { anyOf: [{ type: 'boolean' }, { type: 'string', enum: [...TRUE_TEXTS, ...FALSE_TEXTS], description: 'as the query string carries it' }] };
     case 'date':
     case 'timestamp':
       return { type: 'string', format: 'iso-date' };
+  }
+}
+
+/**
+ * One value of a comma-separated in, nin or between list as the server reads it (coercer()), as
+ * an unanchored pattern; undefined for a free string (any text without a comma).
+ */
+export function filterItemPattern(field: FieldDefinition): string | undefined {
+  switch (field.type) {
+    case 'string':
+    case 'text':
+      return field.enum ? `(?:${field.enum.filter((v) => !v.includes(',')).map(escapeRegExp).join('|')})` : undefined;
+    case 'uuid':
+      return `(?:${UUID_TEXT})`;
+    case 'integer':
+      return INT4_TEXT;
+    case 'number':
+      return `(?:${DECIMAL_TEXT})`;
+    case 'boolean':
+      return `(?:${[...TRUE_TEXTS, ...FALSE_TEXTS].join('|')})`;
+    case 'date':
+    case 'timestamp':
+      // The date pattern without its anchors: ^(?:…)$ → (?:…).
+      return DATE_STRING_PATTERN.slice(1, -1);
   }
 }
 

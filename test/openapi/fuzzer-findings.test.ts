@@ -142,6 +142,14 @@ test('4. every request body can be sent: no property is both required and readOn
   assert.is((await t.db('task').where({ id: taskId }).first()).title, 'Renamed in bulk');
 });
 
+/** A component schema of the document, as a validator of a JSON body. */
+function schemaValidator(name: string) {
+  const ajv = new Ajv({ strict: false });
+  addFormats.default(ajv);
+  ajv.addSchema({ $id: 'doc', components: doc.components });
+  return ajv.compile({ $ref: `doc#/components/schemas/${name}` });
+}
+
 test('5. what the server refuses as malformed, the document refuses too; what it takes, the document takes', async () => {
   const ifMatch = parameterValidator('patch', '/api/task/{id}', 'header', 'If-Match');
   const ifNoneMatch = parameterValidator('get', '/api/task/{id}', 'header', 'If-None-Match');
@@ -200,6 +208,67 @@ test('6. the document shows the product\'s limits, whatever RATE_LIMIT_SCALE a d
     assert.ok(scaled.rateLimiting.table.tiers.every((tier, i) => tier.requests === t.rateLimiting.table.tiers[i].requests * 1000));
   } finally {
     await scaled.close();
+  }
+});
+
+test('7. a value the server refuses in a list\'s where, relations or select is one the document refuses (second round)', async () => {
+  const where = parameterValidator('get', '/api/task', 'query', 'where');
+  // Each: the where a client sends, and the refusal the server gives it; the document refuses it too.
+  const refused: Array<[string, Record<string, unknown>, string]> = [
+    ['where[dueDate]=2026-02-30', { dueDate: '2026-02-30' }, 'where.dueDate must be a valid ISO 8601 date string'],
+    ['where[dueDate]=1387-11-31', { dueDate: '1387-11-31' }, 'where.dueDate must be a valid ISO 8601 date string'],
+    ['where[dueDate]=0999-12-31', { dueDate: '0999-12-31' }, 'where.dueDate must be a valid ISO 8601 date string'],
+    ['where[dueDate]=2026-01-05T10:00-27:00', { dueDate: '2026-01-05T10:00-27:00' }, 'where.dueDate must be a valid ISO 8601 date string'],
+    ['where[deletedAt][ne]=null', { deletedAt: { ne: 'null' } }, 'where.deletedAt.ne must be a valid ISO 8601 date string'],
+    ['where[id][in]=x,y', { id: { in: 'x,y' } }, 'where.id.in.0 must be a UUID'],
+    ['where[number][nin]=1,2a', { number: { nin: '1,2a' } }, 'where.number.nin.1 must be an integer number'],
+    ['where[dueDate][between]=2026-01-05', { dueDate: { between: '2026-01-05' } }, 'where.dueDate.between must be two values (from, to), e.g. [1, 10] or 1,10'],
+    ['where[status][in]=open,shut', { status: { in: 'open,shut' } }, 'where.status.in.1 must be one of the following values: open'],
+    ['where[number]=-5392524873', { number: '-5392524873' }, 'where.number must not be less than -2147483648 or greater than 2147483647'],
+    ['where[estimate][lt]=2147483648', { estimate: { lt: '2147483648' } }, 'where.estimate.lt must not be less than -2147483648 or greater than 2147483647'],
+  ];
+  for (const [query, value, message] of refused) {
+    const answer = await t.http.get(`/api/task?${query.replace(/\+/g, '%2B')}`).set(admin.auth);
+    assert.is(answer.status, 400, `${query}: ${JSON.stringify(answer.body)}`);
+    assert.ok(answer.body.message.some((m: string) => m.startsWith(message)), `${query}: ${JSON.stringify(answer.body.message)}`);
+    assert.not.ok(where(value), `the document refuses ${query}`);
+  }
+  // where[relation][field]={} (a JSON body): no value and no operator, refused by both.
+  const nested = await t.http.post('/api/task/search').set(admin.auth).send({ where: { project: { name: {} } } });
+  assertError(nested, 400, 'where.project.name should not be empty: give a value, or operators such as where.project.name[eq]');
+  assert.not.ok(where({ project: { name: {} } }));
+  // What the server takes, the document takes: a leap day, the ends of the range, a list of each type.
+  const taken: Array<[string, Record<string, unknown>]> = [
+    ['where[dueDate]=2024-02-29', { dueDate: '2024-02-29' }],
+    ['where[dueDate]=1000-01-01T00:00Z', { dueDate: '1000-01-01T00:00Z' }],
+    ['where[dueDate]=9999-12-31T23:59:59%2B05:00', { dueDate: '9999-12-31T23:59:59+05:00' }],
+    ['where[dueDate][between]=2026-01-05,2026-02-28T09:30:00-23:59', { dueDate: { between: '2026-01-05,2026-02-28T09:30:00-23:59' } }],
+    [`where[id][in]=${taskId},${taskId.toUpperCase()}`, { id: { in: `${taskId},${taskId.toUpperCase()}` } }],
+    ['where[number][nin]=-2147483648,0,2147483647', { number: { nin: '-2147483648,0,2147483647' } }],
+    ['where[status][in]=open,blocked', { status: { in: 'open,blocked' } }],
+    ['where[prefix][in]=a,,b', { prefix: { in: 'a,,b' } }],
+  ];
+  for (const [query, value] of taken) {
+    const answer = await t.http.get(`/api/task?${query}`).set(admin.auth);
+    assert.is(answer.status, 200, `${query}: ${JSON.stringify(answer.body)}`);
+    assert.ok(where(value), `the document takes ${query}`);
+  }
+
+  // A search body's relations and select as one comma-separated string: names the server takes.
+  const findInput = schemaValidator('TaskFindInput');
+  for (const [body, message] of [
+    [{ relations: 'project,nothing' }, "relations: 'nothing' is not allowed"],
+    [{ select: 'title,nothing' }, "select: 'nothing' is not a field of task"],
+  ] as const) {
+    const answer = await t.http.post('/api/task/search').set(admin.auth).send(body);
+    assert.is(answer.status, 400, JSON.stringify(answer.body));
+    assert.ok(answer.body.message.some((m: string) => m.startsWith(message)), JSON.stringify(answer.body.message));
+    assert.not.ok(findInput(body), `the document refuses ${JSON.stringify(body)}`);
+  }
+  for (const body of [{ relations: 'project,tags' }, { relations: '' }, { select: 'title,project.name' }]) {
+    const answer = await t.http.post('/api/task/search').set(admin.auth).send(body);
+    assert.is(answer.status, 200, `${JSON.stringify(body)}: ${JSON.stringify(answer.body)}`);
+    assert.ok(findInput(body), `the document takes ${JSON.stringify(body)}`);
   }
 });
 

@@ -106,7 +106,9 @@ export function valueOf(doc: Json, schema: unknown, pick?: Pick, depth = 0, requ
     // A branch that only narrows (anyOf [{format: uuid}, {enum: [null]}] beside a type) carries the type outside.
     return fc.oneof(...options.map((b) => valueOf(doc, type && !b.type ? { type, ...b } : b, pick, depth + 1, request, name)));
   }
-  if (depth > DEPTH && (s.type === 'object' || s.type === 'array')) return s.type === 'object' ? shallowObjectOf(doc, s, pick, depth, request) : fc.constant([]);
+  // Deep enough: objects of scalars only, and arrays as short as they may be (an in list needs one).
+  if (depth > DEPTH && s.type === 'object') return shallowObjectOf(doc, s, pick, depth, request);
+  if (depth > DEPTH && s.type === 'array' && !s.minItems) return fc.constant([]);
   switch (s.type) {
     case 'string':
       return stringOf(s);

@@ -2462,7 +2462,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/import/{resource}": {
+    "/api/import/candidate": {
         parameters: {
             query?: never;
             header?: never;
@@ -2472,12 +2472,540 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Import records of one resource from CSV or a JSON array: all rows or none
-         * @description Needs the IMPORT_ADD permission and the resource's create permission. The file is CSV with a header row (the columns of GET /api/export/{resource}: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies. id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/{resource}; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         * Import candidate records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and candidate's create permission. The file is CSV with a header row (the columns of GET /api/export/candidate: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (CandidateCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/candidate; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
          *
          *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
          */
-        post: operations["importResource"];
+        post: operations["importCandidate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/candidate-interview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import candidate-interview records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and candidate-interview's create permission. The file is CSV with a header row (the columns of GET /api/export/candidate-interview: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (CandidateInterviewCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/candidate-interview; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importCandidateInterview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/candidate-source": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import candidate-source records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and candidate-source's create permission. The file is CSV with a header row (the columns of GET /api/export/candidate-source: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (CandidateSourceCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/candidate-source; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importCandidateSource"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/comment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import comment records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and comment's create permission. The file is CSV with a header row (the columns of GET /api/export/comment: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (CommentCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/comment; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importComment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/contact": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import contact records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and contact's create permission. The file is CSV with a header row (the columns of GET /api/export/contact: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (ContactCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/contact; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importContact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/daily-plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import daily-plan records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and daily-plan's create permission. The file is CSV with a header row (the columns of GET /api/export/daily-plan: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (DailyPlanCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/daily-plan; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importDailyPlan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/employee": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import employee records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and employee's create permission. The file is CSV with a header row (the columns of GET /api/export/employee: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (EmployeeCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/employee; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importEmployee"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/entity-subscription": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import entity-subscription records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and entity-subscription's create permission. The file is CSV with a header row (the columns of GET /api/export/entity-subscription: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (EntitySubscriptionCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/entity-subscription; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importEntitySubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/event-type": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import event-type records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and event-type's create permission. The file is CSV with a header row (the columns of GET /api/export/event-type: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (EventTypeCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/event-type; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importEventType"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/image-asset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import image-asset records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and image-asset's create permission. The file is CSV with a header row (the columns of GET /api/export/image-asset: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (ImageAssetCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/image-asset; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importImageAsset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/invoice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import invoice records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and invoice's create permission. The file is CSV with a header row (the columns of GET /api/export/invoice: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (InvoiceCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/invoice; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importInvoice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/invoice-item": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import invoice-item records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and invoice-item's create permission. The file is CSV with a header row (the columns of GET /api/export/invoice-item: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (InvoiceItemCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/invoice-item; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importInvoiceItem"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/organization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import organization records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and organization's create permission. The file is CSV with a header row (the columns of GET /api/export/organization: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (OrganizationCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/organization; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importOrganization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/organization-contact": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import organization-contact records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and organization-contact's create permission. The file is CSV with a header row (the columns of GET /api/export/organization-contact: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (OrganizationContactCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/organization-contact; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importOrganizationContact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/organization-project": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import organization-project records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and organization-project's create permission. The file is CSV with a header row (the columns of GET /api/export/organization-project: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (OrganizationProjectCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/organization-project; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importOrganizationProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/organization-sprint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import organization-sprint records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and organization-sprint's create permission. The file is CSV with a header row (the columns of GET /api/export/organization-sprint: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (OrganizationSprintCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/organization-sprint; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importOrganizationSprint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/organization-team": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import organization-team records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and organization-team's create permission. The file is CSV with a header row (the columns of GET /api/export/organization-team: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (OrganizationTeamCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/organization-team; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importOrganizationTeam"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/screening-task": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import screening-task records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and screening-task's create permission. The file is CSV with a header row (the columns of GET /api/export/screening-task: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (ScreeningTaskCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/screening-task; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importScreeningTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/skill": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import skill records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and skill's create permission. The file is CSV with a header row (the columns of GET /api/export/skill: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (SkillCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/skill; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importSkill"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/tag": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import tag records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and tag's create permission. The file is CSV with a header row (the columns of GET /api/export/tag: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (TagCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/tags; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importTag"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/task": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import task records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and task's create permission. The file is CSV with a header row (the columns of GET /api/export/task: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (TaskCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/task; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/time-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import time-log records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and time-log's create permission. The file is CSV with a header row (the columns of GET /api/export/time-log: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (TimeLogCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/time-log; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importTimeLog"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/time-off-request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import time-off-request records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and time-off-request's create permission. The file is CSV with a header row (the columns of GET /api/export/time-off-request: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (TimeOffRequestCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/time-off-request; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importTimeOffRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/time-slot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import time-slot records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and time-slot's create permission. The file is CSV with a header row (the columns of GET /api/export/time-slot: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (TimeSlotCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/time-slot; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importTimeSlot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/timesheet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import timesheet records from CSV or a JSON array: all rows or none
+         * @description Needs the IMPORT_ADD permission and timesheet's create permission. The file is CSV with a header row (the columns of GET /api/export/timesheet: an empty cell is an absent field, booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe before = + - @ is dropped) or a JSON array of create bodies (TimesheetCreate). id, tenantId, organizationId, createdAt, updatedAt and read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose (Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no organization, organizationId null). Every row is validated like POST /api/timesheet; if any fails, the answer is a 400 listing the failed rows and nothing is written; otherwise all rows are written in one transaction. Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.
+         *
+         *     Rate limits counting each call, 429 when any is used up: `POST /api/*`: 100 per 60 s; `POST /api/import/*`: 5 per 300 s (CPU intensive); the caller's tier, one of `anonymous`: 100 per 60 s, `authenticated`: 1000 per 60 s, `admin`: 5000 per 60 s.
+         */
+        post: operations["importTimesheet"];
         delete?: never;
         options?: never;
         head?: never;
@@ -20694,6 +21222,65 @@ export interface components {
                 seconds: number;
             }[];
         };
+        /**
+         * @example {
+         *       "imported": 2,
+         *       "errors": []
+         *     }
+         */
+        ImportResult: {
+            /** @description Rows written: every row of the file */
+            imported: number;
+            errors: {
+                /** @description The row, counted from 1 among the data rows (the CSV header is not one; a JSON array index + 1) */
+                row: number;
+                /**
+                 * @description One broken rule of that row
+                 * @example name should not be empty
+                 */
+                message: string;
+            }[];
+        };
+        /**
+         * @example {
+         *       "statusCode": 400,
+         *       "message": [
+         *         "2 of 3 rows failed; nothing was imported"
+         *       ],
+         *       "error": "Bad Request",
+         *       "imported": 0,
+         *       "failedRows": 2,
+         *       "errors": [
+         *         {
+         *           "row": 1,
+         *           "message": "name should not be empty"
+         *         },
+         *         {
+         *           "row": 3,
+         *           "message": "stoppedAt must not be earlier than startedAt"
+         *         }
+         *       ]
+         *     }
+         */
+        ImportFailure: components["schemas"]["ErrorResponse"] & {
+            /**
+             * @description Present when rows failed: nothing was written
+             * @enum {integer}
+             */
+            imported?: 0;
+            /** @description Rows that failed, listed or not */
+            failedRows?: number;
+            /** @description One entry per broken rule of each failed row, the first 100 only */
+            errors?: {
+                /** @description The row, counted from 1 among the data rows (the CSV header is not one; a JSON array index + 1) */
+                row: number;
+                /**
+                 * @description One broken rule of that row
+                 * @example name should not be empty
+                 */
+                message: string;
+            }[];
+        };
         /** @description An invoice or estimate as its customer sees it through a share link: no tenant, no record's internal fields */
         PublicInvoice: {
             /** Format: uuid */
@@ -34586,7 +35173,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    importResource: {
+    importCandidate: {
         parameters: {
             query?: {
                 /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
@@ -34600,10 +35187,7 @@ export interface operations {
                 /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
                 "Tenant-Id"?: components["parameters"]["TenantId"];
             };
-            path: {
-                /** @description The resource (its name or an alias); one the API does not create, such as user, is a 404 */
-                resource: "candidate" | "candidate-interview" | "candidate-source" | "comment" | "contact" | "daily-plan" | "employee" | "entity-subscription" | "event-type" | "image-asset" | "image-assets" | "invoice" | "invoice-item" | "organization" | "organization-contact" | "organization-project" | "organization-projects" | "organization-sprint" | "organization-team" | "screening-task" | "screening-tasks" | "skill" | "skills" | "tag" | "tags" | "task" | "tasks" | "time-log" | "time-off-request" | "time-slot" | "timesheet";
-            };
+            path?: never;
             cookie?: never;
         };
         requestBody: {
@@ -34615,12 +35199,8 @@ export interface operations {
                      */
                     file: string;
                 };
-                /**
-                 * @example name,color
-                 *     Urgent,#ff0000
-                 */
                 "text/csv": string;
-                "application/json": (components["schemas"]["CandidateInterviewCreate"] | components["schemas"]["CandidateSourceCreate"] | components["schemas"]["CandidateCreate"] | components["schemas"]["CommentCreate"] | components["schemas"]["ContactCreate"] | components["schemas"]["DailyPlanCreate"] | components["schemas"]["EmployeeCreate"] | components["schemas"]["EntitySubscriptionCreate"] | components["schemas"]["ImageAssetCreate"] | components["schemas"]["InvoiceItemCreate"] | components["schemas"]["InvoiceCreate"] | components["schemas"]["OrganizationContactCreate"] | components["schemas"]["OrganizationProjectCreate"] | components["schemas"]["OrganizationSprintCreate"] | components["schemas"]["OrganizationTeamCreate"] | components["schemas"]["OrganizationCreate"] | components["schemas"]["ScreeningTaskCreate"] | components["schemas"]["SkillCreate"] | components["schemas"]["TagCreate"] | components["schemas"]["TaskCreate"] | components["schemas"]["TimeLogCreate"] | components["schemas"]["TimeOffRequestCreate"] | components["schemas"]["TimeSlotCreate"] | components["schemas"]["TimesheetCreate"] | components["schemas"]["EventTypeCreate"])[];
+                "application/json": components["schemas"]["CandidateCreate"][];
             };
         };
         responses: {
@@ -34636,19 +35216,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Rows written: every row of the file */
-                        imported: number;
-                        errors: {
-                            /** @description The row, counted from 1 among the data rows (the CSV header is not one; a JSON array index + 1) */
-                            row: number;
-                            /**
-                             * @description One broken rule of that row
-                             * @example name should not be empty
-                             */
-                            message: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["ImportResult"];
                 };
             };
             /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
@@ -34663,25 +35231,1707 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"] & {
-                        /**
-                         * @description Present when rows failed: nothing was written
-                         * @enum {integer}
-                         */
-                        imported?: 0;
-                        /** @description Rows that failed, listed or not */
-                        failedRows?: number;
-                        /** @description One entry per broken rule of each failed row, the first 100 only */
-                        errors?: {
-                            /** @description The row, counted from 1 among the data rows (the CSV header is not one; a JSON array index + 1) */
-                            row: number;
-                            /**
-                             * @description One broken rule of that row
-                             * @example name should not be empty
-                             */
-                            message: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importCandidateInterview: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization */
+                "Organization-Id"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["CandidateInterviewCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importCandidateSource: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization */
+                "Organization-Id"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["CandidateSourceCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importComment: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization */
+                "Organization-Id"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["CommentCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importContact: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["ContactCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importDailyPlan: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization */
+                "Organization-Id"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["DailyPlanCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importEmployee: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization */
+                "Organization-Id"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["EmployeeCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importEntitySubscription: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization */
+                "Organization-Id"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["EntitySubscriptionCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importEventType: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization */
+                "Organization-Id"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["EventTypeCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importImageAsset: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization */
+                "Organization-Id"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["ImageAssetCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importInvoice: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization */
+                "Organization-Id"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["InvoiceCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importInvoiceItem: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization */
+                "Organization-Id"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["InvoiceItemCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importOrganization: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["OrganizationCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importOrganizationContact: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization */
+                "Organization-Id"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["OrganizationContactCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importOrganizationProject: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization */
+                "Organization-Id"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["OrganizationProjectCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importOrganizationSprint: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization */
+                "Organization-Id"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["OrganizationSprintCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importOrganizationTeam: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization */
+                "Organization-Id"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["OrganizationTeamCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importScreeningTask: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization */
+                "Organization-Id"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["ScreeningTaskCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importSkill: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization */
+                "Organization-Id"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["SkillCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importTag: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization */
+                "Organization-Id"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["TagCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importTask: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization */
+                "Organization-Id"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["TaskCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importTimeLog: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization */
+                "Organization-Id"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["TimeLogCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importTimeOffRequest: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization */
+                "Organization-Id"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["TimeOffRequestCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importTimeSlot: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization */
+                "Organization-Id"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["TimeSlotCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importTimesheet: {
+        parameters: {
+            query?: {
+                /** @description The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree */
+                format?: "csv" | "json";
+                /** @description Optional, on every route that takes a token. The caller's own tenant id (in any case) is ignored; any other value is a 403. */
+                tenantId?: components["parameters"]["TenantIdQuery"];
+            };
+            header?: {
+                /** @description The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization */
+                "Organization-Id"?: string;
+                /** @description Optional: the token's tenant id, which already scopes every request. With a valid token, any other value is a 403; without one (where the token is optional) the header is not read. An empty one counts as none. */
+                "Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A .csv or .json file
+                     */
+                    file: string;
+                };
+                "text/csv": string;
+                "application/json": components["schemas"]["TimesheetCreate"][];
+            };
+        };
+        responses: {
+            /** @description Every row was written */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFailure"];
                 };
             };
             401: components["responses"]["Unauthorized"];

@@ -3,9 +3,10 @@
 // all rows or none.
 import type { Module } from '../../engine/module.js';
 import { exportRoutes } from './export/index.js';
-import { importRoute } from './import/index.js';
+import { importRoutes, importSchemas } from './import/index.js';
 
 export const exportImportModule: Module = {
   name: 'export-import',
-  routes: (engine) => [...exportRoutes(engine), importRoute(engine)],
+  routes: (engine) => [...exportRoutes(engine), ...importRoutes(engine)],
+  openapiSchemas: importSchemas,
 };

@@ -1,12 +1,16 @@
-// The OpenAPI operation of POST /api/import/{resource} (route.ts declares it with this): the
-// three ways to send the file, the success answer and the 400 that lists the failed rows.
-import type { Engine } from '../../../engine/module.js';
-import { errorResponses, jsonResponse, multipartFileContent, organizationHeaderParameters, ref, schemaName } from '../../../engine/openapi/fragments.js';
+// The OpenAPI operation of POST /api/import/<resource>, one per importable resource (route.ts
+// declares each with this): the three ways to send the file, the rows as that resource's create
+// bodies, the success answer and the 400 that lists the failed rows. The two answers are named
+// schemas (importSchemas), shared by every resource's operation rather than repeated in each.
+import { errorResponses, jsonResponse, multipartFileContent, organizationHeaderParameters, pascalCase, ref, schemaName } from '../../../engine/openapi/fragments.js';
+import type { CompiledResource } from '../../../engine/resource/compiled.js';
 import { ERROR_SCHEMA } from '../../../engine/openapi/components.js';
 import { FILE_FIELD } from './body.js';
-import { importableNames, importableResources } from './importable.js';
 import { IMPORT_PERMISSION } from './names.js';
 import { MAX_LISTED_ERRORS } from './write.js';
+
+const IMPORTED_SCHEMA = 'ImportResult';
+const FAILED_SCHEMA = 'ImportFailure';
 
 const rowError = {
   type: 'object',
@@ -59,39 +63,36 @@ const failed = {
   },
 };
 
-const DESCRIPTION =
-  `Needs the ${IMPORT_PERMISSION} permission and the resource's create permission. ` +
-  `The file is CSV with a header row (the columns of GET /api/export/{resource}: an empty cell is an absent field, ` +
+const description = (resource: CompiledResource) =>
+  `Needs the ${IMPORT_PERMISSION} permission and ${resource.name}'s create permission. ` +
+  `The file is CSV with a header row (the columns of GET /api/export/${resource.name}: an empty cell is an absent field, ` +
   "booleans true/false, dates ISO 8601, JSON text for the writable relations' id lists such as tagIds, a leading apostrophe " +
-  'before = + - @ is dropped) or a JSON array of create bodies. id, tenantId, organizationId, createdAt, updatedAt and ' +
+  `before = + - @ is dropped) or a JSON array of create bodies (${schemaName(resource, 'create')}). id, tenantId, organizationId, createdAt, updatedAt and ` +
   "read-only fields are ignored: each row is a new record of the caller's tenant, in the organization a create would choose " +
   "(Organization-Id header, else the caller's, or the tenant's only one; else none where the resource allows records of no " +
-  'organization, organizationId null). Every row is validated like POST /api/{resource}; if any fails, the answer is a 400 ' +
+  `organization, organizationId null). Every row is validated like POST /api/${resource.paths[0]}; if any fails, the answer is a 400 ` +
   'listing the failed rows and nothing is written; otherwise all rows are written in one transaction. ' +
   'Size limit IMPORT_MAX_BYTES (413), row limit IMPORT_MAX_ROWS (400). A header-only CSV or an empty array imports 0 rows.';
 
-/** The header that chooses the organization every row lands in (the rows' own organizationId is ignored). */
-function organizationHeader(engine: Engine): object[] {
-  const [header] = importableResources(engine).flatMap((r) => organizationHeaderParameters(r)) as Array<Record<string, unknown>>;
-  if (!header) return [];
-  return [{ ...header, description: "The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization" }];
+/** The answers' schemas, as components (the module's openapiSchemas). */
+export const importSchemas = () => ({ [IMPORTED_SCHEMA]: imported, [FAILED_SCHEMA]: failed });
+
+/** The header that chooses the organization every row lands in (the rows' own organizationId is ignored), where the resource reads one. */
+function organizationHeader(resource: CompiledResource): object[] {
+  return (organizationHeaderParameters(resource) as Array<Record<string, unknown>>).map((header) => ({
+    ...header,
+    description: "The organization every row lands in (an organizationId in the file is ignored); else the caller's, or the tenant's only one; else none where the resource allows records of no organization",
+  }));
 }
 
-export function importDocs(engine: Engine) {
-  const creates = importableResources(engine).map((r) => ref(schemaName(r, 'create')));
+/** POST /api/import/<resource's name>: its rows are its create bodies, nothing else. */
+export function importDocs(resource: CompiledResource) {
   return {
     tags: ['import'],
-    operationId: 'importResource',
-    summary: 'Import records of one resource from CSV or a JSON array: all rows or none',
-    description: DESCRIPTION,
+    operationId: `import${pascalCase(resource.name)}`,
+    summary: `Import ${resource.name} records from CSV or a JSON array: all rows or none`,
+    description: description(resource),
     parameters: [
-      {
-        name: 'resource',
-        in: 'path',
-        required: true,
-        description: 'The resource (its name or an alias); one the API does not create, such as user, is a 404',
-        schema: { type: 'string', enum: importableNames(engine) },
-      },
       {
         name: 'format',
         in: 'query',
@@ -99,21 +100,22 @@ export function importDocs(engine: Engine) {
         description: "The uploaded file's format when its name (.csv, .json) and type do not say; a raw body's Content-Type must agree",
         schema: { type: 'string', enum: ['csv', 'json'] },
       },
-      ...organizationHeader(engine),
+      ...organizationHeader(resource),
     ],
     requestBody: {
       required: true,
       content: {
         ...multipartFileContent(FILE_FIELD, 'A .csv or .json file'),
-        'text/csv': { schema: { type: 'string', description: 'CSV with a header row' }, example: 'name,color\nUrgent,#ff0000\n' },
+        // No example: one CSV text would fit one resource's columns only.
+        'text/csv': { schema: { type: 'string', description: `CSV with a header row: the columns of GET /api/export/${resource.name}` } },
         'application/json': {
-          schema: { type: 'array', items: { anyOf: creates }, description: "Create bodies of the resource named in the path (its …Create schema)" },
+          schema: { type: 'array', items: ref(schemaName(resource, 'create')), description: `Create bodies of ${resource.name} (its ${schemaName(resource, 'create')} schema)` },
         },
       },
     },
     responses: {
-      '201': jsonResponse('Every row was written', imported),
-      '400': { description: 'The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them', content: { 'application/json': { schema: failed } } },
+      '201': jsonResponse('Every row was written', ref(IMPORTED_SCHEMA)),
+      '400': { description: 'The file cannot be read (not CSV or JSON, unknown column, too many rows), or rows failed: then nothing was written and errors lists them', content: { 'application/json': { schema: ref(FAILED_SCHEMA) } } },
       ...errorResponses(401, 403, 404, 413, 415, 500, 503),
     },
   };

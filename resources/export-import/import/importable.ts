@@ -35,12 +35,14 @@ export function importableResources(engine: Engine): CompiledResource[] {
   return [...engine.registry.values()].filter((r) => isImportable(r) && engine.services.has(r.name));
 }
 
-/** The names /api/import/{resource} takes: each importable resource's name and its one-segment aliases. */
-export function importableNames(engine: Engine): string[] {
-  const names = new Set<string>();
-  for (const resource of importableResources(engine)) {
-    names.add(resource.name);
-    for (const path of resource.paths) if (!path.includes('/')) names.add(path);
-  }
-  return [...names].sort();
+/**
+ * Each importable resource with the names it takes in /api/import/<name>, its own name first,
+ * then its one-segment aliases; each name resolved as the template route resolves it, so that a
+ * route per name answers exactly as the template did.
+ */
+export function importableNames(engine: Engine): Array<{ resource: CompiledResource; names: string[] }> {
+  return importableResources(engine).map((resource) => {
+    const spellings = [resource.name, ...resource.paths.filter((p) => !p.includes('/') && p !== resource.name)];
+    return { resource, names: spellings.filter((name) => resourceNamed(engine, name) === resource) };
+  });
 }

@@ -59,17 +59,24 @@ export function description(info: DocumentInfo, aliases: string | undefined): st
 
 /**
  * "/api/notes → /api/note, …": each alias of a resource's path once (it stands for every path
- * below it too), and any other alias path by itself.
+ * below it too); any other alias path (a module's own, one per name it takes) only counted, with
+ * the first as an example, so that the intro stays a line however many a module declares.
  */
 export function aliasesInWords(engine: Engine, paths: OpenApiPaths): string | undefined {
   const prefixes = [...engine.registry.values()].flatMap((r) => r.paths.slice(1).map((alias) => [`/api/${alias}`, `/api/${r.paths[0]}`] as const));
   const under = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
   const words = new Set<string>();
+  const others: string[] = [];
   for (const [canonical, item] of Object.entries(paths)) {
     for (const alias of (item[ALIASES_EXTENSION] as string[] | undefined) ?? []) {
       const pair = prefixes.find(([a, c]) => under(alias, a) && under(canonical, c) && alias.slice(a.length) === canonical.slice(c.length));
-      words.add(pair ? `${pair[0]} → ${pair[1]}` : `${alias} → ${canonical}`);
+      if (pair) words.add(`${pair[0]} → ${pair[1]}`);
+      else others.push(`${alias} → ${canonical}`);
     }
   }
-  return words.size ? [...words].sort().join(', ') : undefined;
+  others.sort();
+  if (others.length === 1) words.add(others[0]);
+  const listed = [...words].sort();
+  if (others.length > 1) listed.push(`and ${others.length} more, such as ${others[0]}`);
+  return listed.length ? listed.join(', ') : undefined;
 }

@@ -4,10 +4,11 @@
 /**
  * What engine/http/conditional.ts reads: `*`, or a list of entity tags (`"…"` or `W/"…"`, a quoted
  * run of visible characters but the quote), at least one, empty list elements allowed. Anything
- * else is a 400, so the document refuses it too. (The cap of 64 tags is in the description.)
+ * else is a 400, so the document refuses it too. (The cap of 64 tags is in the description.) The
+ * space after a tag belongs to the tag, so that no text can be split two ways (no backtracking blow-up).
  */
 const ETAG = '(?:W/)?"[\\x21\\x23-\\x7e\\x80-\\xff]*"';
-const TAGS = `[ \\t]*\\*[ \\t]*|(?:[ \\t]*,)*[ \\t]*${ETAG}[ \\t]*(?:,[ \\t]*(?:${ETAG})?[ \\t]*)*`;
+const TAGS = `[ \\t]*\\*[ \\t]*|(?:[ \\t]*,)*[ \\t]*${ETAG}[ \\t]*(?:,[ \\t]*(?:${ETAG}[ \\t]*)?)*`;
 const EXAMPLE = '"5d41402abc4b2a76b9719d911017c592"';
 /** If-Match: an empty one is a 400. */
 const entityTagsSchema = { type: 'string', pattern: `^(?:${TAGS})$`, example: EXAMPLE };
